@@ -1,0 +1,193 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { ensureTable } from '../../functions/core/store/table.ts';
+import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { startEtcd } from './etcd.ts';
+import { startKubeApiServer } from './kube-apiserver.ts';
+import { freePort, isAlive, startDaemon, stopDaemon, waitUntilReady } from './processes.ts';
+import { dynamoDbLocalDir, javaBinary, kubeBinaries, kubectlBinary, registryBinary } from './provision.ts';
+import { startRegistry } from './registry.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Everything a test, the demo or a user's shell needs to reach the running local components. */
+export interface Components {
+  readonly dir: string;
+  readonly kube: {
+    readonly server: string;
+    readonly caFile: string;
+    /** base64 of the CA PEM, as in kubeconfig. */
+    readonly caData: string;
+    readonly token: string;
+    readonly restrictedToken: string;
+    readonly auditLog: string;
+    readonly kubeconfig: string;
+  };
+  readonly registry: { readonly host: string; readonly username: string; readonly password: string };
+  readonly dynamodb: { readonly endpoint: string; readonly table: string };
+  readonly ecr: { readonly endpoint: string };
+  readonly kubectl: string;
+  readonly region: string;
+  /** Process ids, stopped by stopComponents. */
+  readonly pids: Readonly<Record<string, number>>;
+}
+
+const STATE_FILE = 'components.json';
+
+/** The environment that points the AWS SDK, kubectl and the sluice CLI at the components. */
+export function componentsEnv(c: Components): Record<string, string> {
+  return {
+    KUBECONFIG: c.kube.kubeconfig,
+    AWS_REGION: c.region,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_ENDPOINT_URL_DYNAMODB: c.dynamodb.endpoint,
+    AWS_ENDPOINT_URL_ECR: c.ecr.endpoint,
+    SLUICE_TABLE: c.dynamodb.table,
+    SLUICE_REGISTRY: c.registry.host,
+    PATH: `${dirname(c.kubectl)}:${process.env.PATH ?? ''}`,
+  };
+}
+
+/** The components recorded in `dir`, if every one of their processes is still alive. */
+export function runningComponents(dir: string): Components | undefined {
+  const file = join(dir, STATE_FILE);
+  if (!existsSync(file)) return undefined;
+  const state = JSON.parse(readFileSync(file, 'utf8')) as Components;
+  return Object.values(state.pids).every(isAlive) ? state : undefined;
+}
+
+/**
+ * Provisions what is missing, then starts etcd, kube-apiserver, the registry, DynamoDB Local
+ * and the ECR endpoint on 127.0.0.1 with their state in `dir`. Writes `dir/kubeconfig`,
+ * `dir/env` and `dir/components.json`. If anything fails, what was started is stopped.
+ */
+export async function startComponents(dir: string, table = 'sluice'): Promise<Components> {
+  mkdirSync(dir, { recursive: true });
+  const bins = kubeBinaries();
+  const registryBin = registryBinary();
+  const java = javaBinary();
+  const dynamoHome = await dynamoDbLocalDir();
+  const kubectl = kubectlBinary();
+
+  const pids: Record<string, number> = {};
+  try {
+    const [etcd, registry, dynamodb] = await Promise.all([
+      startEtcd(bins.etcd, dir).then((e) => ((pids.etcd = e.pid), e)),
+      startRegistry(registryBin, dir).then((r) => ((pids.registry = r.pid), r)),
+      startDynamoDbLocal(java, dynamoHome, dir).then((d) => ((pids.dynamodb = d.pid), d)),
+    ]);
+    const ecr = await startEcrEndpoint(dir, `http://${registry.host}`, registry.username, registry.password);
+    pids.ecr = ecr.pid;
+    const api = await startKubeApiServer(bins.kubeApiserver, etcd.url, dir);
+    pids.kubeApiserver = api.pid;
+
+    const region = 'us-east-1';
+    await ensureTable(
+      new DynamoDBClient({
+        endpoint: dynamodb.endpoint,
+        region,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+      table,
+    );
+    const caData = readFileSync(api.caFile).toString('base64');
+    const kubeconfig = join(dir, 'kubeconfig');
+    const components: Components = {
+      dir,
+      kube: { ...api, caData, kubeconfig },
+      registry: { host: registry.host, username: registry.username, password: registry.password },
+      dynamodb: { endpoint: dynamodb.endpoint, table },
+      ecr: { endpoint: ecr.endpoint },
+      kubectl,
+      region,
+      pids,
+    };
+    writeFileSync(kubeconfig, kubeconfigYaml(components), { mode: 0o600 });
+    writeFileSync(
+      join(dir, 'env'),
+      Object.entries(componentsEnv(components))
+        .map(([key, value]) => `export ${key}=${JSON.stringify(value)}\n`)
+        .join(''),
+    );
+    writeFileSync(join(dir, STATE_FILE), JSON.stringify(components, null, 2), { mode: 0o600 });
+    return components;
+  } catch (error) {
+    await Promise.all(Object.values(pids).map((pid) => stopDaemon(pid)));
+    throw error;
+  }
+}
+
+/** Stops the components recorded in `dir` by process id. Returns the names it stopped. */
+export async function stopComponents(dir: string): Promise<string[]> {
+  const file = join(dir, STATE_FILE);
+  if (!existsSync(file)) return [];
+  const { pids } = JSON.parse(readFileSync(file, 'utf8')) as Components;
+  // The API server goes first so it does not log etcd connection errors on the way down.
+  const order = ['kubeApiserver', 'ecr', 'registry', 'dynamodb', 'etcd'];
+  const stopped: string[] = [];
+  for (const name of order) {
+    const pid = pids[name];
+    if (pid !== undefined && isAlive(pid)) {
+      await stopDaemon(pid);
+      stopped.push(name);
+    }
+  }
+  rmSync(file);
+  rmSync(join(dir, 'etcd-data'), { recursive: true, force: true });
+  rmSync(join(dir, 'registry-data'), { recursive: true, force: true });
+  return stopped;
+}
+
+async function startEcrEndpoint(dir: string, registryUrl: string, username: string, password: string) {
+  const port = await freePort();
+  const log = join(dir, 'ecr-endpoint.log');
+  const pid = startDaemon(
+    process.execPath,
+    ['--import', 'tsx', join(repoRoot, 'test', 'support', 'ecr-endpoint-main.ts'), String(port)],
+    log,
+    {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        SLUICE_ECR_REGISTRY_URL: registryUrl,
+        SLUICE_ECR_USERNAME: username,
+        SLUICE_ECR_PASSWORD: password,
+      },
+    },
+  );
+  const endpoint = `http://127.0.0.1:${port}`;
+  await waitUntilReady(
+    'ECR endpoint',
+    pid,
+    log,
+    async () => (await fetch(endpoint, { method: 'POST' })).status === 400,
+  );
+  return { pid, endpoint };
+}
+
+function kubeconfigYaml(c: Components): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'sluice-local',
+        cluster: { server: c.kube.server, 'certificate-authority-data': c.kube.caData },
+      },
+    ],
+    users: [{ name: 'sluice-admin', user: { token: c.kube.token } }],
+    contexts: [
+      {
+        name: 'sluice-local',
+        context: { cluster: 'sluice-local', user: 'sluice-admin', namespace: 'default' },
+      },
+    ],
+    'current-context': 'sluice-local',
+  });
+}

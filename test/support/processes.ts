@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+/** Starts a long-running server in its own process group, logging to `logFile`; returns its pid. */
+export function startDaemon(
+  command: string,
+  args: readonly string[],
+  logFile: string,
+  options: { readonly env?: NodeJS.ProcessEnv; readonly cwd?: string } = {},
+): number {
+  const log = openSync(logFile, 'a');
+  const child = spawn(command, args, {
+    detached: true,
+    stdio: ['ignore', log, log],
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+  });
+  child.unref();
+  if (child.pid === undefined) throw new Error(`could not start ${command}`);
+  return child.pid;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Stops a daemon started by startDaemon: SIGTERM to its process group, SIGKILL after `graceMs`. */
+export async function stopDaemon(pid: number, graceMs = 5_000): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (isAlive(pid) && Date.now() < deadline) await sleep(50);
+  if (isAlive(pid)) signal('SIGKILL');
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/**
+ * Polls `ready` until it returns true; fails naming the component, with the tail of its log,
+ * if its process dies or the time runs out.
+ */
+export async function waitUntilReady(
+  name: string,
+  pid: number,
+  logFile: string,
+  ready: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await ready().catch(() => false)) return;
+    const tail = () => readFileSync(logFile, 'utf8').trim().split('\n').slice(-12).join('\n');
+    if (!isAlive(pid))
+      throw new Error(`${name} exited during start-up; last lines of ${logFile}:\n${tail()}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${name} was not ready within ${timeoutMs / 1000}s; last lines of ${logFile}:\n${tail()}`,
+      );
+    await sleep(200);
+  }
+}

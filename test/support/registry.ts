@@ -1,0 +1,42 @@
+import bcrypt from 'bcryptjs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort, startDaemon, waitUntilReady } from './processes.ts';
+
+export interface Registry {
+  readonly pid: number;
+  /** host:port, as it appears in oci:// URLs. */
+  readonly host: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+/** The CNCF distribution registry on 127.0.0.1 with htpasswd basic auth, as ECR's `AWS:<token>`. */
+export async function startRegistry(binary: string, dir: string): Promise<Registry> {
+  const port = await freePort();
+  const host = `127.0.0.1:${port}`;
+  const username = 'AWS';
+  const password = randomBytes(24).toString('base64url');
+  const storage = join(dir, 'registry-data');
+  mkdirSync(storage, { recursive: true });
+  const htpasswd = join(dir, 'registry.htpasswd');
+  writeFileSync(htpasswd, `${username}:${bcrypt.hashSync(password, 6)}\n`, { mode: 0o600 });
+  const config = join(dir, 'registry.yml');
+  writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log: { level: warn }',
+      `storage: { filesystem: { rootdirectory: ${storage} }, delete: { enabled: true } }`,
+      `http: { addr: "${host}", secret: ${randomBytes(16).toString('hex')} }`,
+      `auth: { htpasswd: { realm: sluice-local, path: ${htpasswd} } }`,
+      '',
+    ].join('\n'),
+  );
+  const log = join(dir, 'registry.log');
+  const pid = startDaemon(binary, ['serve', config], log);
+  // /v2/ answers 401 once the registry is up and enforcing auth.
+  await waitUntilReady('registry', pid, log, async () => (await fetch(`http://${host}/v2/`)).status === 401);
+  return { pid, host, username, password };
+}

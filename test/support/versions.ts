@@ -1,0 +1,5 @@
+/** Pinned releases of the local components. kube-apiserver matches the kubectl of the layer package (1.33). */
+export const KUBERNETES_VERSION = 'v1.33.13';
+export const ETCD_VERSION = 'v3.5.21';
+/** The npm package whose `emulator/` folder ships the DynamoDB Local jar. */
+export const DYNAMODB_SIMULATOR_PACKAGE = 'amplify-dynamodb-simulator@2.9.30';

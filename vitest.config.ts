@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    // Integration tests share one API server, registry and table; files run in parallel on
+    // separate namespaces/repositories/delivery names, so two workers match the 2-core machine.
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    reporters: ['default', './test/support/summary-reporter.ts'],
+  },
+});
