@@ -1,11 +1,23 @@
 import { Command } from 'commander';
+import {
+  registerCommand,
+  reconcileCommand,
+  statusCommand,
+  unregisterCommand,
+} from './commands/deliveries.ts';
 import { devCommand } from './commands/dev.ts';
+import { pushCommand } from './commands/push.ts';
 
 const program = new Command('sluice')
   .description(
     'Serverless GitOps delivery for Amazon EKS: OCI artifacts, server-side apply, prune and gates.',
   )
   .showHelpAfterError()
+  .addCommand(pushCommand())
+  .addCommand(registerCommand())
+  .addCommand(reconcileCommand())
+  .addCommand(statusCommand())
+  .addCommand(unregisterCommand())
   .addCommand(devCommand());
 
 program.parseAsync(process.argv).catch((error: unknown) => {

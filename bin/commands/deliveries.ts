@@ -1,0 +1,109 @@
+import { Command } from 'commander';
+import { randomUUID } from 'node:crypto';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { loadConfigFile, type Delivery } from '../../functions/core/config/index.ts';
+import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
+import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
+import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
+import { getDelivery, listDeliveryNames, putDelivery } from '../../functions/core/store/deliveries.ts';
+import { getStatus } from '../../functions/core/store/status.ts';
+import { ago, EXIT, printJson, printTable } from './output.ts';
+
+const log = (message: string) => process.stderr.write(`${message}\n`);
+
+/** A kubeconfig path in a config file is relative to that file, as a user reads it. */
+function anchorKubeconfig(delivery: Delivery, configFile: string): Delivery {
+  if (!('kubeconfig' in delivery.cluster) || isAbsolute(delivery.cluster.kubeconfig)) return delivery;
+  return {
+    ...delivery,
+    cluster: { ...delivery.cluster, kubeconfig: resolve(dirname(configFile), delivery.cluster.kubeconfig) },
+  };
+}
+
+export function registerCommand(): Command {
+  return new Command('register')
+    .description('Validate a config file and write its delivery specs to the sluice table')
+    .requiredOption('-f, --file <config.yaml>', 'the config file (gates and deliveries)')
+    .addHelpText('after', '\nExample:\n  sluice register -f sluice.yaml')
+    .action(async (opts: { file: string }) => {
+      const config = loadConfigFile(opts.file);
+      const db = tableFromEnvironment();
+      for (const delivery of config.deliveries) {
+        await putDelivery(db, anchorKubeconfig(delivery, opts.file), new Date());
+        process.stdout.write(`delivery ${delivery.name} registered\n`);
+      }
+    });
+}
+
+export function reconcileCommand(): Command {
+  return new Command('reconcile')
+    .description('Run one reconcile of a delivery now, in this process (exit 1 on failure, 3 when skipped)')
+    .argument('<delivery>')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nExample:\n  sluice reconcile oddy-test')
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const result = await reconcile(
+        name,
+        reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
+      );
+      if (opts.json) printJson(result);
+      else {
+        const counts = result.changes
+          ? ` (${result.changes.created} created, ${result.changes.configured} configured, ${result.changes.unchanged} unchanged, ${result.changes.deleted} deleted)`
+          : '';
+        process.stdout.write(`${name}: ${result.outcome}: ${result.message}${counts}\n`);
+      }
+      process.exitCode =
+        result.outcome === 'Succeeded' ? EXIT.ok : result.outcome === 'Skipped' ? EXIT.skipped : EXIT.failed;
+    });
+}
+
+export function statusCommand(): Command {
+  return new Command('status')
+    .description('Show the status of one or every registered delivery')
+    .argument('[delivery]')
+    .option('--json', 'print the status as JSON')
+    .addHelpText('after', '\nExamples:\n  sluice status\n  sluice status oddy-test --json')
+    .action(async (name: string | undefined, opts: { json?: boolean }) => {
+      const db = tableFromEnvironment();
+      const names = name ? [name] : await listDeliveryNames(db);
+      if (name && !(await getDelivery(db, name))) throw new Error(`delivery '${name}' is not registered`);
+      const statuses = await Promise.all(
+        names.map(async (n) => ({ delivery: n, ...(await getStatus(db, n)) })),
+      );
+      if (opts.json) {
+        printJson(name ? statuses[0] : statuses);
+        return;
+      }
+      printTable(
+        ['DELIVERY', 'READY', 'REASON', 'REVISION', 'LAST RUN', 'MESSAGE'],
+        statuses.map((s) => [
+          s.delivery,
+          s.ready === undefined ? 'Unknown' : s.ready ? 'True' : 'False',
+          s.reason ?? 'NotReconciled',
+          s.lastAppliedRevision ?? '-',
+          ago(s.lastReconcileAt),
+          s.message ?? '',
+        ]),
+      );
+    });
+}
+
+export function unregisterCommand(): Command {
+  return new Command('unregister')
+    .description('Delete a delivery: its objects too (deletionPolicy Delete) or not (Orphan), then its spec')
+    .argument('<delivery>')
+    .addHelpText('after', '\nExample:\n  sluice unregister oddy-test')
+    .action(async (name: string) => {
+      const result = await deleteDelivery(
+        name,
+        reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
+      );
+      const skipped = result.skipped.map((s) => `\n  kept ${s.id}: ${s.reason}`).join('');
+      process.stdout.write(
+        result.policy === 'Delete'
+          ? `delivery ${name} removed; ${result.deleted.length} objects deleted${skipped}\n`
+          : `delivery ${name} removed; its objects were orphaned (deletionPolicy: Orphan)\n`,
+      );
+    });
+}

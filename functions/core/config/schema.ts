@@ -1,0 +1,481 @@
+/**
+ * The one zod schema for gates and deliveries, shared by the CLI config file and the CDK construct
+ * props. Input durations are strings (`5m`); output is the normalised types in types.ts.
+ */
+import { posix } from 'node:path';
+import semver from 'semver';
+import { z } from 'zod';
+import { DURATION_HINT, parseDuration } from './duration.ts';
+import { closest, isRecord } from './issues.ts';
+import type {
+  ClusterTarget,
+  Delivery,
+  DeliverySource,
+  Gate,
+  GateRef,
+  GateSchedule,
+  SluiceConfig,
+} from './types.ts';
+
+/** What an omitted field becomes. */
+export const DEFAULTS = {
+  tag: 'latest',
+  insecure: false,
+  path: '.',
+  prune: false,
+  intervalMs: 5 * 60_000,
+  timeoutMs: 5 * 60_000,
+  wait: false,
+  suspend: false,
+  blocks: 'all',
+  /** `Delete` when prune is true, else `Orphan`. */
+  deletionPolicy: (prune: boolean) => (prune ? 'Delete' : 'Orphan'),
+  allowEmpty: false,
+  timeZone: 'UTC',
+} as const;
+
+const ECR_HOST = /^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const REGISTRY_HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::\d{1,5})?$/;
+const OCI_REPOSITORY = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
+const OCI_TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+const DIGEST = /^sha256:[a-f0-9]{64}$/;
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
+const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
+const AWS_REGION = /^[a-z]{2}(?:-[a-z]+)+-\d+$/;
+const ROLE_ARN = /^arn:aws(?:-[a-z]+)*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
+const VARIABLE = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
+const CRON_FIELDS = ['minutes', 'hours', 'day-of-month', 'month', 'day-of-week', 'year'] as const;
+const CRON_EXAMPLE = '"0 0 ? * FRI *"';
+
+/** `aws` for an ECR registry host, else `generic`. */
+export function defaultProvider(url: string): 'aws' | 'generic' {
+  const host = url
+    .replace(/^oci:\/\//, '')
+    .split('/')[0]!
+    .replace(/:\d+$/, '');
+  return ECR_HOST.test(host) ? 'aws' : 'generic';
+}
+
+/** `a`, `a and b`, `a, b and c` */
+function listing(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+type Check = (value: string) => string | undefined;
+
+/** A non-empty string that passes `check` (which returns a problem, or undefined). */
+function checked(check: Check = () => undefined) {
+  return z.string().superRefine((value, ctx) => {
+    const problem = value === '' ? 'must not be empty' : check(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+/** A strict object whose unknown-field errors suggest the nearest known field. */
+function strict<T extends z.core.$ZodLooseShape>(shape: T) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code !== 'unrecognized_keys') return undefined;
+      return issue.keys
+        .map((key) => {
+          const near = closest(key, known);
+          return `unknown field "${key}"${near ? ` (did you mean "${near}"?)` : ''}`;
+        })
+        .join('\n');
+    },
+  });
+}
+
+/** A positive duration string (`30s`, `1h30m`) → milliseconds. */
+function duration() {
+  return z
+    .string({
+      error: (issue) =>
+        issue.code === 'invalid_type' && typeof issue.input === 'number'
+          ? `${issue.input} is not a duration: the number needs a unit (ms, s, m, h or d), e.g. ${issue.input}s`
+          : undefined,
+    })
+    .transform((value, ctx) => {
+      try {
+        const ms = parseDuration(value);
+        if (ms > 0) return ms;
+        ctx.addIssue({ code: 'custom', message: `must be longer than zero (${DURATION_HINT})` });
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+      return z.NEVER;
+    });
+}
+
+const labelProblem =
+  (what: string): Check =>
+  (value) =>
+    value.length <= 63 && DNS_LABEL.test(value)
+      ? undefined
+      : `"${value}" is not a valid ${what}: use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit`;
+
+const name = (what: string) => checked(labelProblem(what));
+
+function qualifiedNameProblem(what: string): Check {
+  return (key) => {
+    const parts = key.split('/');
+    const [prefix, local] = parts.length === 2 ? parts : [undefined, parts[0]];
+    const ok =
+      parts.length <= 2 &&
+      (prefix === undefined || (prefix.length <= 253 && DNS_SUBDOMAIN.test(prefix))) &&
+      local !== undefined &&
+      local.length <= 63 &&
+      QUALIFIED_NAME.test(local);
+    return ok
+      ? undefined
+      : `"${key}" is not a valid ${what} (an optional DNS prefix and "/", then at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit)`;
+  };
+}
+
+/** A string → string map whose keys (and values) pass the checks. */
+function stringMap(keyProblem: Check, valueProblem?: Check) {
+  return z.record(z.string(), z.string()).superRefine(
+    (map, ctx) => {
+      for (const [key, value] of Object.entries(map)) {
+        const problem = keyProblem(key) ?? (typeof value === 'string' ? valueProblem?.(value) : undefined);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem, path: [key] });
+      }
+    },
+    { when: (payload) => isRecord(payload.value) },
+  );
+}
+
+function urlProblem(url: string): string | undefined {
+  const shape = '(expected oci://host/repository)';
+  if (!url.startsWith('oci://')) {
+    return `"${url}" must start with oci:// (e.g. oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com/app)`;
+  }
+  const rest = url.slice('oci://'.length);
+  const slash = rest.indexOf('/');
+  const host = slash < 0 ? rest : rest.slice(0, slash);
+  const repository = slash < 0 ? '' : rest.slice(slash + 1);
+  if (host === '') return `"${url}" has no registry host ${shape}`;
+  if (!REGISTRY_HOST.test(host)) return `"${url}" has an invalid registry host "${host}" ${shape}`;
+  if (repository === '') return `"${url}" has no repository ${shape}`;
+  if (/[:@]/.test(repository)) {
+    return `"${url}" must not include a tag or digest; set source.tag, source.semver or source.digest instead`;
+  }
+  if (!OCI_REPOSITORY.test(repository)) {
+    return `"${url}" has an invalid repository "${repository}" (lowercase letters and digits, separated by ".", "_", "-" or "/")`;
+  }
+  return undefined;
+}
+
+const sourceSchema = strict({
+  url: checked(urlProblem),
+  tag: checked((tag) =>
+    OCI_TAG.test(tag)
+      ? undefined
+      : `"${tag}" is not a valid tag (at most 128 letters, digits, "_", "." or "-", not starting with "." or "-")`,
+  ).optional(),
+  semver: checked((range) =>
+    semver.validRange(range) === null
+      ? `"${range}" is not a valid semver range (e.g. "^1.4", "1.x", ">=1.0.0 <2.0.0")`
+      : undefined,
+  ).optional(),
+  digest: checked((digest) =>
+    DIGEST.test(digest)
+      ? undefined
+      : `"${digest}" is not a digest: expected sha256: followed by 64 lowercase hex digits`,
+  ).optional(),
+  provider: z.enum(['aws', 'generic']).optional(),
+  insecure: z.boolean().optional(),
+  layerMediaType: checked((type) =>
+    MEDIA_TYPE.test(type)
+      ? undefined
+      : `"${type}" is not a media type (e.g. application/vnd.cncf.flux.content.v1.tar+gzip)`,
+  ).optional(),
+})
+  .superRefine(
+    (source, ctx) => {
+      const set = (['tag', 'semver', 'digest'] as const).filter((key) => source[key] !== undefined);
+      if (set.length > 1) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `set only one of tag, semver and digest (found ${listing(set)})`,
+        });
+      }
+    },
+    { when: (payload) => isRecord(payload.value) },
+  )
+  .transform((source): DeliverySource => ({
+    url: source.url,
+    ...(source.semver !== undefined
+      ? { semver: source.semver }
+      : source.digest !== undefined
+        ? { digest: source.digest }
+        : { tag: source.tag ?? DEFAULTS.tag }),
+    provider: source.provider ?? defaultProvider(source.url),
+    insecure: source.insecure ?? DEFAULTS.insecure,
+    ...(source.layerMediaType !== undefined && { layerMediaType: source.layerMediaType }),
+  }));
+
+const pathSchema = checked((path) => {
+  if (path.startsWith('/')) return `"${path}" must be relative to the artifact root (no leading "/")`;
+  if (path.split('/').includes('..')) return `"${path}" must not contain ".."`;
+  return undefined;
+}).transform((path) => posix.normalize(path).replace(/(.)\/+$/, '$1'));
+
+const clusterSchema = strict({
+  eks: strict({
+    name: checked((value) =>
+      EKS_NAME.test(value)
+        ? undefined
+        : `"${value}" is not an EKS cluster name (at most 100 letters, digits, "-" and "_", starting with a letter or digit)`,
+    ),
+    region: checked((value) =>
+      AWS_REGION.test(value) ? undefined : `"${value}" is not an AWS region (e.g. eu-west-1)`,
+    ),
+    roleArn: checked((value) =>
+      ROLE_ARN.test(value)
+        ? undefined
+        : `"${value}" is not an IAM role ARN (e.g. arn:aws:iam::123456789012:role/sluice-deployer)`,
+    ).optional(),
+  }).optional(),
+  kubeconfig: checked().optional(),
+  context: checked().optional(),
+})
+  .superRefine(
+    (cluster, ctx) => {
+      const eks = cluster.eks !== undefined;
+      const kubeconfig = cluster.kubeconfig !== undefined;
+      if (eks && kubeconfig)
+        ctx.addIssue({ code: 'custom', message: 'set either eks or kubeconfig, not both' });
+      if (!eks && !kubeconfig) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'set either eks: { name, region } or kubeconfig: <path to a kubeconfig file>',
+        });
+      }
+      if (cluster.context !== undefined && !kubeconfig) {
+        ctx.addIssue({ code: 'custom', message: 'only applies with kubeconfig', path: ['context'] });
+      }
+    },
+    { when: (payload) => isRecord(payload.value) },
+  )
+  .transform((cluster): ClusterTarget =>
+    cluster.eks
+      ? {
+          eks: {
+            name: cluster.eks.name,
+            region: cluster.eks.region,
+            ...(cluster.eks.roleArn !== undefined && { roleArn: cluster.eks.roleArn }),
+          },
+        }
+      : {
+          kubeconfig: cluster.kubeconfig!,
+          ...(cluster.context !== undefined && { context: cluster.context }),
+        },
+  );
+
+const gateRefsSchema = z
+  .array(
+    strict({ name: name('gate name'), blocks: z.enum(['all', 'revisions']).optional() }).transform(
+      (ref): GateRef => ({ name: ref.name, blocks: ref.blocks ?? DEFAULTS.blocks }),
+    ),
+  )
+  .superRefine(
+    (refs, ctx) => {
+      const seen = new Set<unknown>();
+      refs.forEach((ref, index) => {
+        const refName: unknown = isRecord(ref) ? ref.name : undefined;
+        if (typeof refName !== 'string') return;
+        if (seen.has(refName)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `gate "${refName}" is listed more than once`,
+            path: [index, 'name'],
+          });
+        }
+        seen.add(refName);
+      });
+    },
+    { when: (payload) => Array.isArray(payload.value) },
+  );
+
+export const deliverySchema = strict({
+  name: name('delivery name'),
+  source: sourceSchema,
+  path: pathSchema.optional(),
+  prune: z.boolean().optional(),
+  interval: duration().optional(),
+  retryInterval: duration().optional(),
+  timeout: duration().optional(),
+  wait: z.boolean().optional(),
+  suspend: z.boolean().optional(),
+  cluster: clusterSchema,
+  gates: gateRefsSchema.optional(),
+  deletionPolicy: z.enum(['Delete', 'Orphan']).optional(),
+  allowEmpty: z.boolean().optional(),
+  targetNamespace: name('namespace name').optional(),
+  commonMetadata: strict({
+    labels: stringMap(qualifiedNameProblem('label key'), (value) =>
+      value.length <= 63 && LABEL_VALUE.test(value)
+        ? undefined
+        : `"${value}" is not a valid label value (at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit)`,
+    ).optional(),
+    annotations: stringMap(qualifiedNameProblem('annotation key')).optional(),
+  }).optional(),
+  postBuild: strict({
+    substitute: stringMap((key) =>
+      VARIABLE.test(key)
+        ? undefined
+        : `"${key}" is not a valid variable name (letters, digits and "_", not starting with a digit)`,
+    ).optional(),
+  }).optional(),
+}).transform((input): Delivery => {
+  const prune = input.prune ?? DEFAULTS.prune;
+  return {
+    name: input.name,
+    source: input.source,
+    path: input.path ?? DEFAULTS.path,
+    prune,
+    intervalMs: input.interval ?? DEFAULTS.intervalMs,
+    ...(input.retryInterval !== undefined && { retryIntervalMs: input.retryInterval }),
+    timeoutMs: input.timeout ?? DEFAULTS.timeoutMs,
+    wait: input.wait ?? DEFAULTS.wait,
+    suspend: input.suspend ?? DEFAULTS.suspend,
+    cluster: input.cluster,
+    gates: input.gates ?? [],
+    deletionPolicy: input.deletionPolicy ?? DEFAULTS.deletionPolicy(prune),
+    allowEmpty: input.allowEmpty ?? DEFAULTS.allowEmpty,
+    ...(input.targetNamespace !== undefined && { targetNamespace: input.targetNamespace }),
+    ...(input.commonMetadata !== undefined && { commonMetadata: input.commonMetadata }),
+    ...(input.postBuild !== undefined && { postBuild: input.postBuild }),
+  };
+});
+
+function cronProblem(expression: string): string | undefined {
+  if (/^(rate|at)\(/.test(expression))
+    return `"${expression}": only cron expressions are supported, not rate() or at()`;
+  const fields = unwrapCron(expression).split(' ');
+  if (fields.length !== 6) {
+    return `"${expression}" has ${fields.length} fields; an EventBridge cron expression has six: ${CRON_FIELDS.join(' ')} (e.g. ${CRON_EXAMPLE})`;
+  }
+  const bad = fields.findIndex((field) => !/^[0-9A-Za-z*?,/#-]+$/.test(field));
+  if (bad >= 0) return `"${expression}": the ${CRON_FIELDS[bad]} field "${fields[bad]}" is not valid`;
+  const misplaced = fields.findIndex((field, index) => field.includes('?') && index !== 2 && index !== 4);
+  if (misplaced >= 0) {
+    return `"${expression}": "?" is only allowed in day-of-month or day-of-week, not in ${CRON_FIELDS[misplaced]}`;
+  }
+  const [dayOfMonth, dayOfWeek] = [fields[2], fields[4]];
+  if (dayOfMonth === '?' && dayOfWeek === '?') {
+    return `"${expression}": day-of-month and day-of-week cannot both be "?" (e.g. ${CRON_EXAMPLE})`;
+  }
+  if (dayOfMonth !== '?' && dayOfWeek !== '?') {
+    return `"${expression}": one of day-of-month and day-of-week must be "?" (e.g. ${CRON_EXAMPLE})`;
+  }
+  return undefined;
+}
+
+/** `cron(0 0 ? * FRI *)` → `0 0 ? * FRI *`, with single spaces. */
+function unwrapCron(expression: string): string {
+  const inner = /^cron\((.*)\)$/s.exec(expression.trim())?.[1] ?? expression;
+  return inner.trim().split(/\s+/).join(' ');
+}
+
+function timeZoneProblem(timeZone: string): string | undefined {
+  try {
+    new Intl.DateTimeFormat(undefined, { timeZone });
+    return undefined;
+  } catch (error) {
+    if (error instanceof RangeError)
+      return `"${timeZone}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`;
+    throw error;
+  }
+}
+
+const scheduleSchema = strict({
+  cron: checked(cronProblem).transform(unwrapCron),
+  timeZone: checked(timeZoneProblem).optional(),
+  action: z.enum(['open', 'close']),
+  window: duration().optional(),
+}).transform((schedule): GateSchedule => ({
+  cron: schedule.cron,
+  timeZone: schedule.timeZone ?? DEFAULTS.timeZone,
+  action: schedule.action,
+  ...(schedule.window !== undefined && { windowMs: schedule.window }),
+}));
+
+export const gateSchema = strict({
+  name: name('gate name'),
+  default: z.enum(['open', 'closed']),
+  window: duration().optional(),
+  description: z.string().optional(),
+  schedules: z.array(scheduleSchema).optional(),
+}).transform((gate): Gate => ({
+  name: gate.name,
+  default: gate.default,
+  ...(gate.window !== undefined && { windowMs: gate.window }),
+  ...(gate.description !== undefined && { description: gate.description }),
+  schedules: gate.schedules ?? [],
+}));
+
+/** Names used twice, unknown gate references: checked on whatever parsed, so they are reported with the rest. */
+function crossCheck(config: Record<string, unknown>, ctx: z.core.$RefinementCtx): void {
+  const gates = Array.isArray(config.gates) ? (config.gates as unknown[]) : [];
+  const deliveries = Array.isArray(config.deliveries) ? (config.deliveries as unknown[]) : [];
+  const nameOf = (item: unknown) => (isRecord(item) && typeof item.name === 'string' ? item.name : undefined);
+
+  for (const [field, list] of [
+    ['gates', gates],
+    ['deliveries', deliveries],
+  ] as const) {
+    const first = new Map<string, number>();
+    list.forEach((item, index) => {
+      const itemName = nameOf(item);
+      if (itemName === undefined) return;
+      const earlier = first.get(itemName);
+      if (earlier === undefined) first.set(itemName, index);
+      else {
+        const what = field === 'gates' ? 'gate' : 'delivery';
+        ctx.addIssue({
+          code: 'custom',
+          message: `duplicate ${what} name "${itemName}" (also ${field}[${earlier}])`,
+          path: [field, index, 'name'],
+        });
+      }
+    });
+  }
+
+  if (config.gates !== undefined && !Array.isArray(config.gates)) return;
+  const defined = new Set(gates.map(nameOf).filter((gateName) => gateName !== undefined));
+  deliveries.forEach((delivery, index) => {
+    if (!isRecord(delivery) || !Array.isArray(delivery.gates)) return;
+    const deliveryName = nameOf(delivery);
+    delivery.gates.forEach((ref: unknown, refIndex: number) => {
+      const gateName = nameOf(ref);
+      if (gateName === undefined || defined.has(gateName)) return;
+      const near = closest(gateName, defined);
+      const who = deliveryName === undefined ? 'references' : `delivery "${deliveryName}" references`;
+      const where = defined.size === 0 ? 'no gates are defined' : `defined: ${[...defined].join(', ')}`;
+      ctx.addIssue({
+        code: 'custom',
+        message: `${who} gate "${gateName}", which is not defined in gates (${near ? `did you mean "${near}"? ` : ''}${where})`,
+        path: ['deliveries', index, 'gates', refIndex, 'name'],
+      });
+    });
+  });
+}
+
+export const configSchema = strict({
+  gates: z.array(gateSchema).optional(),
+  deliveries: z.array(deliverySchema).optional(),
+})
+  .superRefine((config, ctx) => crossCheck(config, ctx), { when: (payload) => isRecord(payload.value) })
+  .transform((config): SluiceConfig => ({ gates: config.gates ?? [], deliveries: config.deliveries ?? [] }));
+
+/** What a config file or construct props may hold (durations as strings). */
+export type ConfigInput = z.input<typeof configSchema>;
+export type DeliveryInput = z.input<typeof deliverySchema>;
+export type GateInput = z.input<typeof gateSchema>;

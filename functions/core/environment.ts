@@ -1,0 +1,74 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ECRClient } from '@aws-sdk/client-ecr';
+import { EKSClient } from '@aws-sdk/client-eks';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { STSClient } from '@aws-sdk/client-sts';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { systemClock, type Clock } from './clock.ts';
+import { connectToCluster } from './kube/cluster-access.ts';
+import { kubeConfigFor } from './kube/connection.ts';
+import {
+  credentialsFor,
+  dockerConfigCredentials,
+  ecrCredentials,
+  type RegistryCredentials,
+} from './oci/index.ts';
+import { eventBridgeSink } from './reconcile/events.ts';
+import type { ReconcileDeps } from './reconcile/deps.ts';
+import { tableClient, type TableClient } from './store/table-client.ts';
+
+/** The table named by SLUICE_TABLE, through the SDK's default endpoint resolution (AWS_ENDPOINT_URL_DYNAMODB locally). */
+export function tableFromEnvironment(): TableClient {
+  const table = process.env.SLUICE_TABLE;
+  if (!table)
+    throw new Error('SLUICE_TABLE is not set: name the sluice DynamoDB table (locally: . .sluice/dev/env)');
+  return tableClient(new DynamoDBClient({}), table);
+}
+
+const ECR_REGION = /^\d{12}\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
+
+/** ECR credentials per registry region (GetAuthorizationToken is regional), each cached until it expires. */
+function ecrCredentialsByRegion(clock: Clock): RegistryCredentials {
+  const byRegion = new Map<string, RegistryCredentials>();
+  return (host) => {
+    const region = ECR_REGION.exec(host)?.[1] ?? '';
+    let credentials = byRegion.get(region);
+    if (!credentials) {
+      credentials = ecrCredentials(new ECRClient(region ? { region } : {}), clock);
+      byRegion.set(region, credentials);
+    }
+    return credentials(host);
+  };
+}
+
+/**
+ * The composition root shared by the Lambda handlers and the CLI: real AWS SDK clients (their
+ * endpoints overridable by AWS_ENDPOINT_URL_<SERVICE>), the system clock, EventBridge events when
+ * SLUICE_EVENT_BUS is set.
+ */
+export function reconcileDepsFromEnvironment(options: {
+  runId: string;
+  log?: (message: string) => void;
+}): ReconcileDeps {
+  const clock = systemClock;
+  const providers = { aws: ecrCredentialsByRegion(clock), generic: dockerConfigCredentials() };
+  const credentials = defaultProvider();
+  const bus = process.env.SLUICE_EVENT_BUS;
+  return {
+    db: tableFromEnvironment(),
+    clock,
+    registryCredentials: (source) => credentialsFor(source, providers),
+    connect: async (cluster) =>
+      kubeConfigFor(
+        await connectToCluster(cluster, {
+          eks: (region, creds) => new EKSClient({ region, credentials: creds }),
+          sts: (region, creds) => new STSClient({ region, credentials: creds }),
+          credentials,
+          clock,
+        }),
+      ),
+    events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
+    runId: options.runId,
+    log: options.log,
+  };
+}

@@ -1,0 +1,133 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { SluiceError } from '../errors.ts';
+import { isSubset } from '../manifests/hash.ts';
+import { describeObject, FORCE_ANNOTATION, OWNER_LABEL } from '../manifests/objects.ts';
+import { failValidation } from '../manifests/validate.ts';
+import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
+import { forEachBounded } from './pool.ts';
+import type { DesiredObject } from './prepare.ts';
+import { STAGES, stageOf } from './stages.ts';
+import { waitForCrdsEstablished } from './wait.ts';
+
+/** How many API requests one reconcile keeps in flight. */
+export const APPLY_CONCURRENCY = 8;
+
+export interface ChangeSet {
+  readonly created: string[];
+  readonly configured: string[];
+  readonly unchanged: string[];
+}
+
+/** The live objects this delivery owns, by inventory id: one list request per kind. */
+export async function listOwned(
+  kube: KubeClient,
+  kinds: Iterable<{ apiVersion: string; kind: string }>,
+  deliveryName: string,
+): Promise<Map<string, KubernetesObject>> {
+  const live = new Map<string, KubernetesObject>();
+  const unique = new Map([...kinds].map((k) => [`${k.apiVersion}/${k.kind}`, k]));
+  await forEachBounded([...unique.values()], APPLY_CONCURRENCY, async ({ apiVersion, kind }) => {
+    if (!(await kube.resource(apiVersion, kind))) return;
+    for (const object of await kube.list(apiVersion, kind, `${OWNER_LABEL}=${deliveryName}`)) {
+      const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+      live.set(`${object.metadata?.namespace ?? ''}_${object.metadata?.name}_${group}_${kind}`, object);
+    }
+  });
+  return live;
+}
+
+/**
+ * An object needs no write when this exact object was applied last time (same hash) and every
+ * field it sets still has that value in the cluster (no drift).
+ */
+export function isUnchanged(
+  desired: DesiredObject,
+  live: KubernetesObject | undefined,
+  appliedHash: string | undefined,
+): boolean {
+  return live !== undefined && appliedHash === desired.hash && isSubset(desired.object, live);
+}
+
+/** Server-side dry-run of each object; every failure is reported, naming the file and object. */
+export async function dryRun(kube: KubeClient, objects: readonly DesiredObject[]): Promise<void> {
+  const problems: string[] = [];
+  await forEachBounded(objects, APPLY_CONCURRENCY, async ({ object, origin }) => {
+    try {
+      await kube.apply(object, { dryRun: true });
+    } catch (error) {
+      problems.push(`${origin}: ${describeObject(object)}: ${apiErrorMessage(error)}`);
+    }
+  });
+  if (problems.length > 0) failValidation(problems.sort());
+}
+
+/**
+ * Applies the changed objects stage by stage (definitions, classes, the rest), waiting for CRDs
+ * to be Established before the stages that use them, and dry-running the objects that depend on
+ * the definitions stage once it is applied.
+ */
+export async function applyStaged(
+  kube: KubeClient,
+  changed: readonly DesiredObject[],
+  deferred: readonly DesiredObject[],
+  live: ReadonlyMap<string, KubernetesObject>,
+  timeoutMs: number,
+): Promise<Pick<ChangeSet, 'created' | 'configured'>> {
+  const created: string[] = [];
+  const configured: string[] = [];
+  for (const stage of STAGES) {
+    const batch = changed.filter((d) => stageOf(d.object) === stage);
+    const failures: string[] = [];
+    await forEachBounded(batch, APPLY_CONCURRENCY, async (desired) => {
+      try {
+        await applyOne(kube, desired);
+        (live.has(desired.entry.id) ? configured : created).push(desired.entry.id);
+      } catch (error) {
+        failures.push(
+          `${desired.origin}: ${describeObject(desired.object)}: ${error instanceof SluiceError ? error.message : apiErrorMessage(error)}`,
+        );
+      }
+    });
+    if (failures.length > 0) throw new SluiceError('ApplyFailed', failures.sort().join('; '));
+    if (stage === 'definitions') {
+      await waitForCrdsEstablished(
+        kube,
+        batch.map((d) => d.object).filter((o) => o.kind === 'CustomResourceDefinition'),
+        timeoutMs,
+      );
+      const later = deferred.filter((d) => stageOf(d.object) !== 'definitions' && changed.includes(d));
+      await dryRun(kube, later);
+    }
+  }
+  return { created, configured };
+}
+
+async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void> {
+  try {
+    await kube.apply(desired.object);
+  } catch (error) {
+    const immutable = statusCodeOf(error) === 422 && /immutable/i.test(apiErrorMessage(error));
+    if (!immutable) throw error;
+    if (desired.object.metadata?.annotations?.[FORCE_ANNOTATION] !== 'enabled') {
+      throw new SluiceError(
+        'ApplyFailed',
+        `${apiErrorMessage(error)} (annotate the object with ${FORCE_ANNOTATION}: enabled to let sluice recreate it)`,
+      );
+    }
+    await kube.delete(desired.object);
+    await waitUntilGone(kube, desired.object);
+    await kube.apply(desired.object);
+  }
+}
+
+async function waitUntilGone(kube: KubeClient, object: KubernetesObject, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (await kube.get(object)) {
+    if (Date.now() > deadline)
+      throw new SluiceError(
+        'ApplyFailed',
+        `${describeObject(object)} was not deleted within ${timeoutMs / 1000}s for recreation`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

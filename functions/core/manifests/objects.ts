@@ -1,0 +1,26 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+
+/** The label that marks an object as created by a delivery; prune never touches objects without it. */
+export const OWNER_LABEL = 'sluice.io/delivery';
+/** `sluice.io/prune: disabled` keeps an object in the cluster when it leaves the artifact. */
+export const PRUNE_ANNOTATION = 'sluice.io/prune';
+/** `sluice.io/force: enabled` lets an immutable-field change recreate the object. */
+export const FORCE_ANNOTATION = 'sluice.io/force';
+
+/** An object from the artifact, with the file it came from (for error messages). */
+export interface Manifest {
+  readonly object: KubernetesObject & Record<string, unknown>;
+  /** `deploy/app.yaml` or `deploy/app.yaml#2` for the third document of a file. */
+  readonly origin: string;
+}
+
+export function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash === -1 ? '' : apiVersion.slice(0, slash);
+}
+
+/** `Kind/namespace/name` or `Kind/name`: how objects are named in messages. */
+export function describeObject(object: KubernetesObject): string {
+  const ns = object.metadata?.namespace;
+  return `${object.kind}/${ns ? `${ns}/` : ''}${object.metadata?.name}`;
+}

@@ -1,0 +1,13 @@
+import { SluiceError } from '../errors.ts';
+
+/** Every failure of the artifact source: reason `ArtifactFailed`, the message names the thing. */
+export function artifactError(message: string, cause?: unknown): SluiceError {
+  return new SluiceError('ArtifactFailed', message, cause === undefined ? undefined : { cause });
+}
+
+/** Human-readable byte counts for limit messages. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
+}

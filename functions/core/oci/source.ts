@@ -1,0 +1,30 @@
+/** Where a delivery's artifact comes from: Flux's OCIRepository `spec.url` + `spec.ref`, in one. */
+export interface OciSource {
+  /** `oci://host[:port]/repository/path`, without a tag or digest. */
+  readonly url: string;
+  /** A tag; the default when neither `semver` nor `digest` is set is `latest`. */
+  readonly tag?: string;
+  /** A semver range (Masterminds style, e.g. `>=1.0.0 <2.0.0`, `~1.2`, `^1`, `1.x`): the highest matching tag. */
+  readonly semver?: string;
+  /** A manifest digest, `sha256:<hex>`. */
+  readonly digest?: string;
+  /** Where registry credentials come from; `aws` by default for ECR hosts, `generic` otherwise. */
+  readonly provider?: 'aws' | 'generic';
+  /** Allow plain http to a registry that is not on loopback. */
+  readonly insecure?: boolean;
+  /** The layer to unpack; Flux's content media type by default. */
+  readonly layerMediaType?: string;
+}
+
+/** Media types `flux push artifact` writes. */
+export const FLUX_CONFIG_MEDIA_TYPE = 'application/vnd.cncf.flux.config.v1+json';
+export const FLUX_CONTENT_MEDIA_TYPE = 'application/vnd.cncf.flux.content.v1.tar+gzip';
+export const OCI_MANIFEST_MEDIA_TYPE = 'application/vnd.oci.image.manifest.v1+json';
+export const DOCKER_MANIFEST_MEDIA_TYPE = 'application/vnd.docker.distribution.manifest.v2+json';
+export const OCI_INDEX_MEDIA_TYPE = 'application/vnd.oci.image.index.v1+json';
+export const DOCKER_LIST_MEDIA_TYPE = 'application/vnd.docker.distribution.manifest.list.v2+json';
+
+/** Manifest annotations Flux writes and reads. */
+export const ANNOTATION_CREATED = 'org.opencontainers.image.created';
+export const ANNOTATION_SOURCE = 'org.opencontainers.image.source';
+export const ANNOTATION_REVISION = 'org.opencontainers.image.revision';

@@ -1,0 +1,20 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../clock.ts';
+import type { Delivery } from '../config/index.ts';
+import type { OciSource, RegistryCredentials } from '../oci/index.ts';
+import type { TableClient } from '../store/table-client.ts';
+import type { EventSink } from './events.ts';
+
+/** Everything a reconcile reaches outside itself, passed in so Lambda, CLI and tests share the engine. */
+export interface ReconcileDeps {
+  readonly db: TableClient;
+  readonly clock: Clock;
+  /** Registry credentials for a delivery's source (ECR token for provider aws). */
+  readonly registryCredentials: (source: OciSource) => RegistryCredentials;
+  /** A client configuration for the delivery's cluster. */
+  readonly connect: (cluster: Delivery['cluster']) => Promise<KubeConfig>;
+  readonly events?: EventSink;
+  /** Identifies this run in the lease (e.g. the Lambda request id). */
+  readonly runId: string;
+  readonly log?: (message: string) => void;
+}

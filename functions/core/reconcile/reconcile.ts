@@ -1,0 +1,215 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Delivery } from '../config/index.ts';
+import { SluiceError, type FailureReason } from '../errors.ts';
+import { applyStaged, dryRun, isUnchanged, listOwned } from '../kube/apply.ts';
+import { KubeClient } from '../kube/client.ts';
+import { prepareObjects, type DesiredObject } from '../kube/prepare.ts';
+import { pruneEntries } from '../kube/prune.ts';
+import { waitForHealthy } from '../kube/wait.ts';
+import { staleEntries, unionEntries, type InventoryEntry } from '../manifests/inventory.ts';
+import { loadManifests } from '../manifests/load.ts';
+import { checkRequiredFields } from '../manifests/validate.ts';
+import { pullArtifact, type Artifact } from '../oci/index.ts';
+import { getDelivery } from '../store/deliveries.ts';
+import { recordEvent, type ReconcileOutcome } from '../store/events.ts';
+import { readInventory, writeInventory } from '../store/inventory.ts';
+import { acquireLease, type Lease } from '../store/lease.ts';
+import { updateStatus, type ChangeCounts, type DeliveryStatus } from '../store/status.ts';
+import type { ReconcileDeps } from './deps.ts';
+
+export interface ReconcileResult {
+  readonly delivery: string;
+  /** `Skipped`: another run held the lease, or the delivery is suspended; nothing was touched. */
+  readonly outcome: ReconcileOutcome | 'Skipped';
+  readonly reason: string;
+  readonly message: string;
+  readonly revision?: string;
+  readonly changes?: ChangeCounts;
+}
+
+/** Runs `work`, turning any error that is not already a SluiceError into one with `reason`. */
+async function step<T>(reason: FailureReason, work: () => Promise<T> | T): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof SluiceError) throw error;
+    throw new SluiceError(reason, error instanceof Error ? error.message : String(error), { cause: error });
+  }
+}
+
+function assertLeaseHeld(lease: Lease, name: string): void {
+  if (lease.lost)
+    throw new SluiceError(
+      'ApplyFailed',
+      `lost the lease of delivery '${name}' to another run; stopping before the next change`,
+    );
+}
+
+/** One reconcile of one delivery: the steps of DESIGN.md "One reconcile, in order". */
+export async function reconcile(name: string, deps: ReconcileDeps): Promise<ReconcileResult> {
+  const delivery = await getDelivery(deps.db, name);
+  if (!delivery) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
+  if (delivery.suspend)
+    return {
+      delivery: name,
+      outcome: 'Skipped',
+      reason: 'Suspended',
+      message: `delivery '${name}' is suspended`,
+    };
+
+  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock);
+  if (!lease) {
+    const message = `another reconcile of delivery '${name}' holds the lease; this run changed nothing`;
+    deps.log?.(message);
+    return { delivery: name, outcome: 'Skipped', reason: 'LeaseHeld', message };
+  }
+  const started = deps.clock.now();
+  let revision: string | undefined;
+  try {
+    const artifact = await step('ArtifactFailed', () =>
+      pullArtifact(delivery.source, { credentials: deps.registryCredentials(delivery.source) }),
+    );
+    revision = artifact.revision;
+    const changes = await applyRevision(delivery, artifact, deps, lease);
+    const message = `Applied revision: ${artifact.revision}`;
+    await finish(deps, name, started, 'Succeeded', {
+      ready: true,
+      reason: 'ReconciliationSucceeded',
+      message,
+      lastAppliedRevision: artifact.revision,
+      lastAttemptedRevision: artifact.revision,
+      inventorySize: changes.created + changes.configured + changes.unchanged,
+      changes,
+      lastSuccessAt: deps.clock.now().toISOString(),
+    });
+    return {
+      delivery: name,
+      outcome: 'Succeeded',
+      reason: 'ReconciliationSucceeded',
+      message,
+      revision,
+      changes,
+    };
+  } catch (error) {
+    const failure =
+      error instanceof SluiceError ? error : new SluiceError('ApplyFailed', String(error), { cause: error });
+    await finish(deps, name, started, 'Failed', {
+      ready: false,
+      reason: failure.reason,
+      message: failure.message,
+      lastAttemptedRevision: revision,
+    });
+    return { delivery: name, outcome: 'Failed', reason: failure.reason, message: failure.message, revision };
+  } finally {
+    await lease.release();
+  }
+}
+
+/** Build, validate, write-ahead inventory, apply, prune, record the inventory, health. */
+async function applyRevision(
+  delivery: Delivery,
+  artifact: Artifact,
+  deps: ReconcileDeps,
+  lease: Lease,
+): Promise<ChangeCounts> {
+  const name = delivery.name;
+  const manifests = await step('BuildFailed', () => {
+    const loaded = loadManifests(artifact.files, delivery.path, artifact.revision);
+    checkRequiredFields(loaded);
+    return loaded;
+  });
+  const kube = new KubeClient(await step('ApplyFailed', () => deps.connect(delivery.cluster)));
+  const desired = await step('ValidationFailed', () => prepareObjects(manifests, kube, name));
+  const oldInventory = await readInventory(deps.db, name);
+  if (desired.length === 0 && oldInventory.length > 0 && !delivery.allowEmpty) {
+    throw new SluiceError(
+      'BuildFailed',
+      `artifact ${artifact.revision} has no objects under path '${delivery.path}'; refusing to prune all ${oldInventory.length} objects of delivery '${name}' (set allowEmpty: true to allow it)`,
+    );
+  }
+
+  const live = await step('ApplyFailed', () =>
+    listOwned(
+      kube,
+      desired.map((d) => ({ apiVersion: d.object.apiVersion!, kind: d.object.kind! })),
+      name,
+    ),
+  );
+  const appliedHash = new Map(oldInventory.map((entry) => [entry.id, entry.h]));
+  const changed = desired.filter((d) => !isUnchanged(d, live.get(d.entry.id), appliedHash.get(d.entry.id)));
+  await step('ValidationFailed', () =>
+    dryRun(
+      kube,
+      changed.filter((d) => !d.deferred),
+    ),
+  );
+
+  const finalEntries: InventoryEntry[] = desired.map((d) => ({ ...d.entry, h: d.hash }));
+  const stale = staleEntries(oldInventory, finalEntries);
+  if (changed.length > 0) {
+    // Write-ahead: every object this run may create is inventoried before the first write.
+    const pending = new Set(changed.map((d) => d.entry.id));
+    const writeAhead = finalEntries.map((e) => (pending.has(e.id) ? { id: e.id, v: e.v } : e));
+    await writeInventory(deps.db, name, unionEntries(writeAhead, oldInventory));
+  }
+  assertLeaseHeld(lease, name);
+  const { created, configured } = await step('ApplyFailed', () =>
+    applyStaged(
+      kube,
+      changed,
+      desired.filter((d) => d.deferred),
+      live,
+      delivery.timeoutMs,
+    ),
+  );
+
+  let deleted = 0;
+  if (delivery.prune && stale.length > 0) {
+    assertLeaseHeld(lease, name);
+    const pruned = await step('PruneFailed', () => pruneEntries(kube, stale, name));
+    deleted = pruned.deleted.length;
+    for (const skip of pruned.skipped) deps.log?.(`not pruned: ${skip.id} (${skip.reason})`);
+  }
+  if (changed.length > 0 || stale.length > 0) await writeInventory(deps.db, name, finalEntries);
+
+  if (delivery.wait) {
+    await waitForHealthy(
+      kube,
+      desired.map((d: DesiredObject): KubernetesObject => d.object),
+      delivery.timeoutMs,
+    );
+  }
+  return {
+    created: created.length,
+    configured: configured.length,
+    unchanged: desired.length - changed.length,
+    deleted,
+  };
+}
+
+async function finish(
+  deps: ReconcileDeps,
+  name: string,
+  started: Date,
+  outcome: ReconcileOutcome,
+  status: Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs'>,
+): Promise<void> {
+  const now = deps.clock.now();
+  await updateStatus(deps.db, name, {
+    ...status,
+    lastReconcileAt: now.toISOString(),
+    durationMs: now.getTime() - started.getTime(),
+  });
+  const event = {
+    delivery: name,
+    outcome,
+    reason: status.reason,
+    message: status.message,
+    revision: status.lastAttemptedRevision,
+    time: now.toISOString(),
+  };
+  await recordEvent(deps.db, event);
+  await deps.events
+    ?.publish(event)
+    .catch((error: unknown) => deps.log?.(`could not publish the reconcile event: ${String(error)}`));
+}

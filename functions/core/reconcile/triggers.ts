@@ -1,0 +1,56 @@
+import { getDelivery, listDeliveryNames } from '../store/deliveries.ts';
+import type { TableClient } from '../store/table-client.ts';
+
+/** The ECR push event EventBridge delivers ("ECR Image Action", action-type PUSH). */
+export interface EcrImageActionEvent {
+  readonly source: 'aws.ecr';
+  readonly 'detail-type': 'ECR Image Action';
+  readonly account: string;
+  readonly region: string;
+  readonly detail: {
+    readonly 'action-type': string;
+    readonly result: string;
+    readonly 'repository-name': string;
+    readonly 'image-tag'?: string;
+    readonly 'image-digest'?: string;
+  };
+}
+
+export type ReconcileEvent = { readonly delivery: string } | EcrImageActionEvent;
+
+function isEcrEvent(event: unknown): event is EcrImageActionEvent {
+  const e = event as Partial<EcrImageActionEvent> | null;
+  return e?.source === 'aws.ecr' && e['detail-type'] === 'ECR Image Action' && typeof e.detail === 'object';
+}
+
+/** `oci://host/repo` → host and repository. */
+function splitUrl(url: string): { host: string; repository: string } {
+  const rest = url.replace(/^oci:\/\//, '');
+  const slash = rest.indexOf('/');
+  return { host: rest.slice(0, slash), repository: rest.slice(slash + 1) };
+}
+
+/**
+ * The deliveries an event asks to reconcile: the one it names, or for a successful ECR push every
+ * delivery whose source is that repository (in that account and region).
+ */
+export async function deliveriesForEvent(event: unknown, db: TableClient): Promise<string[]> {
+  const named = (event as { delivery?: unknown } | null)?.delivery;
+  if (typeof named === 'string' && named !== '') return [named];
+  if (!isEcrEvent(event)) {
+    throw new Error(
+      `unrecognised event: expected {"delivery":"<name>"} or an ECR "ECR Image Action" event, got ${JSON.stringify(event).slice(0, 200)}`,
+    );
+  }
+  if (event.detail['action-type'] !== 'PUSH' || event.detail.result !== 'SUCCESS') return [];
+  const registryHost = `${event.account}.dkr.ecr.${event.region}.amazonaws.com`;
+  const matches: string[] = [];
+  for (const name of await listDeliveryNames(db)) {
+    const delivery = await getDelivery(db, name);
+    if (!delivery) continue;
+    const { host, repository } = splitUrl(delivery.source.url);
+    const sameRegistry = !/\.dkr\.ecr\./.test(host) || host === registryHost || host === `${registryHost}.cn`;
+    if (sameRegistry && repository === event.detail['repository-name']) matches.push(name);
+  }
+  return matches;
+}

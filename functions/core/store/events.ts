@@ -1,0 +1,46 @@
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { deliveryKey, type TableClient } from './table-client.ts';
+
+/** How long reconcile events are kept in the table. */
+export const EVENT_RETENTION_DAYS = 30;
+
+export type ReconcileOutcome = 'Succeeded' | 'Failed' | 'Blocked';
+
+export interface ReconcileEvent {
+  readonly delivery: string;
+  readonly outcome: ReconcileOutcome;
+  readonly reason: string;
+  readonly message: string;
+  readonly revision?: string;
+  readonly time: string;
+}
+
+export async function recordEvent(db: TableClient, event: ReconcileEvent): Promise<void> {
+  const expiresAt = Math.floor(Date.parse(event.time) / 1000) + EVENT_RETENTION_DAYS * 86_400;
+  await db.doc.send(
+    new PutCommand({
+      TableName: db.table,
+      Item: {
+        pk: deliveryKey(event.delivery),
+        sk: `event#${event.time}#${randomBytes(3).toString('hex')}`,
+        ...event,
+        expiresAt,
+      },
+    }),
+  );
+}
+
+/** The delivery's events, newest first. */
+export async function listEvents(db: TableClient, delivery: string, limit = 20): Promise<ReconcileEvent[]> {
+  const page = await db.doc.send(
+    new QueryCommand({
+      TableName: db.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': deliveryKey(delivery), ':prefix': 'event#' },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  return (page.Items ?? []).map(({ pk: _pk, sk: _sk, expiresAt: _e, ...event }) => event as ReconcileEvent);
+}

@@ -1,0 +1,23 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
+import { reconcileDepsFromEnvironment } from '../core/environment.ts';
+import { deliveriesForEvent, type ReconcileEvent } from '../core/reconcile/triggers.ts';
+import { reconcile, type ReconcileResult } from '../core/reconcile/reconcile.ts';
+
+const logger = new Logger({ serviceName: 'sluice-reconcile' });
+
+/** `{"delivery":"name"}` or an ECR "ECR Image Action" PUSH event: reconciles the deliveries it names. */
+export async function handler(event: ReconcileEvent, context: Context): Promise<ReconcileResult[]> {
+  const deps = reconcileDepsFromEnvironment({
+    runId: context.awsRequestId,
+    log: (message) => logger.info(message),
+  });
+  const names = await deliveriesForEvent(event, deps.db);
+  const results: ReconcileResult[] = [];
+  for (const name of names) {
+    const result = await reconcile(name, deps);
+    logger.info('reconciled', { ...result });
+    results.push(result);
+  }
+  return results;
+}

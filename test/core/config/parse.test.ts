@@ -1,0 +1,668 @@
+import { parse as parseYaml } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  DEFAULTS,
+  parseConfig,
+  parseDelivery,
+  parseGate,
+  type ConfigIssue,
+  type SluiceConfig,
+} from '../../../functions/core/config/index.ts';
+
+const ECR = 'oci://123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/oddy-test';
+const DIGEST = `sha256:${'ab'.repeat(32)}`;
+
+/** The config-file example from DESIGN.md, verbatim. */
+const DESIGN_EXAMPLE = `
+gates:
+  - name: no-deploy-friday
+    default: open
+    window: 24h
+    schedules:
+      - { cron: "0 0 ? * FRI *", timeZone: Europe/Berlin, action: close }
+  - name: sre-approval
+    default: closed
+    window: 1h
+deliveries:
+  - name: oddy-test
+    source: { url: "oci://123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/oddy-test", tag: v1 }  # or semver / digest; provider: aws|generic
+    path: .
+    prune: true
+    interval: 5m
+    cluster: { eks: { name: prod, region: ap-northeast-1 } }   # or { kubeconfig: ./kubeconfig }
+    gates:
+      - { name: no-deploy-friday, blocks: revisions }
+      - { name: sre-approval, blocks: all }
+`;
+
+const GATES = [
+  { name: 'no-deploy-friday', default: 'open', window: '24h' },
+  { name: 'sre-approval', default: 'closed' },
+];
+
+function delivery(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'oddy-test',
+    source: { url: ECR, tag: 'v1' },
+    cluster: { eks: { name: 'prod', region: 'ap-northeast-1' } },
+    ...overrides,
+  };
+}
+
+function issuesOf(fn: () => unknown): ConfigIssue[] {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).issues;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('parseConfig', () => {
+  it('normalises the DESIGN.md example', () => {
+    const expected: SluiceConfig = {
+      gates: [
+        {
+          name: 'no-deploy-friday',
+          default: 'open',
+          windowMs: 86_400_000,
+          schedules: [{ cron: '0 0 ? * FRI *', timeZone: 'Europe/Berlin', action: 'close' }],
+        },
+        { name: 'sre-approval', default: 'closed', windowMs: 3_600_000, schedules: [] },
+      ],
+      deliveries: [
+        {
+          name: 'oddy-test',
+          source: { url: ECR, tag: 'v1', provider: 'aws', insecure: false },
+          path: '.',
+          prune: true,
+          intervalMs: 300_000,
+          timeoutMs: 300_000,
+          wait: false,
+          suspend: false,
+          cluster: { eks: { name: 'prod', region: 'ap-northeast-1' } },
+          gates: [
+            { name: 'no-deploy-friday', blocks: 'revisions' },
+            { name: 'sre-approval', blocks: 'all' },
+          ],
+          deletionPolicy: 'Delete',
+          allowEmpty: false,
+        },
+      ],
+    };
+    expect(parseConfig(parseYaml(DESIGN_EXAMPLE))).toStrictEqual(expected);
+  });
+
+  it('defaults both lists to empty', () => {
+    expect(parseConfig({})).toEqual({ gates: [], deliveries: [] });
+  });
+
+  it('fills in delivery defaults', () => {
+    const parsed = parseDelivery({
+      name: 'web',
+      source: { url: 'oci://localhost:5000/team/web' },
+      cluster: { kubeconfig: './kubeconfig', context: 'kind' },
+    });
+    expect(parsed).toStrictEqual({
+      name: 'web',
+      source: { url: 'oci://localhost:5000/team/web', tag: 'latest', provider: 'generic', insecure: false },
+      path: '.',
+      prune: false,
+      intervalMs: DEFAULTS.intervalMs,
+      timeoutMs: DEFAULTS.timeoutMs,
+      wait: false,
+      suspend: false,
+      cluster: { kubeconfig: './kubeconfig', context: 'kind' },
+      gates: [],
+      deletionPolicy: 'Orphan',
+      allowEmpty: false,
+    });
+  });
+
+  it('keeps every optional field', () => {
+    const parsed = parseDelivery(
+      delivery({
+        source: {
+          url: 'oci://registry.example.com/apps/web',
+          semver: '^1.4',
+          provider: 'aws',
+          insecure: true,
+          layerMediaType: 'application/vnd.cncf.flux.content.v1.tar+gzip',
+        },
+        path: './overlays//prod/',
+        prune: true,
+        deletionPolicy: 'Orphan',
+        interval: '10m',
+        retryInterval: '1m',
+        timeout: '2m30s',
+        wait: true,
+        suspend: true,
+        allowEmpty: true,
+        cluster: {
+          eks: { name: 'prod', region: 'cn-north-1', roleArn: 'arn:aws-cn:iam::123456789012:role/deploy' },
+        },
+        gates: [{ name: 'sre-approval' }],
+        targetNamespace: 'web',
+        commonMetadata: {
+          labels: { 'app.kubernetes.io/part-of': 'shop', team: '' },
+          annotations: { note: 'any text!' },
+        },
+        postBuild: { substitute: { cluster_env: 'prod' } },
+      }),
+    );
+    expect(parsed).toStrictEqual({
+      name: 'oddy-test',
+      source: {
+        url: 'oci://registry.example.com/apps/web',
+        semver: '^1.4',
+        provider: 'aws',
+        insecure: true,
+        layerMediaType: 'application/vnd.cncf.flux.content.v1.tar+gzip',
+      },
+      path: 'overlays/prod',
+      prune: true,
+      intervalMs: 600_000,
+      retryIntervalMs: 60_000,
+      timeoutMs: 150_000,
+      wait: true,
+      suspend: true,
+      cluster: {
+        eks: { name: 'prod', region: 'cn-north-1', roleArn: 'arn:aws-cn:iam::123456789012:role/deploy' },
+      },
+      gates: [{ name: 'sre-approval', blocks: 'all' }],
+      deletionPolicy: 'Orphan',
+      allowEmpty: true,
+      targetNamespace: 'web',
+      commonMetadata: {
+        labels: { 'app.kubernetes.io/part-of': 'shop', team: '' },
+        annotations: { note: 'any text!' },
+      },
+      postBuild: { substitute: { cluster_env: 'prod' } },
+    });
+  });
+
+  it.each([
+    ['oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com/a/b', 'aws'],
+    ['oci://123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/a', 'aws'],
+    ['oci://ghcr.io/stefanprodan/manifests/podinfo', 'generic'],
+    ['oci://127.0.0.1:5000/a', 'generic'],
+    ['oci://12345.dkr.ecr.eu-west-1.amazonaws.com/a', 'generic'],
+  ])('detects the provider of %s', (url, provider) => {
+    expect(parseDelivery(delivery({ source: { url } })).source.provider).toBe(provider);
+  });
+
+  it('keeps a digest as the only reference', () => {
+    expect(parseDelivery(delivery({ source: { url: ECR, digest: DIGEST } })).source).toStrictEqual({
+      url: ECR,
+      digest: DIGEST,
+      provider: 'aws',
+      insecure: false,
+    });
+  });
+
+  it('normalises schedules: cron(...) unwrapped, time zone UTC by default, window in ms', () => {
+    expect(
+      parseGate({
+        name: 'maintenance',
+        default: 'closed',
+        description: 'Tuesday night maintenance',
+        schedules: [
+          { cron: 'cron(0  22 ? * TUE *)', action: 'open', window: '2h' },
+          { cron: '0 0 1 * ? *', timeZone: 'Asia/Tokyo', action: 'close' },
+        ],
+      }),
+    ).toStrictEqual({
+      name: 'maintenance',
+      default: 'closed',
+      description: 'Tuesday night maintenance',
+      schedules: [
+        { cron: '0 22 ? * TUE *', timeZone: 'UTC', action: 'open', windowMs: 7_200_000 },
+        { cron: '0 0 1 * ? *', timeZone: 'Asia/Tokyo', action: 'close' },
+      ],
+    });
+  });
+
+  it('does not check gate references for a single delivery', () => {
+    expect(parseDelivery(delivery({ gates: [{ name: 'elsewhere' }] })).gates).toEqual([
+      { name: 'elsewhere', blocks: 'all' },
+    ]);
+  });
+});
+
+describe('invalid configs', () => {
+  const D = 'deliveries[oddy-test]';
+  const cases: [string, unknown, string, string][] = [
+    ['missing name', { deliveries: [delivery({ name: undefined })] }, 'deliveries[0].name', 'is required'],
+    [
+      'bad name',
+      { deliveries: [delivery({ name: 'Oddy_Test' })] },
+      'deliveries[0].name',
+      '"Oddy_Test" is not a valid delivery name: use at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit',
+    ],
+    [
+      'name too long',
+      { deliveries: [delivery({ name: 'a'.repeat(64) })] },
+      'deliveries[0].name',
+      `"${'a'.repeat(64)}" is not a valid delivery name`,
+    ],
+    [
+      'url without oci://',
+      { deliveries: [delivery({ source: { url: 'https://ghcr.io/a/b' } })] },
+      `${D}.source.url`,
+      '"https://ghcr.io/a/b" must start with oci://',
+    ],
+    [
+      'url without repository',
+      { deliveries: [delivery({ source: { url: 'oci://ghcr.io' } })] },
+      `${D}.source.url`,
+      '"oci://ghcr.io" has no repository (expected oci://host/repository)',
+    ],
+    [
+      'url without host',
+      { deliveries: [delivery({ source: { url: 'oci:///a' } })] },
+      `${D}.source.url`,
+      '"oci:///a" has no registry host',
+    ],
+    [
+      'url with a tag',
+      { deliveries: [delivery({ source: { url: `${ECR}:v1` } })] },
+      `${D}.source.url`,
+      'must not include a tag or digest; set source.tag, source.semver or source.digest instead',
+    ],
+    [
+      'url with upper-case repository',
+      { deliveries: [delivery({ source: { url: 'oci://ghcr.io/Team/App' } })] },
+      `${D}.source.url`,
+      'has an invalid repository "Team/App"',
+    ],
+    [
+      'two of tag/semver/digest',
+      { deliveries: [delivery({ source: { url: ECR, tag: 'v1', semver: '^1' } })] },
+      `${D}.source`,
+      'set only one of tag, semver and digest (found tag and semver)',
+    ],
+    [
+      'bad digest',
+      { deliveries: [delivery({ source: { url: ECR, digest: 'sha256:abc' } })] },
+      `${D}.source.digest`,
+      '"sha256:abc" is not a digest: expected sha256: followed by 64 lowercase hex digits',
+    ],
+    [
+      'bad semver',
+      { deliveries: [delivery({ source: { url: ECR, semver: 'latest' } })] },
+      `${D}.source.semver`,
+      '"latest" is not a valid semver range',
+    ],
+    [
+      'bad tag',
+      { deliveries: [delivery({ source: { url: ECR, tag: '-v1' } })] },
+      `${D}.source.tag`,
+      '"-v1" is not a valid tag',
+    ],
+    [
+      'number tag (unquoted YAML)',
+      { deliveries: [delivery({ source: { url: ECR, tag: 1.1 } })] },
+      `${D}.source.tag`,
+      'must be a string, not the number 1.1 (quote it in YAML: "1.1")',
+    ],
+    [
+      'unknown provider',
+      { deliveries: [delivery({ source: { url: ECR, provider: 'gcp' } })] },
+      `${D}.source.provider`,
+      'must be one of aws, generic, not "gcp"',
+    ],
+    [
+      'bad layer media type',
+      { deliveries: [delivery({ source: { url: ECR, layerMediaType: 'tar' } })] },
+      `${D}.source.layerMediaType`,
+      '"tar" is not a media type',
+    ],
+    [
+      'unknown field',
+      { deliveries: [delivery({ prunne: true })] },
+      D,
+      'unknown field "prunne" (did you mean "prune"?)',
+    ],
+    [
+      'unknown field without a near match',
+      { deliveries: [delivery({ colour: 'red' })] },
+      D,
+      'unknown field "colour"',
+    ],
+    [
+      'unknown top-level field',
+      { delivery: [] },
+      '',
+      'unknown field "delivery" (did you mean "deliveries"?)',
+    ],
+    [
+      'unknown nested field',
+      { deliveries: [delivery({ source: { url: ECR, tags: 'v1' } })] },
+      `${D}.source`,
+      'unknown field "tags" (did you mean "tag"?)',
+    ],
+    [
+      'cluster with eks and kubeconfig',
+      {
+        deliveries: [
+          delivery({ cluster: { eks: { name: 'prod', region: 'eu-west-1' }, kubeconfig: './k' } }),
+        ],
+      },
+      `${D}.cluster`,
+      'set either eks or kubeconfig, not both',
+    ],
+    [
+      'cluster with neither',
+      { deliveries: [delivery({ cluster: {} })] },
+      `${D}.cluster`,
+      'set either eks: { name, region } or kubeconfig: <path to a kubeconfig file>',
+    ],
+    ['missing cluster', { deliveries: [delivery({ cluster: undefined })] }, `${D}.cluster`, 'is required'],
+    [
+      'context without kubeconfig',
+      { deliveries: [delivery({ cluster: { eks: { name: 'prod', region: 'eu-west-1' }, context: 'x' } })] },
+      `${D}.cluster.context`,
+      'only applies with kubeconfig',
+    ],
+    [
+      'missing eks region',
+      { deliveries: [delivery({ cluster: { eks: { name: 'prod' } } })] },
+      `${D}.cluster.eks.region`,
+      'is required',
+    ],
+    [
+      'bad region',
+      { deliveries: [delivery({ cluster: { eks: { name: 'prod', region: 'tokyo' } } })] },
+      `${D}.cluster.eks.region`,
+      '"tokyo" is not an AWS region (e.g. eu-west-1)',
+    ],
+    [
+      'bad role ARN',
+      {
+        deliveries: [
+          delivery({
+            cluster: {
+              eks: { name: 'prod', region: 'eu-west-1', roleArn: 'arn:aws:iam::123456789012:user/bob' },
+            },
+          }),
+        ],
+      },
+      `${D}.cluster.eks.roleArn`,
+      'is not an IAM role ARN',
+    ],
+    [
+      'unknown gate reference',
+      { gates: GATES, deliveries: [delivery({ gates: [{ name: 'sre-aproval' }] })] },
+      `${D}.gates[sre-aproval].name`,
+      'delivery "oddy-test" references gate "sre-aproval", which is not defined in gates (did you mean "sre-approval"? defined: no-deploy-friday, sre-approval)',
+    ],
+    [
+      'gate reference without gates',
+      { deliveries: [delivery({ gates: [{ name: 'freeze' }] })] },
+      `${D}.gates[freeze].name`,
+      'delivery "oddy-test" references gate "freeze", which is not defined in gates (no gates are defined)',
+    ],
+    [
+      'gate referenced twice',
+      {
+        gates: GATES,
+        deliveries: [
+          delivery({ gates: [{ name: 'sre-approval' }, { name: 'sre-approval', blocks: 'revisions' }] }),
+        ],
+      },
+      `${D}.gates[1].name`,
+      'gate "sre-approval" is listed more than once',
+    ],
+    [
+      'bad blocks scope',
+      { gates: GATES, deliveries: [delivery({ gates: [{ name: 'sre-approval', blocks: 'everything' }] })] },
+      `${D}.gates[sre-approval].blocks`,
+      'must be one of all, revisions, not "everything"',
+    ],
+    [
+      'duplicate delivery names',
+      { deliveries: [delivery(), delivery()] },
+      'deliveries[1].name',
+      'duplicate delivery name "oddy-test" (also deliveries[0])',
+    ],
+    [
+      'duplicate gate names',
+      { gates: [...GATES, { name: 'sre-approval', default: 'open' }] },
+      'gates[2].name',
+      'duplicate gate name "sre-approval" (also gates[1])',
+    ],
+    [
+      'path with ..',
+      { deliveries: [delivery({ path: 'apps/../../etc' })] },
+      `${D}.path`,
+      '"apps/../../etc" must not contain ".."',
+    ],
+    [
+      'absolute path',
+      { deliveries: [delivery({ path: '/apps' })] },
+      `${D}.path`,
+      '"/apps" must be relative to the artifact root (no leading "/")',
+    ],
+    ['empty path', { deliveries: [delivery({ path: '' })] }, `${D}.path`, 'must not be empty'],
+    [
+      'bad interval',
+      { deliveries: [delivery({ interval: '5 minutes' })] },
+      `${D}.interval`,
+      '"5 minutes" is not a duration (use e.g. 30s, 5m, 24h, 7d)',
+    ],
+    [
+      'interval without unit',
+      { deliveries: [delivery({ interval: 300 })] },
+      `${D}.interval`,
+      '300 is not a duration: the number needs a unit (ms, s, m, h or d), e.g. 300s',
+    ],
+    [
+      'zero timeout',
+      { deliveries: [delivery({ timeout: '0s' })] },
+      `${D}.timeout`,
+      'must be longer than zero',
+    ],
+    [
+      'negative retry interval',
+      { deliveries: [delivery({ retryInterval: '-1m' })] },
+      `${D}.retryInterval`,
+      '"-1m" is not a duration: it must not be negative',
+    ],
+    [
+      'boolean as a string',
+      { deliveries: [delivery({ prune: 'yes' })] },
+      `${D}.prune`,
+      'must be true or false, not "yes"',
+    ],
+    [
+      'bad deletion policy',
+      { deliveries: [delivery({ deletionPolicy: 'delete' })] },
+      `${D}.deletionPolicy`,
+      'must be one of Delete, Orphan, not "delete"',
+    ],
+    [
+      'bad target namespace',
+      { deliveries: [delivery({ targetNamespace: 'Prod' })] },
+      `${D}.targetNamespace`,
+      '"Prod" is not a valid namespace name',
+    ],
+    [
+      'bad label key',
+      { deliveries: [delivery({ commonMetadata: { labels: { 'bad key': 'x' } } })] },
+      `${D}.commonMetadata.labels["bad key"]`,
+      '"bad key" is not a valid label key',
+    ],
+    [
+      'bad label value',
+      { deliveries: [delivery({ commonMetadata: { labels: { team: 'a b' } } })] },
+      `${D}.commonMetadata.labels.team`,
+      '"a b" is not a valid label value',
+    ],
+    [
+      'bad substitution variable',
+      { deliveries: [delivery({ postBuild: { substitute: { 'cluster-env': 'prod' } } })] },
+      `${D}.postBuild.substitute["cluster-env"]`,
+      '"cluster-env" is not a valid variable name',
+    ],
+    ['deliveries not a list', { deliveries: { name: 'x' } }, 'deliveries', 'must be a list, not an object'],
+    [
+      'empty source',
+      { deliveries: [delivery({ source: null })] },
+      `${D}.source`,
+      'has no value (expected an object)',
+    ],
+    [
+      'bad gate default',
+      { gates: [{ name: 'freeze', default: 'opened' }] },
+      'gates[freeze].default',
+      'must be one of open, closed, not "opened"',
+    ],
+    ['missing gate default', { gates: [{ name: 'freeze' }] }, 'gates[freeze].default', 'is required'],
+    [
+      'bad gate name',
+      { gates: [{ name: 'Freeze!', default: 'open' }] },
+      'gates[0].name',
+      '"Freeze!" is not a valid gate name',
+    ],
+    [
+      'bad gate window',
+      { gates: [{ name: 'freeze', default: 'open', window: '1 day' }] },
+      'gates[freeze].window',
+      '"1 day" is not a duration',
+    ],
+    [
+      'cron with five fields',
+      { gates: [{ name: 'freeze', default: 'open', schedules: [{ cron: '0 0 * * 5', action: 'close' }] }] },
+      'gates[freeze].schedules[0].cron',
+      '"0 0 * * 5" has 5 fields; an EventBridge cron expression has six: minutes hours day-of-month month day-of-week year (e.g. "0 0 ? * FRI *")',
+    ],
+    [
+      'cron without ?',
+      {
+        gates: [{ name: 'freeze', default: 'open', schedules: [{ cron: '0 0 * * FRI *', action: 'close' }] }],
+      },
+      'gates[freeze].schedules[0].cron',
+      '"0 0 * * FRI *": one of day-of-month and day-of-week must be "?"',
+    ],
+    [
+      'cron with two ?',
+      { gates: [{ name: 'freeze', default: 'open', schedules: [{ cron: '0 0 ? * ? *', action: 'close' }] }] },
+      'gates[freeze].schedules[0].cron',
+      'day-of-month and day-of-week cannot both be "?"',
+    ],
+    [
+      'rate expression',
+      {
+        gates: [
+          { name: 'freeze', default: 'open', schedules: [{ cron: 'rate(5 minutes)', action: 'close' }] },
+        ],
+      },
+      'gates[freeze].schedules[0].cron',
+      'only cron expressions are supported, not rate() or at()',
+    ],
+    [
+      'bad time zone',
+      {
+        gates: [
+          {
+            name: 'freeze',
+            default: 'open',
+            schedules: [{ cron: '0 0 ? * FRI *', timeZone: 'Europe/Bonn', action: 'close' }],
+          },
+        ],
+      },
+      'gates[freeze].schedules[0].timeZone',
+      '"Europe/Bonn" is not an IANA time zone (e.g. UTC, Europe/Berlin)',
+    ],
+    [
+      'bad action',
+      {
+        gates: [
+          { name: 'freeze', default: 'open', schedules: [{ cron: '0 0 ? * FRI *', action: 'closed' }] },
+        ],
+      },
+      'gates[freeze].schedules[0].action',
+      'must be one of open, close, not "closed"',
+    ],
+    [
+      'schedule window without unit',
+      {
+        gates: [
+          {
+            name: 'freeze',
+            default: 'open',
+            schedules: [{ cron: '0 0 ? * FRI *', action: 'close', window: 24 }],
+          },
+        ],
+      },
+      'gates[freeze].schedules[0].window',
+      '24 is not a duration',
+    ],
+  ];
+
+  it.each(cases)('%s', (_, input, path, message) => {
+    const issues = issuesOf(() => parseConfig(input, 'sluice.yaml'));
+    expect(issues).toContainEqual({ path, message: expect.stringContaining(message) });
+  });
+
+  it('covers many distinct cases', () => {
+    expect(new Set(cases.map(([, , path, message]) => `${path}|${message}`)).size).toBe(cases.length);
+  });
+
+  it('reports every problem at once, one per line, as origin: path: problem', () => {
+    let error: unknown;
+    try {
+      parseConfig(
+        {
+          gates: [{ name: 'sre-approval', default: 'shut', window: '1 hour' }],
+          deliveries: [
+            delivery({
+              prunne: true,
+              source: { url: 'https://x/y', tag: 'v1', digest: 'sha256:0' },
+              cluster: {},
+              gates: [{ name: 'nope' }],
+            }),
+          ],
+        },
+        'sluice.yaml',
+      );
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const { message, issues } = error as ConfigError;
+    expect(message.split('\n').sort()).toEqual(
+      [
+        'sluice.yaml: gates[sre-approval].default: must be one of open, closed, not "shut"',
+        'sluice.yaml: gates[sre-approval].window: "1 hour" is not a duration (use e.g. 30s, 5m, 24h, 7d)',
+        'sluice.yaml: deliveries[oddy-test].source.url: "https://x/y" must start with oci:// (e.g. oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com/app)',
+        'sluice.yaml: deliveries[oddy-test].source.digest: "sha256:0" is not a digest: expected sha256: followed by 64 lowercase hex digits',
+        'sluice.yaml: deliveries[oddy-test].source: set only one of tag, semver and digest (found tag and digest)',
+        'sluice.yaml: deliveries[oddy-test].cluster: set either eks: { name, region } or kubeconfig: <path to a kubeconfig file>',
+        'sluice.yaml: deliveries[oddy-test]: unknown field "prunne" (did you mean "prune"?)',
+        'sluice.yaml: deliveries[oddy-test].gates[nope].name: delivery "oddy-test" references gate "nope", which is not defined in gates (defined: sre-approval)',
+      ].sort(),
+    );
+    expect(issues).toHaveLength(8);
+    expect((error as ConfigError).name).toBe('ConfigError');
+  });
+
+  it('uses the origin "config" by default', () => {
+    expect(() => parseConfig({ gates: 'none' })).toThrow('config: gates: must be a list, not "none"');
+    expect(() => parseConfig(null)).toThrow('config: has no value (expected an object)');
+  });
+
+  it('names single specs by their name, with paths relative to the spec', () => {
+    expect(() => parseDelivery(delivery({ wait: 1 }))).toThrow(
+      new ConfigError('delivery oddy-test', [
+        { path: 'wait', message: 'must be true or false, not the number 1' },
+      ]),
+    );
+    expect(() => parseGate({ name: 'freeze', default: 'open', window: '0s' }, 'GateProps')).toThrow(
+      'GateProps: window: must be longer than zero (use e.g. 30s, 5m, 24h, 7d)',
+    );
+    expect(() => parseGate({})).toThrow('gate: name: is required\ngate: default: is required');
+  });
+});
