@@ -43,7 +43,7 @@ export function revisionOf(digest: string, tag?: string): string {
 /**
  * The tag holding the highest version that satisfies a Masterminds-style range (`>=1.0.0 <2.0.0`,
  * `>=1.0.0, <2.0.0`, `~1.2`, `^1`, `1.x`). Tags may start with `v`; tags that are not versions
- * are ignored; prereleases only match ranges that name one (as semver and Masterminds do).
+ * are ignored; prereleases only match ranges that name one (as Masterminds does).
  */
 export function selectSemverTag(
   tags: readonly string[],
@@ -60,7 +60,10 @@ export function selectSemverTag(
     // On ties (`v1.0.0` and `1.0.0`) the tag without `v` wins, being first in sort order.
     if (version !== null && !byVersion.has(version)) byVersion.set(version, tag);
   }
-  const best = semver.maxSatisfying([...byVersion.keys()], normalised, { loose: true });
+  // Masterminds lets a range that names a prerelease match any prerelease; node-semver only
+  // those of the same major.minor.patch unless told so.
+  const includePrerelease = /\d-[0-9a-z]/i.test(normalised);
+  const best = semver.maxSatisfying([...byVersion.keys()], normalised, { loose: true, includePrerelease });
   return best === null ? undefined : byVersion.get(best);
 }
 

@@ -106,7 +106,8 @@ export async function unpackArtifact(
     let endOfArchive = false;
     // File contents are checked against maxTotalBytes from their headers; the stream itself may
     // add headers, padding and PAX records, bounded here so that no input inflates without end.
-    const maxStreamBytes = limits.maxTotalBytes + TAR_OVERHEAD_PER_ENTRY * (limits.maxFiles + 1) + 1024 * 1024;
+    const maxStreamBytes =
+      limits.maxTotalBytes + TAR_OVERHEAD_PER_ENTRY * (limits.maxFiles + 1) + 1024 * 1024;
     const gunzip = createGunzip();
     const parser = new Parser({ strict: true });
 
