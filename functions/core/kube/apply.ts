@@ -48,14 +48,27 @@ export function isUnchanged(
   return live !== undefined && appliedHash === desired.hash && isSubset(desired.object, live);
 }
 
-/** Server-side dry-run of each object; every failure is reported, naming the file and object. */
+function isImmutableError(error: unknown): boolean {
+  return statusCodeOf(error) === 422 && /immutable/i.test(apiErrorMessage(error));
+}
+
+const mayRecreate = (object: KubernetesObject) =>
+  object.metadata?.annotations?.[FORCE_ANNOTATION] === 'enabled';
+const IMMUTABLE_HINT = `(annotate the object with ${FORCE_ANNOTATION}: enabled to let sluice recreate it)`;
+
+/**
+ * Server-side dry-run of each object; every failure is reported, naming the file and object.
+ * An immutable-field change passes when the object may be recreated (`sluice.io/force: enabled`).
+ */
 export async function dryRun(kube: KubeClient, objects: readonly DesiredObject[]): Promise<void> {
   const problems: string[] = [];
   await forEachBounded(objects, APPLY_CONCURRENCY, async ({ object, origin }) => {
     try {
       await kube.apply(object, { dryRun: true });
     } catch (error) {
-      problems.push(`${origin}: ${describeObject(object)}: ${apiErrorMessage(error)}`);
+      if (isImmutableError(error) && mayRecreate(object)) return;
+      const hint = isImmutableError(error) ? ` ${IMMUTABLE_HINT}` : '';
+      problems.push(`${origin}: ${describeObject(object)}: ${apiErrorMessage(error)}${hint}`);
     }
   });
   if (problems.length > 0) failValidation(problems.sort());
@@ -106,14 +119,9 @@ async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void>
   try {
     await kube.apply(desired.object);
   } catch (error) {
-    const immutable = statusCodeOf(error) === 422 && /immutable/i.test(apiErrorMessage(error));
-    if (!immutable) throw error;
-    if (desired.object.metadata?.annotations?.[FORCE_ANNOTATION] !== 'enabled') {
-      throw new SluiceError(
-        'ApplyFailed',
-        `${apiErrorMessage(error)} (annotate the object with ${FORCE_ANNOTATION}: enabled to let sluice recreate it)`,
-      );
-    }
+    if (!isImmutableError(error)) throw error;
+    if (!mayRecreate(desired.object))
+      throw new SluiceError('ApplyFailed', `${apiErrorMessage(error)} ${IMMUTABLE_HINT}`);
     await kube.delete(desired.object);
     await waitUntilGone(kube, desired.object);
     await kube.apply(desired.object);
