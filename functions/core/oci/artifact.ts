@@ -94,7 +94,12 @@ export async function pullArtifact(source: OciSource, deps: ArtifactDeps): Promi
   if (manifest.mediaType === OCI_INDEX_MEDIA_TYPE || manifest.mediaType === DOCKER_LIST_MEDIA_TYPE) {
     throw artifactError(`${label}: is an image index (${manifest.mediaType}), not an artifact manifest`);
   }
-  const parsed = JSON.parse(manifest.body.toString('utf8')) as ImageManifest;
+  let parsed: ImageManifest;
+  try {
+    parsed = JSON.parse(manifest.body.toString('utf8')) as ImageManifest;
+  } catch {
+    throw artifactError(`${label}: the manifest is not JSON`);
+  }
   const layers = Array.isArray(parsed.layers) ? parsed.layers : [];
   const wanted = source.layerMediaType ?? FLUX_CONTENT_MEDIA_TYPE;
   const layer = layers.find((candidate) => candidate.mediaType === wanted);

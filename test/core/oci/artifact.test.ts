@@ -276,10 +276,12 @@ describe('failures name the thing and the problem', () => {
         const target = String(input instanceof Request ? input.url : input);
         if (init?.method !== 'GET' || !target.includes(`/${what}/sha256:`) || !response.ok) return response;
         const body = Buffer.from(await response.arrayBuffer());
-        // Same size, other bytes: a space for the manifest's last newline or brace, a flipped bit.
-        if (what === 'manifests') body.write(' ', body.length - 1);
-        else body.writeUInt8(body.readUInt8(10) ^ 1, 10);
-        return new Response(body, {
+        // Other bytes: a space in the manifest's JSON, a flipped bit in the layer.
+        const tampered =
+          what === 'manifests'
+            ? Buffer.from(body.toString().replace(/^\{/, '{ '))
+            : Buffer.from(body.map((byte, i) => (i === 10 ? byte ^ 1 : byte)));
+        return new Response(tampered, {
           status: response.status,
           headers: { 'content-type': response.headers.get('content-type') ?? '' },
         });
@@ -350,14 +352,14 @@ describe('ECR credentials', () => {
     now = new Date(start + 12 * 3600_000 - 4 * 60_000);
     await pullArtifact(source(repository, { tag: 'v1' }), { credentials: ecrCreds });
     expect(counter.calls).toBe(2);
-    expect(await ecrCreds(bed.registry.host)).toEqual({
-      username: bed.registry.username,
-      password: bed.registry.password,
-    });
 
     // The new token is good for 12 hours from when it was issued.
     now = new Date(start + 60_000);
     await pullArtifact(source(repository, { tag: 'v1' }), { credentials: ecrCreds });
+    expect(await ecrCreds(bed.registry.host)).toEqual({
+      username: bed.registry.username,
+      password: bed.registry.password,
+    });
     expect(counter.calls).toBe(2);
   });
 

@@ -1,0 +1,95 @@
+// The sluice CLI as a user runs it (a separate process, settings from the environment), on the real components.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
+
+const bed = testbed();
+const exec = promisify(execFile);
+
+async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, ['bin/sluice-cli.mjs', ...args], {
+      env: process.env,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('sluice CLI', () => {
+  it('push, register, reconcile, status, unregister', async () => {
+    const ns = uniqueName('cli');
+    const name = uniqueName('cli');
+    const url = `oci://${bed.registry.host}/${uniqueName('cli/app')}`;
+    await createNamespace(bed.kubeConfig(), ns);
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+    mkdirSync(join(dir, 'deploy'));
+    writeFileSync(
+      join(dir, 'deploy', 'cm.yaml'),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cli\n  namespace: ${ns}\ndata:\n  k: v\n`,
+    );
+
+    const pushed = await sluice('push', join(dir, 'deploy'), `${url}:v1`, '--revision', 'main@sha1:abc');
+    expect(pushed.code).toBe(0);
+    expect(pushed.stdout).toMatch(/digest sha256:[0-9a-f]{64}/);
+
+    writeFileSync(
+      join(dir, 'sluice.yaml'),
+      `deliveries:\n  - name: ${name}\n    source: { url: "${url}", tag: v1, provider: aws }\n    prune: true\n    cluster: { kubeconfig: ${bed.kube.kubeconfig} }\n`,
+    );
+    expect((await sluice('register', '-f', join(dir, 'sluice.yaml'))).stdout).toContain(
+      `delivery ${name} registered`,
+    );
+
+    const reconciled = await sluice('reconcile', name);
+    expect(reconciled.code).toBe(0);
+    expect(reconciled.stdout).toMatch(
+      new RegExp(`${name}: Succeeded: Applied revision: v1@sha256:[0-9a-f]{64} \\(1 created`),
+    );
+
+    const status = await sluice('status', name, '--json');
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      delivery: name,
+      ready: true,
+      reason: 'ReconciliationSucceeded',
+      lastAppliedRevision: expect.stringMatching(/^v1@sha256:/),
+      lastAttemptedRevision: expect.stringMatching(/^v1@sha256:/),
+      inventorySize: 1,
+      changes: { created: 1, configured: 0, unchanged: 0, deleted: 0 },
+    });
+    const table = await sluice('status');
+    expect(table.stdout).toMatch(
+      new RegExp(`DELIVERY\\s+READY\\s+REASON[\\s\\S]*${name}\\s+True\\s+ReconciliationSucceeded`),
+    );
+
+    const removed = await sluice('unregister', name);
+    expect(removed.stdout).toContain(`delivery ${name} removed; 1 objects deleted`);
+  });
+
+  it('exits 1 with the reason when a reconcile fails, and names bad config fields', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+    const name = uniqueName('clibad');
+    writeFileSync(
+      join(dir, 'bad.yaml'),
+      `deliveries:\n  - name: ${name}\n    source: { url: "oci://${bed.registry.host}/nothing-here", tag: v1, provider: aws }\n    prunne: true\n    cluster: { kubeconfig: ${bed.kube.kubeconfig} }\n`,
+    );
+    const bad = await sluice('register', '-f', join(dir, 'bad.yaml'));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/prunne/);
+
+    writeFileSync(
+      join(dir, 'ok.yaml'),
+      `deliveries:\n  - name: ${name}\n    source: { url: "oci://${bed.registry.host}/nothing-here", tag: v1, provider: aws }\n    cluster: { kubeconfig: ${bed.kube.kubeconfig} }\n`,
+    );
+    expect((await sluice('register', '-f', join(dir, 'ok.yaml'))).code).toBe(0);
+    const failed = await sluice('reconcile', name);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/Failed: .*nothing-here/);
+  });
+});
