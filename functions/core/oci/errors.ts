@@ -11,3 +11,14 @@ export function formatBytes(bytes: number): string {
   if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
   return `${bytes} bytes`;
 }
+
+/** A registry's error answer: the HTTP status and the distribution error codes, for callers that refine it. */
+export class RegistryError extends SluiceError {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly codes: readonly string[],
+  ) {
+    super('ArtifactFailed', message);
+  }
+}

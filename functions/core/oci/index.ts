@@ -19,6 +19,7 @@ export {
   type RegistryCredentials,
 } from './credentials.ts';
 export { isDigest, sha256Digest } from './digest.ts';
+export { RegistryError } from './errors.ts';
 export {
   describeReference,
   isEcrHost,

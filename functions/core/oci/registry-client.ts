@@ -1,8 +1,9 @@
 import { basicAuthorization, causeOf, fetchBearerToken, parseChallenge } from './challenge.ts';
 import type { BasicCredentials, RegistryCredentials } from './credentials.ts';
 import { sha256Digest } from './digest.ts';
-import { artifactError, formatBytes } from './errors.ts';
+import { artifactError } from './errors.ts';
 import { describeReference, isLoopbackHost } from './reference.ts';
+import { nextLink, readCapped, registryError, type RequestKind } from './responses.ts';
 import {
   DOCKER_LIST_MEDIA_TYPE,
   DOCKER_MANIFEST_MEDIA_TYPE,
@@ -36,6 +37,7 @@ const MANIFEST_ACCEPT = [
 /** ECR's and distribution's manifest size limit. */
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const MAX_TAG_PAGES = 1000;
+const MAX_TAGS_PAGE_BYTES = 16 * 1024 * 1024;
 const DOCKER_HUB = new Set(['docker.io', 'index.docker.io']);
 
 /**
@@ -71,7 +73,7 @@ export class RegistryClient {
         headers: { accept: MANIFEST_ACCEPT },
       },
     );
-    if (!response.ok) return this.#fail(response, label, 'manifest');
+    if (!response.ok) return this.#fail(response, label, 'manifest', reference);
     const body = await readCapped(response, MAX_MANIFEST_BYTES, label, 'manifest');
     const contentType = response.headers.get('content-type')?.split(';')[0]?.trim();
     let declared: string | undefined;
@@ -126,8 +128,15 @@ export class RegistryClient {
     for (let page = 0; next && page < MAX_TAG_PAGES; page++) {
       const response = await this.#send('GET', repository, next, label);
       if (!response.ok) return this.#fail(response, label, 'tags');
-      const body = (await response.json().catch(() => undefined)) as { tags?: string[] | null } | undefined;
-      if (!body) throw artifactError(`${label}: the tags list is not JSON`);
+      const text = (await readCapped(response, MAX_TAGS_PAGE_BYTES, label, 'tags list page')).toString(
+        'utf8',
+      );
+      let body: { tags?: string[] | null };
+      try {
+        body = JSON.parse(text) as typeof body;
+      } catch {
+        throw artifactError(`${label}: the tags list is not JSON`);
+      }
       tags.push(...(body.tags ?? []));
       next = nextLink(response.headers.get('link'));
     }
@@ -187,7 +196,7 @@ export class RegistryClient {
         headers: { 'content-type': mediaType },
       },
     );
-    if (response.status !== 201) return this.#fail(response, label, 'manifest');
+    if (response.status !== 201) return this.#fail(response, label, 'manifest', reference);
     await response.body?.cancel();
     return sha256Digest(body);
   }
@@ -253,88 +262,8 @@ export class RegistryClient {
     }
   }
 
-  async #fail(
-    response: Response,
-    label: string,
-    what: 'manifest' | 'blob' | 'tags' | 'upload',
-  ): Promise<never> {
-    const text = await readCapped(response, 64 * 1024, label, 'error').then(
-      (body) => body.toString('utf8'),
-      () => '',
-    );
-    let errors: { code?: string; message?: string }[] = [];
-    try {
-      errors = (JSON.parse(text) as { errors?: typeof errors }).errors ?? [];
-    } catch {
-      // not a distribution error body
-    }
-    const codes = errors.map((e) => e.code).filter((c): c is string => !!c);
-    const detail = errors.map((e) => [e.code, e.message].filter(Boolean).join(': ')).join('; ');
-    const status = response.status;
-    let summary: string;
-    if (status === 401) {
-      const hasCredentials = (await this.#credentialsOnce()) !== undefined;
-      summary = hasCredentials
-        ? 'credentials were refused'
-        : `credentials were refused (none were found for ${this.host}; anonymous access is not allowed)`;
-    } else if (status === 403) {
-      summary = 'access denied: credentials were refused for this repository';
-    } else if (status === 404) {
-      if (codes.includes('NAME_UNKNOWN')) summary = 'repository not found';
-      else if (what === 'manifest') summary = 'tag or digest not found';
-      else if (what === 'blob') summary = 'blob not found';
-      else if (what === 'tags') summary = 'repository not found';
-      else summary = 'not found';
-    } else if (status === 429) {
-      summary = 'rate limited by the registry';
-    } else {
-      summary = `the registry refused the ${what} request`;
-    }
-    throw artifactError(`${label}: ${summary} (HTTP ${status}${detail ? `, ${detail}` : ''})`);
+  async #fail(response: Response, label: string, what: RequestKind, reference?: string): Promise<never> {
+    const hasCredentials = response.status === 401 && (await this.#credentialsOnce()) !== undefined;
+    throw await registryError(response, { label, what, reference, host: this.host, hasCredentials });
   }
-}
-
-/** The body, refusing to read more than `maxBytes`. */
-async function readCapped(
-  response: Response,
-  maxBytes: number,
-  label: string,
-  what: string,
-  limitName = 'the limit',
-): Promise<Buffer> {
-  const declared = Number(response.headers.get('content-length') ?? NaN);
-  if (declared > maxBytes) {
-    await response.body?.cancel();
-    throw artifactError(
-      `${label}: the ${what} is ${exactBytes(declared)}, more than ${exactBytes(maxBytes)} (${limitName})`,
-    );
-  }
-  if (!response.body) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      throw artifactError(`${label}: the ${what} is more than ${exactBytes(maxBytes)} (${limitName})`);
-    }
-    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-  }
-  return Buffer.concat(chunks, total);
-}
-
-function exactBytes(bytes: number): string {
-  return bytes < 1024 ? `${bytes} bytes` : `${formatBytes(bytes)} (${bytes} bytes)`;
-}
-
-/** The `rel="next"` target of a `Link` header. */
-function nextLink(header: string | null): string | undefined {
-  for (const part of (header ?? '').split(',')) {
-    const match = /<([^>]+)>\s*;\s*rel="?next"?/.exec(part);
-    if (match) return match[1];
-  }
-  return undefined;
 }

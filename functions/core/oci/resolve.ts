@@ -1,6 +1,6 @@
 import semver from 'semver';
 import { isDigest } from './digest.ts';
-import { artifactError } from './errors.ts';
+import { artifactError, RegistryError } from './errors.ts';
 import { describeReference, type OciReference } from './reference.ts';
 import type { RegistryClient } from './registry-client.ts';
 import type { OciSource } from './source.ts';
@@ -83,7 +83,7 @@ export async function resolveReference(
   const ref = sourceRef(source);
   const { repository } = reference;
   if ('digest' in ref) {
-    const digest = await client.manifestDigest(repository, ref.digest);
+    const digest = await manifestDigest(client, repository, ref.digest);
     if (digest !== ref.digest) {
       throw artifactError(
         `${describeReference(client.host, repository, ref.digest)}: the registry served a manifest with digest ${digest}`,
@@ -105,6 +105,25 @@ export async function resolveReference(
   } else {
     tag = ref.tag;
   }
-  const digest = await client.manifestDigest(repository, tag);
+  const digest = await manifestDigest(client, repository, tag);
   return { digest, tag, revision: revisionOf(digest, tag) };
+}
+
+/** The digest a tag or digest points at; when it is missing, says whether the repository is. */
+async function manifestDigest(
+  client: RegistryClient,
+  repository: string,
+  reference: string,
+): Promise<string> {
+  try {
+    return await client.manifestDigest(repository, reference);
+  } catch (error) {
+    if (!(error instanceof RegistryError) || error.status !== 404 || error.codes.includes('NAME_UNKNOWN')) {
+      throw error;
+    }
+    // Registries answer MANIFEST_UNKNOWN for a tag of a repository that does not exist, too:
+    // the tags list tells (and throws "repository not found").
+    await client.listTags(repository);
+    throw error;
+  }
 }

@@ -157,7 +157,7 @@ describe('push and pull', () => {
     const unknown = `sha256:${'0'.repeat(64)}`;
     const error = await failure(pullArtifact(source(repository, { digest: unknown }), { credentials }));
     expect(error.message).toContain(`${bed.registry.host}/${repository}@${unknown}`);
-    expect(error.message).toContain('not found (HTTP 404');
+    expect(error.message).toContain('manifest digest not found (HTTP 404');
   });
 });
 
@@ -167,14 +167,13 @@ describe('failures name the thing and the problem', () => {
     await pushArtifact(directory(), `${url(repository)}:v1`, { credentials });
     const error = await failure(pullArtifact(source(repository, { tag: 'v9' }), { credentials }));
     expect(error.message).toContain(`${bed.registry.host}/${repository}:v9`);
-    expect(error.message).toContain('tag or digest not found (HTTP 404');
+    expect(error.message).toContain('tag "v9" not found (HTTP 404');
   });
 
   it('a missing repository', async () => {
     const repository = uniqueName('oci/missing');
     const byTag = await failure(pullArtifact(source(repository, { tag: 'v1' }), { credentials }));
-    expect(byTag.message).toContain(`${bed.registry.host}/${repository}:v1`);
-    expect(byTag.message).toMatch(/not found \(HTTP 404/);
+    expect(byTag.message).toContain(`${bed.registry.host}/${repository}: repository not found (HTTP 404`);
     const bySemver = await failure(pullArtifact(source(repository, { semver: '^1' }), { credentials }));
     expect(bySemver.message).toContain(`${bed.registry.host}/${repository}: repository not found (HTTP 404`);
   });

@@ -1,0 +1,61 @@
+// The EventBridge sink: what it sends over the wire, checked at the SDK's HTTP layer.
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { eventBridgeSink } from '../../../functions/core/reconcile/events.ts';
+
+function recordingClient(answer: unknown) {
+  const sent: { headers: Record<string, string>; body: string }[] = [];
+  const client = new EventBridgeClient({
+    region: 'eu-west-1',
+    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+    requestHandler: {
+      handle: async (request: { headers: Record<string, string>; body: string }) => {
+        sent.push({ headers: request.headers, body: request.body });
+        return {
+          response: {
+            statusCode: 200,
+            headers: { 'content-type': 'application/x-amz-json-1.1' },
+            body: Readable.from([JSON.stringify(answer)]),
+          },
+        };
+      },
+    } as never,
+  });
+  return { client, sent };
+}
+
+const event = {
+  delivery: 'oddy-test',
+  outcome: 'Succeeded' as const,
+  reason: 'ReconciliationSucceeded',
+  message: 'Applied revision: v1@sha256:abc',
+  revision: 'v1@sha256:abc',
+  time: '2026-03-26T10:00:00.000Z',
+};
+
+describe('EventBridge sink', () => {
+  it('puts a "Reconcile Succeeded" event with source sluice on the configured bus', async () => {
+    const { client, sent } = recordingClient({ FailedEntryCount: 0, Entries: [{ EventId: '1' }] });
+    await eventBridgeSink(client, 'platform-events').publish(event);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.headers['x-amz-target']).toBe('AWSEvents.PutEvents');
+    const body = JSON.parse(sent[0]!.body) as { Entries: Record<string, unknown>[] };
+    expect(body.Entries[0]).toMatchObject({
+      EventBusName: 'platform-events',
+      Source: 'sluice',
+      DetailType: 'Reconcile Succeeded',
+    });
+    expect(JSON.parse(body.Entries[0]!.Detail as string)).toEqual(event);
+  });
+
+  it('fails naming the bus when EventBridge refuses the entry', async () => {
+    const { client } = recordingClient({
+      FailedEntryCount: 1,
+      Entries: [{ ErrorCode: 'X', ErrorMessage: 'bus not found' }],
+    });
+    await expect(eventBridgeSink(client, 'missing-bus').publish(event)).rejects.toThrow(
+      /bus 'missing-bus' refused the event: bus not found/,
+    );
+  });
+});

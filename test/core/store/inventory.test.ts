@@ -1,0 +1,58 @@
+// Inventory storage on DynamoDB Local: large inventories in chunks, and replacement that never
+// leaves a half-written inventory behind.
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import type { InventoryEntry } from '../../../functions/core/manifests/inventory.ts';
+import {
+  INVENTORY_CHUNK_SIZE,
+  readInventory,
+  writeInventory,
+} from '../../../functions/core/store/inventory.ts';
+import { tableClient } from '../../../functions/core/store/table-client.ts';
+import { testbed, uniqueName } from '../../support/testbed.ts';
+
+const bed = testbed();
+const db = tableClient(bed.dynamoDb(), bed.dynamodb.table);
+
+const entries = (count: number, tag: string): InventoryEntry[] =>
+  Array.from({ length: count }, (_, i) => ({
+    id: `team-${i % 20}_${tag}-object-${i}_apps_Deployment`,
+    v: 'v1',
+    h: 'f'.repeat(64),
+  }));
+
+async function itemCount(name: string): Promise<number> {
+  const page = await db.doc.send(
+    new QueryCommand({
+      TableName: db.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': `delivery#${name}`, ':prefix': 'inventory' },
+      Select: 'COUNT',
+    }),
+  );
+  return page.Count ?? 0;
+}
+
+describe('inventory store', () => {
+  it('stores and reads back 10,000 entries in chunks under the item size limit', async () => {
+    const name = uniqueName('inv');
+    const big = entries(10_000, 'big');
+    await writeInventory(db, name, big);
+    expect(await readInventory(db, name)).toEqual(big);
+    // head + ceil(10000 / chunk size) chunks
+    expect(await itemCount(name)).toBe(1 + Math.ceil(10_000 / INVENTORY_CHUNK_SIZE));
+  });
+
+  it('replaces an inventory wholly and removes the chunks of the previous one', async () => {
+    const name = uniqueName('inv');
+    await writeInventory(db, name, entries(4000, 'old'));
+    const replacement = entries(10, 'new');
+    await writeInventory(db, name, replacement);
+    expect(await readInventory(db, name)).toEqual(replacement);
+    expect(await itemCount(name)).toBe(2);
+  });
+
+  it('reads an empty inventory for a delivery that never applied anything', async () => {
+    expect(await readInventory(db, uniqueName('never'))).toEqual([]);
+  });
+});
