@@ -2,12 +2,11 @@ import {
   BatchWriteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   type BatchWriteCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import type { InventoryEntry } from '../manifests/inventory.ts';
-import { deliveryKey, type TableClient } from './table-client.ts';
+import { deliveryKey, queryPartition, type TableClient } from './table-client.ts';
 
 /** Entries per chunk item: about 150 bytes each keeps a chunk well under DynamoDB's 400 KB item limit. */
 export const INVENTORY_CHUNK_SIZE = 1500;
@@ -30,21 +29,11 @@ export async function readInventory(db: TableClient, name: string): Promise<Inve
   );
   const head = Item as InventoryHead | undefined;
   if (!head) return [];
-  const entries: InventoryEntry[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.doc.send(
-      new QueryCommand({
-        TableName: db.table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': deliveryKey(name), ':prefix': `inventory#${head.setId}#` },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) entries.push(...(item.entries as InventoryEntry[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const chunks = await queryPartition(db, deliveryKey(name), {
+    skPrefix: `inventory#${head.setId}#`,
+    consistent: true,
+  });
+  const entries = chunks.flatMap((item) => item.entries as InventoryEntry[]);
   if (entries.length !== head.count) {
     throw new Error(
       `inventory of delivery '${name}' is incomplete: ${entries.length} of ${head.count} entries readable`,
@@ -81,25 +70,11 @@ export async function writeInventory(
 }
 
 async function deleteChunksExcept(db: TableClient, name: string, keepSetId: string): Promise<void> {
-  const stale: { DeleteRequest: { Key: Record<string, string> } }[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.doc.send(
-      new QueryCommand({
-        TableName: db.table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': deliveryKey(name), ':prefix': 'inventory#' },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      if (!(item.sk as string).startsWith(`inventory#${keepSetId}#`)) {
-        stale.push({ DeleteRequest: { Key: { pk: item.pk as string, sk: item.sk as string } } });
-      }
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const stale = (
+    await queryPartition(db, deliveryKey(name), { skPrefix: 'inventory#', projection: 'pk, sk' })
+  )
+    .filter((item) => !(item.sk as string).startsWith(`inventory#${keepSetId}#`))
+    .map((item) => ({ DeleteRequest: { Key: { pk: item.pk as string, sk: item.sk as string } } }));
   await batchWrite(db, stale);
 }
 
