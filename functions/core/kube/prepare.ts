@@ -44,13 +44,15 @@ function definedKinds(manifests: readonly Manifest[]): Map<string, CrdDefinition
 
 /**
  * Settles each manifest against the cluster's API: the kind must be served (or defined by a CRD
- * in the set), namespaced objects get `default` when they name no namespace, cluster-scoped
+ * in the set), namespaced objects get `targetNamespace` if set, else `default` when they name
+ * none, cluster-scoped
  * ones lose theirs; the owner label is stamped; duplicates are refused. Sorted in apply order.
  */
 export async function prepareObjects(
   manifests: readonly Manifest[],
   kube: KubeClient,
   deliveryName: string,
+  targetNamespace?: string,
 ): Promise<DesiredObject[]> {
   const crdKinds = definedKinds(manifests);
   const newNamespaces = new Set(
@@ -73,7 +75,7 @@ export async function prepareObjects(
       continue;
     }
     const metadata = { ...raw.metadata, labels: { ...raw.metadata?.labels, [OWNER_LABEL]: deliveryName } };
-    if (info.namespaced) metadata.namespace = raw.metadata?.namespace || 'default';
+    if (info.namespaced) metadata.namespace = targetNamespace ?? (raw.metadata?.namespace || 'default');
     else delete metadata.namespace;
     const object = { ...raw, metadata } as KubernetesObject;
     const entry = entryFor(object);

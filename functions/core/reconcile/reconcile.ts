@@ -8,6 +8,7 @@ import { pruneEntries } from '../kube/prune.ts';
 import { waitForHealthy } from '../kube/wait.ts';
 import { staleEntries, unionEntries, type InventoryEntry } from '../manifests/inventory.ts';
 import { loadManifests } from '../manifests/load.ts';
+import { applyDeliveryTransforms } from '../manifests/transform.ts';
 import { checkRequiredFields } from '../manifests/validate.ts';
 import { pullArtifact, type Artifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
@@ -116,10 +117,12 @@ async function applyRevision(
   const manifests = await step('BuildFailed', () => {
     const loaded = loadManifests(artifact.files, delivery.path, artifact.revision);
     checkRequiredFields(loaded);
-    return loaded;
+    return applyDeliveryTransforms(loaded, delivery);
   });
   const kube = new KubeClient(await step('ApplyFailed', () => deps.connect(delivery.cluster)));
-  const desired = await step('ValidationFailed', () => prepareObjects(manifests, kube, name));
+  const desired = await step('ValidationFailed', () =>
+    prepareObjects(manifests, kube, name, delivery.targetNamespace),
+  );
   const oldInventory = await readInventory(deps.db, name);
   if (desired.length === 0 && oldInventory.length > 0 && !delivery.allowEmpty) {
     throw new SluiceError(

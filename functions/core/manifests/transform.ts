@@ -1,0 +1,71 @@
+import { parse, stringify } from 'yaml';
+import type { Delivery } from '../config/index.ts';
+import { describeObject, type Manifest } from './objects.ts';
+import { failValidation } from './validate.ts';
+
+/** `sluice.io/substitute: disabled` leaves an object's `${...}` text alone. */
+export const SUBSTITUTE_ANNOTATION = 'sluice.io/substitute';
+
+const VARIABLE = /(\$)?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::=([^}]*))?\}/g;
+
+/**
+ * Flux's postBuild.substitute: `${var}` and `${var:=default}` in each object's YAML, so a
+ * substituted number stays a number; `$${var}` is left as the literal `${var}`. An undefined
+ * variable without a default is an error naming the object and the variable.
+ */
+export function substituteVariables(
+  manifests: readonly Manifest[],
+  variables: Readonly<Record<string, string>>,
+): Manifest[] {
+  const problems: string[] = [];
+  const result = manifests.map((manifest) => {
+    if (manifest.object.metadata?.annotations?.[SUBSTITUTE_ANNOTATION] === 'disabled') return manifest;
+    const text = stringify(manifest.object);
+    if (!text.includes('${')) return manifest;
+    const substituted = text.replace(
+      VARIABLE,
+      (match, escaped: string | undefined, name: string, fallback: string | undefined) => {
+        if (escaped) return match.slice(1);
+        const value = variables[name] ?? fallback;
+        if (value === undefined) {
+          problems.push(
+            `${manifest.origin}: ${describeObject(manifest.object)}: variable "${name}" is not defined (set it in postBuild.substitute or give a default: \${${name}:=value})`,
+          );
+          return match;
+        }
+        return value;
+      },
+    );
+    return { ...manifest, object: parse(substituted) as Manifest['object'] };
+  });
+  if (problems.length > 0) failValidation(problems);
+  return result;
+}
+
+/** Flux's commonMetadata: labels and annotations set on every object (on a clash the delivery's value wins, as in Flux). */
+export function addCommonMetadata(
+  manifests: readonly Manifest[],
+  common: NonNullable<Delivery['commonMetadata']>,
+): Manifest[] {
+  return manifests.map(({ object, origin }) => ({
+    origin,
+    object: {
+      ...object,
+      metadata: {
+        ...object.metadata,
+        ...(common.labels && { labels: { ...object.metadata?.labels, ...common.labels } }),
+        ...(common.annotations && {
+          annotations: { ...object.metadata?.annotations, ...common.annotations },
+        }),
+      },
+    },
+  }));
+}
+
+/** The delivery's own transforms, after the build: substitution, then common metadata. */
+export function applyDeliveryTransforms(manifests: readonly Manifest[], delivery: Delivery): Manifest[] {
+  let result = [...manifests];
+  if (delivery.postBuild?.substitute) result = substituteVariables(result, delivery.postBuild.substitute);
+  if (delivery.commonMetadata) result = addCommonMetadata(result, delivery.commonMetadata);
+  return result;
+}
