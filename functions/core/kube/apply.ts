@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { SluiceError } from '../errors.ts';
 import { isSubset } from '../manifests/hash.ts';
+import { entryFor } from '../manifests/inventory.ts';
 import { describeObject, FORCE_ANNOTATION, OWNER_LABEL } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
 import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
@@ -29,8 +30,7 @@ export async function listOwned(
   await forEachBounded([...unique.values()], APPLY_CONCURRENCY, async ({ apiVersion, kind }) => {
     if (!(await kube.resource(apiVersion, kind))) return;
     for (const object of await kube.list(apiVersion, kind, `${OWNER_LABEL}=${deliveryName}`)) {
-      const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
-      live.set(`${object.metadata?.namespace ?? ''}_${object.metadata?.name}_${group}_${kind}`, object);
+      live.set(entryFor(object).id, object);
     }
   });
   return live;

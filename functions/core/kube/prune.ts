@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { SluiceError } from '../errors.ts';
 import { apiVersionOf, refOf, type InventoryEntry } from '../manifests/inventory.ts';
-import { OWNER_LABEL, PRUNE_ANNOTATION } from '../manifests/objects.ts';
+import { describeObject, OWNER_LABEL, PRUNE_ANNOTATION } from '../manifests/objects.ts';
 import { apiErrorMessage, type KubeClient } from './client.ts';
 import { forEachBounded } from './pool.ts';
 import { APPLY_CONCURRENCY } from './apply.ts';
@@ -65,9 +65,7 @@ export async function pruneEntries(
         await kube.delete(live);
         deleted.push(entry.id);
       } catch (error) {
-        failures.push(
-          `${object.kind}/${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name}: ${apiErrorMessage(error)}`,
-        );
+        failures.push(`${describeObject(object)}: ${apiErrorMessage(error)}`);
       }
     });
   }

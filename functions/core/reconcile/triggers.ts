@@ -1,3 +1,4 @@
+import { parseReference } from '../oci/index.ts';
 import { getDelivery, listDeliveryNames } from '../store/deliveries.ts';
 import type { TableClient } from '../store/table-client.ts';
 
@@ -23,13 +24,6 @@ function isEcrEvent(event: unknown): event is EcrImageActionEvent {
   return e?.source === 'aws.ecr' && e['detail-type'] === 'ECR Image Action' && typeof e.detail === 'object';
 }
 
-/** `oci://host/repo` → host and repository. */
-function splitUrl(url: string): { host: string; repository: string } {
-  const rest = url.replace(/^oci:\/\//, '');
-  const slash = rest.indexOf('/');
-  return { host: rest.slice(0, slash), repository: rest.slice(slash + 1) };
-}
-
 /**
  * The deliveries an event asks to reconcile: the one it names, or for a successful ECR push every
  * delivery whose source is that repository (in that account and region).
@@ -48,7 +42,7 @@ export async function deliveriesForEvent(event: unknown, db: TableClient): Promi
   for (const name of await listDeliveryNames(db)) {
     const delivery = await getDelivery(db, name);
     if (!delivery) continue;
-    const { host, repository } = splitUrl(delivery.source.url);
+    const { host, repository } = parseReference(delivery.source.url);
     const sameRegistry = !/\.dkr\.ecr\./.test(host) || host === registryHost || host === `${registryHost}.cn`;
     if (sameRegistry && repository === event.detail['repository-name']) matches.push(name);
   }
