@@ -7,9 +7,7 @@ import { prepareObjects, type DesiredObject } from '../kube/prepare.ts';
 import { pruneEntries } from '../kube/prune.ts';
 import { waitForHealthy } from '../kube/wait.ts';
 import { staleEntries, unionEntries, type InventoryEntry } from '../manifests/inventory.ts';
-import { loadManifests } from '../manifests/load.ts';
-import { applyDeliveryTransforms } from '../manifests/transform.ts';
-import { checkRequiredFields } from '../manifests/validate.ts';
+import { buildManifests } from '../manifests/build.ts';
 import { pullArtifact, type Artifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { recordEvent, type ReconcileOutcome } from '../store/events.ts';
@@ -114,11 +112,9 @@ async function applyRevision(
   lease: Lease,
 ): Promise<ChangeCounts> {
   const name = delivery.name;
-  const manifests = await step('BuildFailed', () => {
-    const loaded = loadManifests(artifact.files, delivery.path, artifact.revision);
-    checkRequiredFields(loaded);
-    return applyDeliveryTransforms(loaded, delivery);
-  });
+  const manifests = await step('BuildFailed', () =>
+    buildManifests(artifact.files, delivery, artifact.revision),
+  );
   const kube = new KubeClient(await step('ApplyFailed', () => deps.connect(delivery.cluster)));
   const desired = await step('ValidationFailed', () =>
     prepareObjects(manifests, kube, name, delivery.targetNamespace),
