@@ -2,9 +2,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECRClient } from '@aws-sdk/client-ecr';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { STSClient } from '@aws-sdk/client-sts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { systemClock, type Clock } from './clock.ts';
+import { lambdaReconcileNow, schedulerWindowTimer } from './gates/aws.ts';
+import type { GateDeps } from './gates/requests.ts';
 import { connectToCluster } from './kube/cluster-access.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
@@ -69,6 +73,31 @@ export function reconcileDepsFromEnvironment(options: {
       ),
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,
+    log: options.log,
+  };
+}
+
+/**
+ * The gate function's dependencies: the table, the system clock, and when configured the
+ * reconcile function to invoke when a gate opens (SLUICE_RECONCILE_FUNCTION) and the schedule
+ * group for window ends (SLUICE_WINDOW_SCHEDULE_GROUP with SLUICE_SCHEDULER_ROLE_ARN).
+ */
+export function gateDepsFromEnvironment(options: { log?: (message: string) => void } = {}): GateDeps {
+  const reconcileFunction = process.env.SLUICE_RECONCILE_FUNCTION;
+  const group = process.env.SLUICE_WINDOW_SCHEDULE_GROUP;
+  const roleArn = process.env.SLUICE_SCHEDULER_ROLE_ARN;
+  return {
+    db: tableFromEnvironment(),
+    clock: systemClock,
+    reconcileNow: reconcileFunction ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction) : undefined,
+    windowTimer:
+      reconcileFunction && group && roleArn
+        ? schedulerWindowTimer(new SchedulerClient({}), {
+            group,
+            reconcileFunctionArn: reconcileFunction,
+            roleArn,
+          })
+        : undefined,
     log: options.log,
   };
 }

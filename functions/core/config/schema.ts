@@ -5,15 +5,19 @@
 import { posix } from 'node:path';
 import semver from 'semver';
 import { z } from 'zod';
+import { cronProblem, unwrapCron } from '../gates/cron.ts';
 import { DURATION_HINT, parseDuration } from './duration.ts';
 import { closest, isRecord } from './issues.ts';
+import { patchProblems } from './patches.ts';
 import type {
   ClusterTarget,
   Delivery,
+  DeliveryPatch,
   DeliverySource,
   Gate,
   GateRef,
   GateSchedule,
+  ImageOverride,
   SluiceConfig,
 } from './types.ts';
 
@@ -43,13 +47,12 @@ const REGISTRY_HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-
 const OCI_REPOSITORY = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
 const OCI_TAG = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
+const DIGEST_OF_ANY_ALGORITHM = /^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$/;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
 const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
 const AWS_REGION = /^[a-z]{2}(?:-[a-z]+)+-\d+$/;
 const ROLE_ARN = /^arn:aws(?:-[a-z]+)*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
 const VARIABLE = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
-const CRON_FIELDS = ['minutes', 'hours', 'day-of-month', 'month', 'day-of-week', 'year'] as const;
-const CRON_EXAMPLE = '"0 0 ? * FRI *"';
 
 /** `aws` for an ECR registry host, else `generic`. */
 export function defaultProvider(url: string): 'aws' | 'generic' {
@@ -303,6 +306,88 @@ const gateRefsSchema = z
     { when: (payload) => Array.isArray(payload.value) },
   );
 
+const patchSchema = strict({
+  patch: z.string(),
+  target: strict({
+    group: checked().optional(),
+    version: checked().optional(),
+    kind: checked().optional(),
+    name: checked().optional(),
+    namespace: checked().optional(),
+    labelSelector: checked().optional(),
+    annotationSelector: checked().optional(),
+  }).optional(),
+})
+  .superRefine(
+    (entry, ctx) => {
+      for (const problem of patchProblems(entry.patch, entry.target !== undefined)) {
+        ctx.addIssue({ code: 'custom', message: problem.message, path: [problem.field] });
+      }
+    },
+    { when: (payload) => isRecord(payload.value) && typeof payload.value.patch === 'string' },
+  )
+  .transform(
+    (entry): DeliveryPatch => ({
+      patch: entry.patch,
+      ...(entry.target !== undefined && { target: entry.target }),
+    }),
+  );
+
+/** An image reference without tag or digest (a registry port is fine: `localhost:5000/app`). */
+const imageNameProblem: Check = (value) =>
+  /\s/.test(value) || /[:@]/.test(value.slice(value.lastIndexOf('/') + 1))
+    ? `"${value}" is not an image name: leave out the tag and digest (set newTag or digest for those)`
+    : undefined;
+
+const imageSchema = strict({
+  name: checked(imageNameProblem),
+  newName: checked(imageNameProblem).optional(),
+  newTag: checked((tag) =>
+    /[\s:@/]/.test(tag) ? `"${tag}" is not a tag (no spaces, ":", "@" or "/")` : undefined,
+  ).optional(),
+  digest: checked((digest) =>
+    DIGEST_OF_ANY_ALGORITHM.test(digest)
+      ? undefined
+      : `"${digest}" is not a digest (e.g. sha256: followed by 64 lowercase hex digits)`,
+  ).optional(),
+})
+  .superRefine(
+    (image, ctx) => {
+      if (image.newName === undefined && image.newTag === undefined && image.digest === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'set at least one of newName, newTag and digest' });
+      }
+    },
+    { when: (payload) => isRecord(payload.value) },
+  )
+  .transform(
+    (image): ImageOverride => ({
+      name: image.name,
+      ...(image.newName !== undefined && { newName: image.newName }),
+      ...(image.newTag !== undefined && { newTag: image.newTag }),
+      ...(image.digest !== undefined && { digest: image.digest }),
+    }),
+  );
+
+const imagesSchema = z.array(imageSchema).superRefine(
+  (images, ctx) => {
+    const first = new Map<unknown, number>();
+    images.forEach((image, index) => {
+      const imageName: unknown = isRecord(image) ? image.name : undefined;
+      if (typeof imageName !== 'string') return;
+      const earlier = first.get(imageName);
+      if (earlier === undefined) first.set(imageName, index);
+      else {
+        ctx.addIssue({
+          code: 'custom',
+          message: `image "${imageName}" is listed more than once (also images[${earlier}])`,
+          path: [index, 'name'],
+        });
+      }
+    });
+  },
+  { when: (payload) => Array.isArray(payload.value) },
+);
+
 export const deliverySchema = strict({
   name: name('delivery name'),
   source: sourceSchema,
@@ -333,6 +418,8 @@ export const deliverySchema = strict({
         : `"${key}" is not a valid variable name (letters, digits and "_", not starting with a digit)`,
     ).optional(),
   }).optional(),
+  patches: z.array(patchSchema).optional(),
+  images: imagesSchema.optional(),
 }).transform((input): Delivery => {
   const prune = input.prune ?? DEFAULTS.prune;
   return {
@@ -352,37 +439,10 @@ export const deliverySchema = strict({
     ...(input.targetNamespace !== undefined && { targetNamespace: input.targetNamespace }),
     ...(input.commonMetadata !== undefined && { commonMetadata: input.commonMetadata }),
     ...(input.postBuild !== undefined && { postBuild: input.postBuild }),
+    ...(input.patches !== undefined && { patches: input.patches }),
+    ...(input.images !== undefined && { images: input.images }),
   };
 });
-
-function cronProblem(expression: string): string | undefined {
-  if (/^(rate|at)\(/.test(expression))
-    return `"${expression}": only cron expressions are supported, not rate() or at()`;
-  const fields = unwrapCron(expression).split(' ');
-  if (fields.length !== 6) {
-    return `"${expression}" has ${fields.length} fields; an EventBridge cron expression has six: ${CRON_FIELDS.join(' ')} (e.g. ${CRON_EXAMPLE})`;
-  }
-  const bad = fields.findIndex((field) => !/^[0-9A-Za-z*?,/#-]+$/.test(field));
-  if (bad >= 0) return `"${expression}": the ${CRON_FIELDS[bad]} field "${fields[bad]}" is not valid`;
-  const misplaced = fields.findIndex((field, index) => field.includes('?') && index !== 2 && index !== 4);
-  if (misplaced >= 0) {
-    return `"${expression}": "?" is only allowed in day-of-month or day-of-week, not in ${CRON_FIELDS[misplaced]}`;
-  }
-  const [dayOfMonth, dayOfWeek] = [fields[2], fields[4]];
-  if (dayOfMonth === '?' && dayOfWeek === '?') {
-    return `"${expression}": day-of-month and day-of-week cannot both be "?" (e.g. ${CRON_EXAMPLE})`;
-  }
-  if (dayOfMonth !== '?' && dayOfWeek !== '?') {
-    return `"${expression}": one of day-of-month and day-of-week must be "?" (e.g. ${CRON_EXAMPLE})`;
-  }
-  return undefined;
-}
-
-/** `cron(0 0 ? * FRI *)` → `0 0 ? * FRI *`, with single spaces. */
-function unwrapCron(expression: string): string {
-  const inner = /^cron\((.*)\)$/s.exec(expression.trim())?.[1] ?? expression;
-  return inner.trim().split(/\s+/).join(' ');
-}
 
 function timeZoneProblem(timeZone: string): string | undefined {
   try {
@@ -396,7 +456,7 @@ function timeZoneProblem(timeZone: string): string | undefined {
 }
 
 const scheduleSchema = strict({
-  cron: checked(cronProblem).transform(unwrapCron),
+  cron: checked((expression) => cronProblem(expression)).transform(unwrapCron),
   timeZone: checked(timeZoneProblem).optional(),
   action: z.enum(['open', 'close']),
   window: duration().optional(),

@@ -73,6 +73,37 @@ export interface Delivery {
   targetNamespace?: string;
   commonMetadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   postBuild?: { substitute?: Record<string, string> };
+  /** Flux's `.spec.patches`: applied in order to the built objects. */
+  patches?: DeliveryPatch[];
+  /** Flux's `.spec.images`: container image overrides applied to the built objects. */
+  images?: ImageOverride[];
+}
+
+/** Which objects a patch applies to; names, kinds and namespaces are anchored regular expressions, as in kustomize. */
+export interface PatchTarget {
+  group?: string;
+  version?: string;
+  kind?: string;
+  name?: string;
+  namespace?: string;
+  labelSelector?: string;
+  annotationSelector?: string;
+}
+
+export interface DeliveryPatch {
+  /** A strategic merge patch (YAML object) or a JSON6902 patch (list of operations, YAML or JSON). */
+  patch: string;
+  /** Required for JSON6902; without it a strategic merge patch applies to the object it names. */
+  target?: PatchTarget;
+}
+
+export interface ImageOverride {
+  /** The image name to match, without tag or digest (`nginx`, `ghcr.io/org/app`). */
+  name: string;
+  newName?: string;
+  newTag?: string;
+  /** Pins the image (`sha256:…`); set with newTag, both are kept as `name:tag@digest`. */
+  digest?: string;
 }
 
 export interface SluiceConfig {

@@ -20,31 +20,32 @@ export function loadManifests(
   if (prefix !== '' && ![...files.keys()].some((file) => file.startsWith(`${prefix}/`))) {
     throw new SluiceError('BuildFailed', `path '${path}' does not exist in artifact ${revision}`);
   }
+  return selected.flatMap((file) => parseManifests(files.get(file)!.toString('utf8'), file));
+}
+
+/**
+ * The objects in one YAML/JSON text, named `file` in errors and origins (multi-document YAML
+ * split, `List` kinds expanded, empty documents dropped).
+ */
+export function parseManifests(text: string, file: string): Manifest[] {
   const manifests: Manifest[] = [];
-  for (const file of selected) {
-    const docs = parseAllDocuments(files.get(file)!.toString('utf8'), { prettyErrors: true });
-    for (const [index, doc] of (Array.isArray(docs) ? docs : [docs]).entries()) {
-      const origin = index === 0 ? file : `${file}#${index}`;
-      const error = doc.errors[0];
-      if (error) {
-        const where = error.linePos?.[0]
-          ? ` line ${error.linePos[0].line}, column ${error.linePos[0].col}`
-          : '';
-        throw new SluiceError(
-          'BuildFailed',
-          `${file}:${where}: invalid YAML: ${error.message.split('\n')[0]}`,
-        );
-      }
-      const value: unknown = doc.toJS({ maxAliasCount: 100 });
-      if (value === null || value === undefined) continue;
-      if (typeof value !== 'object' || Array.isArray(value)) {
-        throw new SluiceError(
-          'BuildFailed',
-          `${origin}: a manifest must be an object, not ${Array.isArray(value) ? 'a list' : typeof value}`,
-        );
-      }
-      manifests.push(...expandList(value as Manifest['object'], origin));
+  const docs = parseAllDocuments(text, { prettyErrors: true });
+  for (const [index, doc] of (Array.isArray(docs) ? docs : [docs]).entries()) {
+    const origin = index === 0 ? file : `${file}#${index}`;
+    const error = doc.errors[0];
+    if (error) {
+      const where = error.linePos?.[0] ? ` line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '';
+      throw new SluiceError('BuildFailed', `${file}:${where}: invalid YAML: ${error.message.split('\n')[0]}`);
     }
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    if (value === null || value === undefined) continue;
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      throw new SluiceError(
+        'BuildFailed',
+        `${origin}: a manifest must be an object, not ${Array.isArray(value) ? 'a list' : typeof value}`,
+      );
+    }
+    manifests.push(...expandList(value as Manifest['object'], origin));
   }
   return manifests;
 }

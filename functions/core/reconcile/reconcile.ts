@@ -8,12 +8,21 @@ import { pruneEntries } from '../kube/prune.ts';
 import { waitForHealthy } from '../kube/wait.ts';
 import { staleEntries, unionEntries, type InventoryEntry } from '../manifests/inventory.ts';
 import { buildManifests } from '../manifests/build.ts';
-import { pullArtifact, type Artifact } from '../oci/index.ts';
+import { evaluateGates } from '../gates/evaluate.ts';
+import { waitingMessage } from '../gates/messages.ts';
+import { pullArtifact, resolveArtifact, type Artifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { recordEvent, type ReconcileOutcome } from '../store/events.ts';
 import { readInventory, writeInventory } from '../store/inventory.ts';
 import { acquireLease, type Lease } from '../store/lease.ts';
-import { updateStatus, type ChangeCounts, type DeliveryStatus } from '../store/status.ts';
+import {
+  getStatus,
+  updateStatus,
+  type BlockingGate,
+  type ChangeCounts,
+  type DeliveryStatus,
+  type StatusUpdate,
+} from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
 
 export interface ReconcileResult {
@@ -65,11 +74,39 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
   const started = deps.clock.now();
   let revision: string | undefined;
   try {
-    const artifact = await step('ArtifactFailed', () =>
-      pullArtifact(delivery.source, { credentials: deps.registryCredentials(delivery.source) }),
-    );
+    const gates = await evaluateGates(name, delivery.gates, deps.db, started);
+    if (gates.blockAll.length > 0) {
+      return await block(deps, name, started, [...gates.blockAll, ...gates.blockRevisions]);
+    }
+    const credentials = deps.registryCredentials(delivery.source);
+    let held: string | undefined;
+    let source = delivery.source;
+    const lastApplied = (await getStatus(deps.db, name))?.lastAppliedRevision;
+    if (gates.blockRevisions.length > 0) {
+      const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
+      if (current.revision !== lastApplied) {
+        if (!lastApplied) return await block(deps, name, started, gates.blockRevisions, current.revision);
+        held = current.revision;
+        source = pinnedTo(delivery.source, lastApplied);
+      }
+    }
+    const pulled = await step('ArtifactFailed', () => pullArtifact(source, { credentials }));
+    const artifact = held ? { ...pulled, revision: lastApplied! } : pulled;
     revision = artifact.revision;
     const changes = await applyRevision(delivery, artifact, deps, lease);
+    if (held) {
+      const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(gates.blockRevisions)}`;
+      await finish(deps, name, started, 'Blocked', {
+        ...blockedStatus(gates.blockRevisions, started, await getStatus(deps.db, name)),
+        message,
+        lastAppliedRevision: artifact.revision,
+        lastAttemptedRevision: held,
+        pendingRevision: held,
+        inventorySize: changes.created + changes.configured + changes.unchanged,
+        changes,
+      });
+      return { delivery: name, outcome: 'Blocked', reason: 'GateClosed', message, revision: held, changes };
+    }
     const message = `Applied revision: ${artifact.revision}`;
     await finish(deps, name, started, 'Succeeded', {
       ready: true,
@@ -80,6 +117,9 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       inventorySize: changes.created + changes.configured + changes.unchanged,
       changes,
       lastSuccessAt: deps.clock.now().toISOString(),
+      blockedBy: null,
+      blockedSince: null,
+      pendingRevision: null,
     });
     return {
       delivery: name,
@@ -97,11 +137,56 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       reason: failure.reason,
       message: failure.message,
       lastAttemptedRevision: revision,
+      blockedBy: null,
+      blockedSince: null,
     });
     return { delivery: name, outcome: 'Failed', reason: failure.reason, message: failure.message, revision };
   } finally {
     await lease.release();
   }
+}
+
+/** The source pinned to the digest of `revision` (`<tag>@sha256:<hex>` or `sha256:<hex>`). */
+function pinnedTo(source: Delivery['source'], revision: string): Delivery['source'] {
+  const digest = revision.slice(revision.lastIndexOf('sha256:'));
+  return { ...source, tag: undefined, semver: undefined, digest };
+}
+
+/** Status fields of a blocked delivery; `blockedSince` keeps the time it was first blocked. */
+function blockedStatus(
+  blocking: readonly BlockingGate[],
+  now: Date,
+  previous: DeliveryStatus | undefined,
+): Pick<DeliveryStatus, 'ready' | 'reason' | 'blockedBy' | 'blockedSince'> {
+  return {
+    ready: false,
+    reason: 'GateClosed',
+    blockedBy: [...blocking],
+    blockedSince: previous?.blockedSince ?? now.toISOString(),
+  };
+}
+
+/** Records a run held by closed gates: nothing was applied or pruned. */
+async function block(
+  deps: ReconcileDeps,
+  name: string,
+  started: Date,
+  blocking: readonly BlockingGate[],
+  pending?: string,
+): Promise<ReconcileResult> {
+  const message = waitingMessage(blocking);
+  await finish(deps, name, started, 'Blocked', {
+    ...blockedStatus(blocking, started, await getStatus(deps.db, name)),
+    message,
+    ...(pending && { pendingRevision: pending }),
+  });
+  return {
+    delivery: name,
+    outcome: 'Blocked',
+    reason: 'GateClosed',
+    message,
+    ...(pending && { revision: pending }),
+  };
 }
 
 /** Build, validate, write-ahead inventory, apply, prune, record the inventory, health. */
@@ -191,7 +276,7 @@ async function finish(
   name: string,
   started: Date,
   outcome: ReconcileOutcome,
-  status: Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs'>,
+  status: StatusUpdate,
 ): Promise<void> {
   const now = deps.clock.now();
   await updateStatus(deps.db, name, {

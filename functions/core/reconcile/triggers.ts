@@ -1,3 +1,4 @@
+import { deliveriesUsingGate } from '../gates/requests.ts';
 import { parseReference } from '../oci/index.ts';
 import { getDelivery, listDeliveryNames } from '../store/deliveries.ts';
 import type { TableClient } from '../store/table-client.ts';
@@ -17,7 +18,12 @@ export interface EcrImageActionEvent {
   };
 }
 
-export type ReconcileEvent = { readonly delivery: string } | EcrImageActionEvent;
+/** Sent when a gate opens at the end of a window (by a one-time EventBridge Scheduler schedule). */
+export interface GateOpenedEvent {
+  readonly gateOpened: string;
+}
+
+export type ReconcileEvent = { readonly delivery: string } | EcrImageActionEvent | GateOpenedEvent;
 
 function isEcrEvent(event: unknown): event is EcrImageActionEvent {
   const e = event as Partial<EcrImageActionEvent> | null;
@@ -25,15 +31,18 @@ function isEcrEvent(event: unknown): event is EcrImageActionEvent {
 }
 
 /**
- * The deliveries an event asks to reconcile: the one it names, or for a successful ECR push every
- * delivery whose source is that repository (in that account and region).
+ * The deliveries an event asks to reconcile: the one it names, every delivery using a gate that
+ * just opened, or for a successful ECR push every delivery whose source is that repository (in
+ * that account and region).
  */
 export async function deliveriesForEvent(event: unknown, db: TableClient): Promise<string[]> {
   const named = (event as { delivery?: unknown } | null)?.delivery;
   if (typeof named === 'string' && named !== '') return [named];
+  const gate = (event as Partial<GateOpenedEvent> | null)?.gateOpened;
+  if (typeof gate === 'string' && gate !== '') return deliveriesUsingGate(db, gate);
   if (!isEcrEvent(event)) {
     throw new Error(
-      `unrecognised event: expected {"delivery":"<name>"} or an ECR "ECR Image Action" event, got ${JSON.stringify(event).slice(0, 200)}`,
+      `unrecognised event: expected {"delivery":"<name>"}, {"gateOpened":"<gate>"} or an ECR "ECR Image Action" event, got ${JSON.stringify(event).slice(0, 200)}`,
     );
   }
   if (event.detail['action-type'] !== 'PUSH' || event.detail.result !== 'SUCCESS') return [];

@@ -42,3 +42,9 @@ export async function removeDelivery(db: TableClient, name: string): Promise<voi
   }
   await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: DELIVERY_INDEX, sk: name } }));
 }
+
+/** Every registered delivery's spec. */
+export async function listDeliveries(db: TableClient): Promise<Delivery[]> {
+  const specs = await Promise.all((await listDeliveryNames(db)).map((name) => getDelivery(db, name)));
+  return specs.filter((spec): spec is Delivery => spec !== undefined);
+}

@@ -28,11 +28,23 @@ export interface DeliveryStatus {
   readonly lastAttemptedRevision?: string;
   readonly inventorySize?: number;
   readonly changes?: ChangeCounts;
+  /** The closed gates holding the delivery (set while `reason` is `GateClosed`). */
   readonly blockedBy?: BlockingGate[];
+  /** When the delivery was first held by a gate, kept across blocked runs (for alarms). */
+  readonly blockedSince?: string;
+  /** A newer revision held by a change freeze (`blocks: revisions`). */
+  readonly pendingRevision?: string;
   readonly lastReconcileAt: string;
   readonly lastSuccessAt?: string;
   readonly durationMs?: number;
 }
+
+type Clearable = 'blockedBy' | 'blockedSince' | 'pendingRevision';
+
+/** A status write: fields left undefined are kept, the clearable ones set to null are removed. */
+export type StatusUpdate = Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs' | Clearable> & {
+  readonly [K in Clearable]?: DeliveryStatus[K] | null;
+};
 
 export async function getStatus(db: TableClient, name: string): Promise<DeliveryStatus | undefined> {
   const { Item } = await db.doc.send(
@@ -47,21 +59,32 @@ export async function getStatus(db: TableClient, name: string): Promise<Delivery
   return status as DeliveryStatus;
 }
 
-/** Sets the given status fields (undefined ones are left as they are, and so are the lease attributes). */
+/** Sets the given status fields: undefined ones are left as they are (so is the lease), null ones removed. */
 export async function updateStatus(
   db: TableClient,
   name: string,
-  status: Partial<DeliveryStatus>,
+  status: { readonly [K in keyof DeliveryStatus]?: DeliveryStatus[K] | null },
 ): Promise<void> {
   const entries = Object.entries(status).filter(([, value]) => value !== undefined);
   if (entries.length === 0) return;
+  const names = Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key]));
+  const set = entries.flatMap(([, value], i) => (value === null ? [] : [`#f${i} = :v${i}`]));
+  const remove = entries.flatMap(([, value], i) => (value === null ? [`#f${i}`] : []));
+  const values = Object.fromEntries(
+    entries.flatMap(([, value], i) => (value === null ? [] : [[`:v${i}`, value]])),
+  );
   await db.doc.send(
     new UpdateCommand({
       TableName: db.table,
       Key: { pk: deliveryKey(name), sk: 'status' },
-      UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
-      ExpressionAttributeNames: Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key])),
-      ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+      UpdateExpression: [
+        set.length > 0 && `SET ${set.join(', ')}`,
+        remove.length > 0 && `REMOVE ${remove.join(', ')}`,
+      ]
+        .filter(Boolean)
+        .join(' '),
+      ExpressionAttributeNames: names,
+      ...(set.length > 0 && { ExpressionAttributeValues: values }),
     }),
   );
 }

@@ -1,0 +1,144 @@
+import { Cron } from 'croner';
+
+/** An EventBridge Scheduler cron expression evaluated in an IANA time zone, the way Scheduler fires it. */
+export interface CronSchedule {
+  readonly expression: string;
+  readonly timeZone: string;
+  /** The first time after `after` (exclusive) the schedule fires, or undefined if it never does again. */
+  next(after: Date): Date | undefined;
+}
+
+export class CronError extends Error {
+  override readonly name = 'CronError';
+}
+
+const FIELDS = ['minutes', 'hours', 'day-of-month', 'month', 'day-of-week', 'year'] as const;
+const EXAMPLE = '"0 0 ? * FRI *"';
+const ALLOWED: Record<(typeof FIELDS)[number], RegExp> = {
+  minutes: /^[0-9*,/-]+$/,
+  hours: /^[0-9*,/-]+$/,
+  'day-of-month': /^([0-9*,/?-]+|L|LW|\d{1,2}W)$/i,
+  month: /^[0-9A-Za-z*,/-]+$/,
+  'day-of-week': /^([0-9A-Za-z*,/?-]+|[1-7A-Za-z]{1,3}#[1-5]|[1-7A-Za-z]{0,3}L)$/,
+  year: /^[0-9*,/-]+$/,
+};
+/** How far apart two instants with the same wall-clock time can be around a DST change (Lord Howe: 30 min, Troll: 2 h). */
+const REPEAT_STEP_MS = 15 * 60_000;
+const REPEAT_SPAN_STEPS = 8;
+const MAX_SKIPS = 1_000;
+
+/** `cron(0 0 ? * FRI *)` → `0 0 ? * FRI *`, with single spaces. */
+export function unwrapCron(expression: string): string {
+  const inner = /^cron\((.*)\)$/s.exec(expression.trim())?.[1] ?? expression;
+  return inner.trim().split(/\s+/).join(' ');
+}
+
+/** The problem with an expression's shape (EventBridge's rules), or undefined when it has none. */
+function shapeProblem(fields: readonly string[], expression: string): string | undefined {
+  if (/^(rate|at)\(/.test(expression.trim()))
+    return `"${expression}": only cron expressions are supported, not rate() or at()`;
+  if (fields.length !== 6) {
+    return `"${expression}" has ${fields.length} fields; an EventBridge cron expression has six: ${FIELDS.join(' ')} (e.g. ${EXAMPLE})`;
+  }
+  const bad = fields.findIndex((field, index) => !ALLOWED[FIELDS[index]!].test(field));
+  if (bad >= 0) return `"${expression}": the ${FIELDS[bad]} field "${fields[bad]}" is not valid`;
+  const [dayOfMonth, dayOfWeek] = [fields[2], fields[4]];
+  if (dayOfMonth === '?' && dayOfWeek === '?')
+    return `"${expression}": day-of-month and day-of-week cannot both be "?" (e.g. ${EXAMPLE})`;
+  if (dayOfMonth !== '?' && dayOfWeek !== '?')
+    return `"${expression}": one of day-of-month and day-of-week must be "?" (e.g. ${EXAMPLE})`;
+  const years = fields[5]!.match(/\d+/g) ?? [];
+  const badYear = years.find((year) => Number(year) < 1970 || Number(year) > 2199);
+  if (badYear && !fields[5]!.includes('/')) return `"${expression}": year ${badYear} is outside 1970-2199`;
+  return undefined;
+}
+
+/** EventBridge fields → croner's seven-part pattern (seconds first, Quartz weekday numbers). */
+function cronerPattern(fields: readonly string[]): string {
+  // A lone `L` in day-of-week is the last day of the week, Saturday (7), as in Quartz.
+  const dayOfWeek = fields[4]!.toUpperCase() === 'L' ? '7' : fields[4]!;
+  return ['0', fields[0], fields[1], fields[2], fields[3], dayOfWeek, fields[5]].join(' ');
+}
+
+function timeZoneProblem(timeZone: string): string | undefined {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return undefined;
+  } catch {
+    return `"${timeZone}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`;
+  }
+}
+
+/** The problem with a cron expression and time zone, or undefined when Scheduler would accept them. */
+export function cronProblem(expression: string, timeZone = 'UTC'): string | undefined {
+  try {
+    parseCron(expression, timeZone);
+    return undefined;
+  } catch (error) {
+    if (error instanceof CronError) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * Parses an EventBridge Scheduler cron expression (`min hour day-of-month month day-of-week year`,
+ * with `?`, `L`, `W` and `#`) for evaluation in `timeZone`. Like Scheduler, a time that does not
+ * exist because clocks jump forward is skipped, and a time that occurs twice fires once.
+ */
+export function parseCron(expression: string, timeZone = 'UTC'): CronSchedule {
+  const unwrapped = unwrapCron(expression);
+  const fields = unwrapped.split(' ');
+  const problem = shapeProblem(fields, expression) ?? timeZoneProblem(timeZone);
+  if (problem) throw new CronError(problem);
+  let cron: Cron;
+  try {
+    cron = new Cron(cronerPattern(fields), {
+      timezone: timeZone,
+      mode: '7-part',
+      alternativeWeekdays: true,
+      sloppyRanges: true,
+      paused: true,
+    });
+  } catch (error) {
+    const detail = (error as Error).message.replace(/^CronPattern:\s*/, '');
+    throw new CronError(`"${expression}": ${detail}`);
+  }
+  const wallClock = wallClockFormat(timeZone);
+  return {
+    expression: unwrapped,
+    timeZone,
+    next(after) {
+      let cursor = after;
+      for (let skips = 0; skips < MAX_SKIPS; skips++) {
+        const candidate = cron.nextRun(cursor);
+        if (!candidate) return undefined;
+        cursor = candidate;
+        if (!cron.match(candidate)) continue; // moved out of a spring-forward gap: Scheduler skips it
+        if (isRepeatedWallClock(candidate, wallClock)) continue; // second pass of a fall-back hour
+        return candidate;
+      }
+      return undefined;
+    },
+  };
+}
+
+function wallClockFormat(timeZone: string): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
+}
+
+/** True when the same wall-clock minute already happened shortly before `instant` (clocks went back). */
+function isRepeatedWallClock(instant: Date, format: Intl.DateTimeFormat): boolean {
+  const local = format.format(instant);
+  for (let step = 1; step <= REPEAT_SPAN_STEPS; step++) {
+    if (format.format(new Date(instant.getTime() - step * REPEAT_STEP_MS)) === local) return true;
+  }
+  return false;
+}

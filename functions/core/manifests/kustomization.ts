@@ -1,0 +1,171 @@
+import { posix } from 'node:path';
+import { parse } from 'yaml';
+import { SluiceError } from '../errors.ts';
+import { isRecord } from '../config/issues.ts';
+
+/** The names kustomize looks for in a directory, in its order. */
+export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
+
+/** Fields whose entries may name another kustomization directory (so may be remote in kustomize). */
+const DIRECTORY_LISTS = ['resources', 'bases', 'components', 'generators', 'transformers', 'validators'];
+/** Fields whose entries are files. */
+const FILE_LISTS = ['crds', 'configurations', 'patchesStrategicMerge'];
+/** Lists of objects with a `path` file. */
+const PATH_OBJECT_LISTS = ['patches', 'patchesJson6902', 'replacements'];
+const GENERATOR_LISTS = ['configMapGenerator', 'secretGenerator'];
+
+const MAX_LISTED = 10;
+
+/** `dir/kustomization.yaml` (or `.yml`, or `Kustomization`) if the artifact has one in `dir`. */
+export function kustomizationIn(files: ReadonlyMap<string, Buffer>, dir: string): string | undefined {
+  return KUSTOMIZATION_FILES.map((name) => (dir === '' ? name : `${dir}/${name}`)).find((file) =>
+    files.has(file),
+  );
+}
+
+/** `overlays/prod` for `./overlays//prod/`, `''` for the artifact root. */
+export function artifactDir(path: string): string {
+  const normal = posix.normalize(path).replace(/\/+$/, '');
+  return normal === '.' ? '' : normal;
+}
+
+/** A reference from one kustomization file: where it is (`resources[2]`) and what it says. */
+interface Reference {
+  readonly field: string;
+  readonly value: string;
+  readonly mayBeDirectory: boolean;
+}
+
+/**
+ * Reads every kustomization reachable from `dir` and refuses, before kustomize runs, a build that
+ * would reach outside the artifact: remote bases, resources, components or files (URLs,
+ * `github.com/...`, `git::`, `?ref=`), absolute paths, and `..` paths that leave the artifact
+ * root. The error names each file and entry.
+ */
+export function inspectKustomizations(files: ReadonlyMap<string, Buffer>, dir: string): KustomizationInfo {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const queue = [dir];
+  let originAnnotations = false;
+  let rootSortOptions: unknown;
+  while (queue.length > 0) {
+    const current = queue.shift()!;
+    if (seen.has(current)) continue;
+    seen.add(current);
+    const file = kustomizationIn(files, current);
+    if (!file) continue;
+    const kustomization = readKustomization(files, file);
+    if (current === dir) rootSortOptions = kustomization.sortOptions;
+    if (declaresOriginAnnotations(kustomization)) originAnnotations = true;
+    for (const reference of referencesOf(kustomization)) {
+      const problem = referenceProblem(files, current, reference);
+      if (problem) {
+        problems.push(`${file}: ${reference.field} "${reference.value}" ${problem}`);
+        continue;
+      }
+      const target = posix.normalize(posix.join(current || '.', reference.value)).replace(/\/+$/, '');
+      if (reference.mayBeDirectory) queue.push(target === '.' ? '' : target);
+    }
+  }
+  if (problems.length > 0) {
+    const more = problems.length > MAX_LISTED ? ` (and ${problems.length - MAX_LISTED} more)` : '';
+    throw new SluiceError('BuildFailed', `${problems.slice(0, MAX_LISTED).join('; ')}${more}`);
+  }
+  return { originAnnotations, rootSortOptions };
+}
+
+/** What the build needs to know about the kustomizations it checked. */
+export interface KustomizationInfo {
+  /** Some kustomization asks for `buildMetadata: [originAnnotations]` itself: keep them in the output. */
+  readonly originAnnotations: boolean;
+  /** The root kustomization's `sortOptions`, which only apply at the top of a build. */
+  readonly rootSortOptions: unknown;
+}
+
+function readKustomization(files: ReadonlyMap<string, Buffer>, file: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = parse(files.get(file)!.toString('utf8'), { maxAliasCount: 100 });
+  } catch (error) {
+    throw new SluiceError('BuildFailed', `${file}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  if (value === null || value === undefined) return {};
+  if (!isRecord(value)) throw new SluiceError('BuildFailed', `${file}: a kustomization must be a YAML object`);
+  return value;
+}
+
+function declaresOriginAnnotations(kustomization: Record<string, unknown>): boolean {
+  const metadata = kustomization.buildMetadata;
+  return Array.isArray(metadata) && metadata.includes('originAnnotations');
+}
+
+function* referencesOf(kustomization: Record<string, unknown>): Generator<Reference> {
+  const list = (field: string): unknown[] => {
+    const value = kustomization[field];
+    return Array.isArray(value) ? value : [];
+  };
+  for (const field of [...DIRECTORY_LISTS, ...FILE_LISTS]) {
+    for (const [index, entry] of list(field).entries()) {
+      // Inline patches and plugin configs are YAML text, not paths.
+      if (typeof entry === 'string' && !/[\n{]/.test(entry)) {
+        yield { field: `${field}[${index}]`, value: entry, mayBeDirectory: DIRECTORY_LISTS.includes(field) };
+      }
+    }
+  }
+  for (const field of PATH_OBJECT_LISTS) {
+    for (const [index, entry] of list(field).entries()) {
+      if (isRecord(entry) && typeof entry.path === 'string') {
+        yield { field: `${field}[${index}].path`, value: entry.path, mayBeDirectory: false };
+      }
+    }
+  }
+  for (const field of GENERATOR_LISTS) {
+    for (const [index, generator] of list(field).entries()) {
+      if (!isRecord(generator)) continue;
+      const at = `${field}[${index}]`;
+      const entries = (key: string) => (Array.isArray(generator[key]) ? (generator[key] as unknown[]) : []);
+      for (const [i, file] of entries('files').entries()) {
+        // `key=path` names the data key; the file is after the `=`.
+        if (typeof file === 'string') {
+          yield { field: `${at}.files[${i}]`, value: file.slice(file.indexOf('=') + 1), mayBeDirectory: false };
+        }
+      }
+      for (const [i, file] of entries('envs').entries()) {
+        if (typeof file === 'string') yield { field: `${at}.envs[${i}]`, value: file, mayBeDirectory: false };
+      }
+      if (typeof generator.env === 'string') yield { field: `${at}.env`, value: generator.env, mayBeDirectory: false };
+    }
+  }
+  const openapi = kustomization.openapi;
+  if (isRecord(openapi) && typeof openapi.path === 'string') {
+    yield { field: 'openapi.path', value: openapi.path, mayBeDirectory: false };
+  }
+}
+
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const GIT_FORMS = /^(git::|git@|[\w.-]+@[\w.-]+:)/;
+const REMOTE_QUERY = /\?(?:.*&)?(ref|version|submodules|timeout)=/;
+const HOST_FIRST = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(:\d+)?\//;
+
+function referenceProblem(
+  files: ReadonlyMap<string, Buffer>,
+  dir: string,
+  { value }: Reference,
+): string | undefined {
+  const remote =
+    'is remote; sluice builds only what is in the artifact (vendor it into the artifact and refer to it by a relative path)';
+  if (SCHEME.test(value) || GIT_FORMS.test(value) || REMOTE_QUERY.test(value)) return remote;
+  if (value.startsWith('/')) return 'is an absolute path; refer to files in the artifact by relative paths';
+  const target = posix.normalize(posix.join(dir || '.', value));
+  if (target === '..' || target.startsWith('../')) return 'points outside the artifact';
+  // `github.com/org/repo/base` reads as a local path to kustomize only if it exists locally.
+  if (HOST_FIRST.test(value) && !existsInArtifact(files, target)) return remote;
+  return undefined;
+}
+
+function existsInArtifact(files: ReadonlyMap<string, Buffer>, path: string): boolean {
+  const normal = path.replace(/\/+$/, '');
+  if (files.has(normal)) return true;
+  for (const file of files.keys()) if (file.startsWith(`${normal}/`)) return true;
+  return false;
+}

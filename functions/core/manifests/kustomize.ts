@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve, sep } from 'node:path';
+import { SluiceError } from '../errors.ts';
+
+/** How to run `kubectl kustomize`: the binary (kustomize is built into kubectl) and its limits. */
+export interface KustomizeOptions {
+  /** `/opt/kubectl/kubectl` in Lambda (the kubectl layer), `kubectl` on PATH elsewhere. */
+  readonly kubectl: string;
+  readonly timeoutMs: number;
+  /** The built YAML may not be larger than this (default 64 MiB). */
+  readonly maxOutputBytes?: number;
+}
+
+const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+const MAX_STDERR_BYTES = 64 * 1024;
+const MAX_MESSAGE_CHARS = 2000;
+
+/**
+ * `kubectl kustomize <dir>`: the built YAML. A failure throws BuildFailed with kustomize's own
+ * message, in which `hide` (the temp dir) is replaced by `as` so paths read as in the artifact.
+ * kubectl gets PATH and a HOME in the temp dir only: no AWS credentials, no kubeconfig.
+ */
+export async function runKustomize(
+  dir: string,
+  options: KustomizeOptions,
+  paths: { readonly hide: string; readonly as: string },
+): Promise<string> {
+  const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const child = spawn(options.kubectl, ['kustomize', dir], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: paths.hide },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  let outputBytes = 0;
+  let stderrBytes = 0;
+  let stopped: string | undefined;
+  const stop = (why: string) => {
+    stopped ??= why;
+    child.kill('SIGKILL');
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    outputBytes += chunk.length;
+    if (outputBytes > maxOutput) stop(`its output is larger than the limit of ${maxOutput / 1024 / 1024} MiB`);
+    else stdout.push(chunk);
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (stderrBytes < MAX_STDERR_BYTES) stderr.push(chunk);
+    stderrBytes += chunk.length;
+  });
+  const timer = setTimeout(() => stop(`it did not finish within ${options.timeoutMs / 1000}s`), options.timeoutMs);
+  const code = await new Promise<number | null>((done, fail) => {
+    child.on('error', fail);
+    child.on('close', done);
+  })
+    .catch((error: NodeJS.ErrnoException) => {
+      const hint =
+        error.code === 'ENOENT'
+          ? ` (kubectl not found at "${options.kubectl}": set SLUICE_KUBECTL to a kubectl binary, which carries kustomize)`
+          : '';
+      throw new SluiceError('BuildFailed', `cannot run kustomize: ${error.message}${hint}`, { cause: error });
+    })
+    .finally(() => clearTimeout(timer));
+
+  if (stopped) throw new SluiceError('BuildFailed', `kustomize build was stopped: ${stopped}`);
+  if (code !== 0) {
+    const message = cleanMessage(Buffer.concat(stderr).toString('utf8'), paths);
+    throw new SluiceError('BuildFailed', message || `kubectl kustomize exited with code ${code}`);
+  }
+  return Buffer.concat(stdout).toString('utf8');
+}
+
+function cleanMessage(stderr: string, paths: { readonly hide: string; readonly as: string }): string {
+  const message = stderr
+    .split(paths.hide + sep)
+    .join(paths.as)
+    .split(paths.hide)
+    .join(paths.as.replace(/\/$/, '') || '.')
+    .split('\n')
+    .map((line) => line.replace(/^error: /, '').trimEnd())
+    .filter((line) => line !== '')
+    .join('\n');
+  return message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message;
+}
+
+/** Runs `work` in a private temp dir that is removed afterwards, whether `work` succeeds or not. */
+export async function inTempDir<T>(work: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-build-'));
+  try {
+    return await work(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes `files` (relative path → content) under `root`, refusing any path that would leave it. */
+export async function writeTree(
+  root: string,
+  files: Iterable<readonly [string, string | Buffer]>,
+): Promise<void> {
+  const base = resolve(root);
+  for (const [path, content] of files) {
+    const target = resolve(base, path);
+    if (!target.startsWith(base + sep)) {
+      throw new SluiceError('BuildFailed', `artifact file "${path}" would be written outside the build directory`);
+    }
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, content);
+  }
+}

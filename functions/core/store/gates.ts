@@ -1,0 +1,143 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import type { Gate } from '../config/index.ts';
+import type { GateRequest } from '../gates/state.ts';
+import { gateKey, queryPartition, type TableClient } from './table-client.ts';
+
+/** The item listing every registered gate (one sort key per gate name). */
+export const GATE_INDEX = 'gates';
+/** How long audit records are kept by default (DynamoDB TTL). */
+export const AUDIT_RETENTION_MS = 400 * 24 * 3_600_000;
+
+/** One line of a gate's audit trail: a request and what became of it. */
+export interface GateAuditRecord extends GateRequest {
+  readonly gate: string;
+  /** `accepted`: it is now the gate's last request; `stale`: a newer request was already stored. */
+  readonly outcome: 'accepted' | 'stale';
+  readonly recordedAt: string;
+}
+
+export async function putGate(db: TableClient, gate: Gate, registeredAt: Date): Promise<void> {
+  await db.doc.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: db.table,
+            Item: {
+              pk: gateKey(gate.name),
+              sk: 'spec',
+              spec: gate,
+              registeredAt: registeredAt.toISOString(),
+            },
+          },
+        },
+        { Put: { TableName: db.table, Item: { pk: GATE_INDEX, sk: gate.name } } },
+      ],
+    }),
+  );
+}
+
+export async function getGate(db: TableClient, name: string): Promise<Gate | undefined> {
+  const { Item } = await db.doc.send(
+    new GetCommand({ TableName: db.table, Key: { pk: gateKey(name), sk: 'spec' }, ConsistentRead: true }),
+  );
+  return Item?.spec as Gate | undefined;
+}
+
+export async function listGateNames(db: TableClient): Promise<string[]> {
+  return (await queryPartition(db, GATE_INDEX)).map((item) => item.sk as string);
+}
+
+/** Removes a gate's spec, its last request and its audit trail. */
+export async function removeGate(db: TableClient, name: string): Promise<void> {
+  for (const item of await queryPartition(db, gateKey(name), { projection: 'pk, sk' })) {
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: item.pk, sk: item.sk } }));
+  }
+  await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: GATE_INDEX, sk: name } }));
+}
+
+export async function getGateRequest(db: TableClient, name: string): Promise<GateRequest | undefined> {
+  const { Item } = await db.doc.send(
+    new GetCommand({ TableName: db.table, Key: { pk: gateKey(name), sk: 'request' }, ConsistentRead: true }),
+  );
+  return Item?.request as GateRequest | undefined;
+}
+
+function auditItem(gate: string, request: GateRequest, outcome: GateAuditRecord['outcome'], now: Date) {
+  const record: GateAuditRecord = { ...request, gate, outcome, recordedAt: now.toISOString() };
+  return {
+    pk: gateKey(gate),
+    // Ordered by request time; the suffix keeps two requests in the same millisecond apart.
+    sk: `audit#${request.requestedAt}#${randomUUID()}`,
+    record,
+    expiresAt: Math.floor((now.getTime() + AUDIT_RETENTION_MS) / 1000),
+  };
+}
+
+/**
+ * Stores `request` as the gate's last request unless a request at the same time or later is
+ * already stored (then it is stale). Either way it is appended to the audit trail. The write
+ * is conditional, so concurrent requests resolve by `requestedAt` and none is lost.
+ */
+export async function recordGateRequest(
+  db: TableClient,
+  gate: string,
+  request: GateRequest,
+  now: Date,
+): Promise<'accepted' | 'stale'> {
+  const requestedAtMs = Date.parse(request.requestedAt);
+  try {
+    await db.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: db.table,
+              Item: { pk: gateKey(gate), sk: 'request', request, requestedAtMs },
+              ConditionExpression: 'attribute_not_exists(requestedAtMs) OR requestedAtMs < :t',
+              ExpressionAttributeValues: { ':t': requestedAtMs },
+            },
+          },
+          { Put: { TableName: db.table, Item: auditItem(gate, request, 'accepted', now) } },
+        ],
+      }),
+    );
+    return 'accepted';
+  } catch (error) {
+    const conditionFailed =
+      error instanceof TransactionCanceledException &&
+      error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+    if (!conditionFailed) throw error;
+    await db.doc.send(new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'stale', now) }));
+    return 'stale';
+  }
+}
+
+/** A gate's audit trail, newest first. */
+export async function listGateAudit(db: TableClient, gate: string, limit = 50): Promise<GateAuditRecord[]> {
+  const records: GateAuditRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': gateKey(gate), ':prefix': 'audit#' },
+        ScanIndexForward: false,
+        Limit: limit - records.length,
+        ExclusiveStartKey: start,
+      }),
+    );
+    records.push(...(page.Items ?? []).map((item) => item.record as GateAuditRecord));
+    start = page.LastEvaluatedKey;
+  } while (start && records.length < limit);
+  return records;
+}

@@ -1,0 +1,58 @@
+import type { Clock } from '../../functions/core/clock.ts';
+import { parseGate, type Gate } from '../../functions/core/config/index.ts';
+import type { GateDeps, WindowTimer } from '../../functions/core/gates/requests.ts';
+import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
+import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
+import { putGate } from '../../functions/core/store/gates.ts';
+
+/** A clock the test moves by hand. */
+export interface ManualClock extends Clock {
+  set(iso: string): void;
+  advance(ms: number): void;
+}
+
+export function manualClock(start: string): ManualClock {
+  let now = new Date(start);
+  return {
+    now: () => new Date(now),
+    set: (iso) => {
+      now = new Date(iso);
+    },
+    advance: (ms) => {
+      now = new Date(now.getTime() + ms);
+    },
+  };
+}
+
+export async function registerGate(deps: ReconcileDeps, spec: Record<string, unknown>): Promise<Gate> {
+  const gate = parseGate(spec);
+  await putGate(deps.db, gate, deps.clock.now());
+  return gate;
+}
+
+/**
+ * Gate dependencies whose catch-up reconciles in this process (what the reconcile function does
+ * when the gate function invokes it), with the results and window timers kept for assertions.
+ */
+export function inProcessGateDeps(deps: ReconcileDeps): GateDeps & {
+  readonly reconciled: ReconcileResult[];
+  readonly timers: { gate: string; at: string }[];
+} {
+  const reconciled: ReconcileResult[] = [];
+  const timers: { gate: string; at: string }[] = [];
+  const windowTimer: WindowTimer = {
+    reopenAt: async (gate, at) => {
+      timers.push({ gate, at: at.toISOString() });
+    },
+  };
+  return {
+    db: deps.db,
+    clock: deps.clock,
+    reconcileNow: async (names) => {
+      for (const name of names) reconciled.push(await reconcile(name, deps));
+    },
+    windowTimer,
+    reconciled,
+    timers,
+  };
+}
