@@ -9,6 +9,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
+    env: { POWERTOOLS_LOG_LEVEL: 'WARN' },
     hookTimeout: 120_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
   },

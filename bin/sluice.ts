@@ -6,6 +6,7 @@ import {
   unregisterCommand,
 } from './commands/deliveries.ts';
 import { devCommand } from './commands/dev.ts';
+import { gateCommand, gatesCommand } from './commands/gates.ts';
 import { pushCommand } from './commands/push.ts';
 
 const program = new Command('sluice')
@@ -18,6 +19,8 @@ const program = new Command('sluice')
   .addCommand(reconcileCommand())
   .addCommand(statusCommand())
   .addCommand(unregisterCommand())
+  .addCommand(gatesCommand())
+  .addCommand(gateCommand())
   .addCommand(devCommand());
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -6,6 +6,7 @@ import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functi
 import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { getDelivery, listDeliveryNames, putDelivery } from '../../functions/core/store/deliveries.ts';
+import { putGate } from '../../functions/core/store/gates.ts';
 import { getStatus } from '../../functions/core/store/status.ts';
 import { ago, EXIT, printJson, printTable } from './output.ts';
 
@@ -22,12 +23,16 @@ function anchorKubeconfig(delivery: Delivery, configFile: string): Delivery {
 
 export function registerCommand(): Command {
   return new Command('register')
-    .description('Validate a config file and write its delivery specs to the sluice table')
+    .description('Validate a config file and write its gate and delivery specs to the sluice table')
     .requiredOption('-f, --file <config.yaml>', 'the config file (gates and deliveries)')
     .addHelpText('after', '\nExample:\n  sluice register -f sluice.yaml')
     .action(async (opts: { file: string }) => {
       const config = loadConfigFile(opts.file);
       const db = tableFromEnvironment();
+      for (const gate of config.gates) {
+        await putGate(db, gate, new Date());
+        process.stdout.write(`gate ${gate.name} registered\n`);
+      }
       for (const delivery of config.deliveries) {
         await putDelivery(db, anchorKubeconfig(delivery, opts.file), new Date());
         process.stdout.write(`delivery ${delivery.name} registered\n`);
@@ -37,7 +42,9 @@ export function registerCommand(): Command {
 
 export function reconcileCommand(): Command {
   return new Command('reconcile')
-    .description('Run one reconcile of a delivery now, in this process (exit 1 on failure, 3 when skipped)')
+    .description(
+      'Run one reconcile of a delivery now, in this process (exit 1 failed, 3 skipped, 4 held by a gate)',
+    )
     .argument('<delivery>')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExample:\n  sluice reconcile oddy-test')
@@ -53,8 +60,12 @@ export function reconcileCommand(): Command {
           : '';
         process.stdout.write(`${name}: ${result.outcome}: ${result.message}${counts}\n`);
       }
-      process.exitCode =
-        result.outcome === 'Succeeded' ? EXIT.ok : result.outcome === 'Skipped' ? EXIT.skipped : EXIT.failed;
+      process.exitCode = {
+        Succeeded: EXIT.ok,
+        Failed: EXIT.failed,
+        Skipped: EXIT.skipped,
+        Blocked: EXIT.blocked,
+      }[result.outcome];
     });
 }
 
@@ -83,7 +94,9 @@ export function statusCommand(): Command {
           s.reason ?? 'NotReconciled',
           s.lastAppliedRevision ?? '-',
           ago(s.lastReconcileAt),
-          s.message ?? '',
+          s.blockedSince
+            ? `${s.message} (held ${ago(s.blockedSince).replace(' ago', '')})`
+            : (s.message ?? ''),
         ]),
       );
     });

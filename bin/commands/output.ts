@@ -15,15 +15,26 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** `45s`, `3m`, `2h`, `4d`: a rough span for people. */
+function span(ms: number): string {
+  const seconds = Math.round(Math.abs(ms) / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
 /** `3m ago`, `2h ago`: how long before `now` a time was. */
 export function ago(iso: string | undefined, now = Date.now()): string {
   if (!iso) return '-';
-  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (seconds < 60) return `${seconds}s ago`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ago`;
-  return `${Math.floor(seconds / 86_400)}d ago`;
+  return `${span(Math.max(0, now - Date.parse(iso)))} ago`;
+}
+
+/** `in 3h` for a time after `now`, `2m ago` for one before. */
+export function relative(iso: string, now = Date.now()): string {
+  const delta = Date.parse(iso) - now;
+  return delta >= 0 ? `in ${span(delta)}` : `${span(delta)} ago`;
 }
 
 /** Exit codes scripts can rely on. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, skipped: 3 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, skipped: 3, blocked: 4 } as const;

@@ -1,26 +1,12 @@
 // The sluice CLI as a user runs it (a separate process, settings from the environment), on the real components.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { sluice } from '../support/cli.ts';
 import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
-const exec = promisify(execFile);
-
-async function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, ['bin/sluice-cli.mjs', ...args], {
-      env: process.env,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 describe('sluice CLI', () => {
   it('push, register, reconcile, status, unregister', async () => {

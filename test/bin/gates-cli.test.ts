@@ -1,0 +1,117 @@
+// `sluice gates` and `sluice gate open|close|history` as a user runs them, on the real components.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { pushFiles } from '../support/deliveries.ts';
+import { sluice } from '../support/cli.ts';
+import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
+
+const bed = testbed();
+
+describe('sluice gates', () => {
+  it('shows the next scheduled close of No-Deploy-Friday in Berlin, across the DST change', async () => {
+    const friday = uniqueName('ndf');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+    writeFileSync(
+      join(dir, 'sluice.yaml'),
+      `gates:\n  - name: ${friday}\n    default: open\n    window: 24h\n    schedules:\n      - { cron: "0 0 ? * FRI *", timeZone: Europe/Berlin, action: close }\n`,
+    );
+    expect((await sluice('register', '-f', join(dir, 'sluice.yaml'))).stdout).toContain(
+      `gate ${friday} registered`,
+    );
+
+    const winter = JSON.parse(
+      (await sluice('gates', friday, '--at', '2026-03-26T12:00:00Z', '--json')).stdout,
+    );
+    expect(winter).toMatchObject({
+      status: { name: friday, state: 'open', default: 'open' },
+      nextChange: { at: '2026-03-26T23:00:00.000Z', state: 'closed', cause: 'schedule' },
+    });
+    const summer = JSON.parse(
+      (await sluice('gates', friday, '--at', '2026-03-28T12:00:00Z', '--json')).stdout,
+    );
+    expect(summer.nextChange).toMatchObject({ at: '2026-04-02T22:00:00.000Z', state: 'closed' });
+
+    const table = await sluice('gates', friday, '--at', '2026-03-28T12:00:00Z');
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^GATE\s+STATE\s+DEFAULT\s+SINCE\s+UNTIL\s+NEXT CHANGE\s+LAST REQUEST$/,
+    );
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `${friday}\\s+open\\s+open\\s+-\\s+-\\s+closes in 5d \\(2026-04-02T22:00:00Z, schedule\\)\\s+-`,
+      ),
+    );
+  });
+
+  it('holds a delivery, then opens the gate and reconciles it at once; history records who and why', async () => {
+    const gate = uniqueName('sre');
+    const name = uniqueName('held');
+    const ns = uniqueName('held');
+    const repository = uniqueName('cli/gated');
+    await createNamespace(bed.kubeConfig(), ns);
+    await pushFiles(bed, repository, 'v1', {
+      'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  namespace: ${ns}\ndata:\n  k: v\n`,
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+    writeFileSync(
+      join(dir, 'sluice.yaml'),
+      [
+        'gates:',
+        `  - { name: ${gate}, default: closed, window: 1h }`,
+        'deliveries:',
+        `  - name: ${name}`,
+        `    source: { url: "oci://${bed.registry.host}/${repository}", tag: v1, provider: aws }`,
+        '    prune: true',
+        `    cluster: { kubeconfig: ${bed.kube.kubeconfig} }`,
+        `    gates: [{ name: ${gate}, blocks: all }]`,
+        '',
+      ].join('\n'),
+    );
+    await sluice('register', '-f', join(dir, 'sluice.yaml'));
+
+    const held = await sluice('reconcile', name);
+    expect(held.code).toBe(4);
+    expect(held.stdout).toContain(
+      `${name}: Blocked: waiting for gate '${gate}' (closed; no opening scheduled`,
+    );
+    const status = await sluice('status', name);
+    expect(status.stdout).toMatch(
+      new RegExp(`${name}\\s+False\\s+GateClosed\\s+-\\s+\\S+ ago\\s+waiting for gate '${gate}'`),
+    );
+
+    const opened = await sluice('gate', 'open', gate, '--for', '30m', '--reason', 'CHG-42');
+    expect(opened.code).toBe(0);
+    expect(opened.stdout).toMatch(
+      new RegExp(
+        `gate '${gate}' is open until \\S+ \\(open by ${userInfo().username}: CHG-42\\); reconciling ${name}`,
+      ),
+    );
+    expect(opened.stderr).toMatch(new RegExp(`${name}: Succeeded: Applied revision: v1@sha256:`));
+
+    const closed = await sluice('gate', 'close', gate, '--reason', 'done', '--by', 'carol', '--json');
+    expect(JSON.parse(closed.stdout)).toMatchObject({ outcome: 'accepted', status: { state: 'closed' } });
+
+    const history = await sluice('gate', 'history', gate);
+    const lines = history.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^REQUESTED AT\s+ACTION\s+WINDOW\s+BY\s+SOURCE\s+OUTCOME\s+REASON$/);
+    expect(lines[1]).toMatch(/\s+close\s+1h\s+carol\s+cli\s+accepted\s+done$/);
+    expect(lines[2]).toMatch(
+      new RegExp(`\\s+open\\s+30m\\s+${userInfo().username}\\s+cli\\s+accepted\\s+CHG-42$`),
+    );
+  });
+
+  it('refuses an unknown gate and a malformed duration, naming them', async () => {
+    const unknown = await sluice('gate', 'open', 'no-such-gate');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/gate 'no-such-gate' is not registered/);
+    const gate = uniqueName('g');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+    writeFileSync(join(dir, 'sluice.yaml'), `gates:\n  - { name: ${gate}, default: open }\n`);
+    await sluice('register', '-f', join(dir, 'sluice.yaml'));
+    const bad = await sluice('gate', 'close', gate, '--for', 'two hours');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/"window": "two hours" is not a duration/);
+    expect(JSON.parse((await sluice('gate', 'history', gate, '--json')).stdout)).toEqual([]);
+  });
+});

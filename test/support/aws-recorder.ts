@@ -1,0 +1,55 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One HTTP request as an AWS SDK client sent it. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
+
+/**
+ * Records the requests AWS SDK clients send to Lambda (`Invoke`) and EventBridge Scheduler
+ * (`CreateSchedule`) and answers as those services do, so the wire format of the calls the gate
+ * function makes can be checked locally (there is no local Lambda or Scheduler to call).
+ */
+export async function startAwsRecorder(): Promise<{
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  stop(): Promise<void>;
+}> {
+  const requests: RecordedRequest[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const path = request.url ?? '/';
+      requests.push({
+        method: request.method ?? 'GET',
+        path,
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      if (/^\/2015-03-31\/functions\/[^/]+\/invocations/.test(path)) {
+        response.writeHead(202, { 'content-type': 'application/json' }).end();
+      } else if (path.startsWith('/schedules/')) {
+        const name = decodeURIComponent(path.slice('/schedules/'.length).split('?')[0]!);
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify({ ScheduleArn: `arn:aws:scheduler:us-east-1:000000000000:schedule/g/${name}` }),
+          );
+      } else {
+        response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not recorded"}');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    stop: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
