@@ -10,8 +10,8 @@ export interface RecordedRequest {
 }
 
 /**
- * Records the requests AWS SDK clients send to Lambda (`Invoke`) and EventBridge Scheduler
- * (`CreateSchedule`) and answers as those services do, so the wire format of the calls the gate
+ * Records the requests AWS SDK clients send to Lambda (`Invoke`), EventBridge Scheduler
+ * (`CreateSchedule`) and EventBridge (`PutEvents`) and answers as those services do, so the wire format of the calls the gate
  * function makes can be checked locally (there is no local Lambda or Scheduler to call).
  */
 export async function startAwsRecorder(): Promise<{
@@ -40,6 +40,10 @@ export async function startAwsRecorder(): Promise<{
           .end(
             JSON.stringify({ ScheduleArn: `arn:aws:scheduler:us-east-1:000000000000:schedule/g/${name}` }),
           );
+      } else if (request.headers['x-amz-target'] === 'AWSEvents.PutEvents') {
+        response
+          .writeHead(200, { 'content-type': 'application/x-amz-json-1.1' })
+          .end(JSON.stringify({ FailedEntryCount: 0, Entries: [{ EventId: String(requests.length) }] }));
       } else {
         response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"not recorded"}');
       }

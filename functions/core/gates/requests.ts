@@ -19,7 +19,17 @@ export interface GateDeps {
   /** Reconciles the named deliveries now: asynchronous invocations of the reconcile function in AWS. */
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
   readonly windowTimer?: WindowTimer;
+  /** Publishes `Gate Opened` / `Gate Closed` when a request changes the state (EventBridge in AWS). */
+  readonly publish?: (detailType: 'Gate Opened' | 'Gate Closed', detail: GateChangedEvent) => Promise<void>;
   readonly log?: (message: string) => void;
+}
+
+export interface GateChangedEvent {
+  readonly gate: string;
+  readonly state: GateStatus['state'];
+  readonly request: GateRequest;
+  readonly until?: string;
+  readonly reconciling: readonly string[];
 }
 
 export interface GateRequestResult {
@@ -110,6 +120,19 @@ export async function handleGateEvent(event: GateEvent, deps: GateDeps): Promise
   if (outcome === 'accepted' && status.state === 'closed' && status.until) {
     const reopens = gateStateAt(gate, stored, new Date(status.until)).state === 'open';
     if (reopens) await deps.windowTimer?.reopenAt(gate.name, new Date(status.until));
+  }
+
+  if (before.state !== status.state && stored) {
+    const detail = {
+      gate: gate.name,
+      state: status.state,
+      request: stored,
+      until: status.until,
+      reconciling,
+    };
+    await deps
+      .publish?.(status.state === 'open' ? 'Gate Opened' : 'Gate Closed', detail)
+      .catch((error: unknown) => deps.log?.(`could not publish the gate event: ${String(error)}`));
   }
 
   const prefix =

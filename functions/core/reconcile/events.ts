@@ -6,28 +6,38 @@ export interface EventSink {
   publish(event: ReconcileEvent): Promise<void>;
 }
 
+/** Puts one event with source `sluice` on a bus; a refused entry is an error naming the bus. */
+export async function putSluiceEvent(
+  client: EventBridgeClient,
+  busName: string,
+  detailType: string,
+  detail: object,
+  time: Date,
+): Promise<void> {
+  const result = await client.send(
+    new PutEventsCommand({
+      Entries: [
+        {
+          EventBusName: busName,
+          Source: 'sluice',
+          DetailType: detailType,
+          Time: time,
+          Detail: JSON.stringify(detail),
+        },
+      ],
+    }),
+  );
+  if (result.FailedEntryCount) {
+    throw new Error(
+      `EventBridge bus '${busName}' refused the event: ${result.Entries?.[0]?.ErrorMessage ?? 'unknown error'}`,
+    );
+  }
+}
+
 /** Publishes `Reconcile Succeeded|Failed|Blocked` events with source `sluice` to a bus. */
 export function eventBridgeSink(client: EventBridgeClient, busName = 'default'): EventSink {
   return {
-    async publish(event) {
-      const result = await client.send(
-        new PutEventsCommand({
-          Entries: [
-            {
-              EventBusName: busName,
-              Source: 'sluice',
-              DetailType: `Reconcile ${event.outcome}`,
-              Time: new Date(event.time),
-              Detail: JSON.stringify(event),
-            },
-          ],
-        }),
-      );
-      if (result.FailedEntryCount) {
-        throw new Error(
-          `EventBridge bus '${busName}' refused the event: ${result.Entries?.[0]?.ErrorMessage ?? 'unknown error'}`,
-        );
-      }
-    },
+    publish: (event) =>
+      putSluiceEvent(client, busName, `Reconcile ${event.outcome}`, event, new Date(event.time)),
   };
 }

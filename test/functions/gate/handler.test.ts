@@ -18,6 +18,8 @@ beforeAll(async () => {
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_LAMBDA: recorder.url,
     AWS_ENDPOINT_URL_SCHEDULER: recorder.url,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: recorder.url,
+    SLUICE_EVENT_BUS: 'platform-events',
     SLUICE_RECONCILE_FUNCTION: RECONCILE_ARN,
     SLUICE_WINDOW_SCHEDULE_GROUP: 'sluice-windows',
     SLUICE_SCHEDULER_ROLE_ARN: 'arn:aws:iam::000000000000:role/sluice-scheduler',
@@ -51,6 +53,21 @@ describe('gate handler', () => {
       `/2015-03-31/functions/${RECONCILE_ARN}/invocations`,
     ]);
     expect(invokes.map((r) => r.headers['x-amz-invocation-type'])).toEqual(['Event', 'Event']);
+
+    const events = recorder.requests
+      .slice(before)
+      .filter((r) => r.headers['x-amz-target'] === 'AWSEvents.PutEvents');
+    const entry = (JSON.parse(events[0]!.body) as { Entries: Record<string, string>[] }).Entries[0]!;
+    expect(entry).toMatchObject({
+      EventBusName: 'platform-events',
+      Source: 'sluice',
+      DetailType: 'Gate Opened',
+    });
+    expect(JSON.parse(entry.Detail!)).toMatchObject({
+      gate,
+      state: 'open',
+      request: { action: 'open', requestedBy: 'alice', reason: 'CHG-1234', source: 'console' },
+    });
     expect(invokes.map((r) => (JSON.parse(r.body) as { delivery: string }).delivery).sort()).toEqual(
       [first, second].sort(),
     );
