@@ -270,3 +270,21 @@ describe('story "change freeze": blocks revisions', () => {
     expect(await valueOf('a', ns)).toBeUndefined();
   });
 });
+
+describe('a gate that is not registered', () => {
+  it('fails the run, naming the gate, and applies nothing', async () => {
+    const deps = engineDeps();
+    const delivery = uniqueName('orphan-ref');
+    const ns = uniqueName('orphan-ref');
+    const repository = uniqueName('gates/orphan');
+    await createNamespace(bed.kubeConfig(), ns);
+    await pushFiles(bed, repository, 'main', { 'cm.yaml': configMap('app', ns, 'v1') });
+    await registerDelivery(deps, bed, { name: delivery, repository, gates: [{ name: 'never-registered' }] });
+    const result = await run(delivery, deps);
+    expect(result).toMatchObject({ outcome: 'Failed' });
+    expect(result.message).toBe(
+      `delivery '${delivery}' references gate 'never-registered', which is not registered; nothing was applied (register the gate, or remove the reference)`,
+    );
+    expect(await valueOf('app', ns)).toBeUndefined();
+  });
+});
