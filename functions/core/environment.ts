@@ -6,6 +6,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { STSClient } from '@aws-sdk/client-sts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { existsSync } from 'node:fs';
 import { systemClock, type Clock } from './clock.ts';
 import { lambdaReconcileNow, schedulerWindowTimer } from './gates/aws.ts';
 import type { GateDeps } from './gates/requests.ts';
@@ -17,7 +18,7 @@ import {
   ecrCredentials,
   type RegistryCredentials,
 } from './oci/index.ts';
-import { eventBridgeSink } from './reconcile/events.ts';
+import { eventBridgeSink, putSluiceEvent } from './reconcile/events.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
 
@@ -74,7 +75,15 @@ export function reconcileDepsFromEnvironment(options: {
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,
     log: options.log,
+    kubectl: kubectlFromEnvironment(),
   };
+}
+
+const LAYER_KUBECTL = '/opt/kubectl/kubectl';
+
+/** SLUICE_KUBECTL, else the kubectl Lambda layer's binary when present, else `kubectl` on PATH. */
+function kubectlFromEnvironment(): string {
+  return process.env.SLUICE_KUBECTL || (existsSync(LAYER_KUBECTL) ? LAYER_KUBECTL : 'kubectl');
 }
 
 /**
@@ -98,6 +107,16 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
             roleArn,
           })
         : undefined,
+    publish: process.env.SLUICE_EVENT_BUS
+      ? (detailType, detail) =>
+          putSluiceEvent(
+            new EventBridgeClient({}),
+            process.env.SLUICE_EVENT_BUS!,
+            detailType,
+            detail,
+            new Date(),
+          )
+      : undefined,
     log: options.log,
   };
 }

@@ -2,6 +2,7 @@ import { ECRClient } from '@aws-sdk/client-ecr';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { inject } from 'vitest';
 import { systemClock } from '../../functions/core/clock.ts';
 import { parseDelivery, type Delivery } from '../../functions/core/config/index.ts';
 import { reconcileDepsFromEnvironment } from '../../functions/core/environment.ts';
@@ -58,7 +59,10 @@ export async function registerDelivery(
 }
 
 export function engineDeps(): ReconcileDeps {
-  return reconcileDepsFromEnvironment({ runId: `test-${Math.random().toString(36).slice(2)}` });
+  return {
+    ...reconcileDepsFromEnvironment({ runId: `test-${Math.random().toString(36).slice(2)}` }),
+    kubectl: inject('components').kubectl,
+  };
 }
 
 export function run(name: string, deps: ReconcileDeps): Promise<ReconcileResult> {

@@ -10,6 +10,11 @@ export interface PatchProblem {
 const JSON6902_OPERATIONS = ['add', 'remove', 'replace', 'move', 'copy', 'test'] as const;
 const NEEDS_VALUE = new Set(['add', 'replace', 'test']);
 const NEEDS_FROM = new Set(['move', 'copy']);
+/** `a`, `a and b`, `a, b and c` */
+function listing(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
 const SHAPES =
   'a strategic merge patch (a YAML object with kind and metadata.name) or a JSON6902 patch (a YAML or JSON list of operations)';
 
@@ -50,7 +55,8 @@ function json6902Problems(operations: readonly unknown[], hasTarget: boolean): P
       message: 'is required for a JSON6902 patch (a list of operations): it says which objects to patch',
     });
   }
-  if (operations.length === 0) problems.push({ field: 'patch', message: 'is a JSON6902 patch with no operations' });
+  if (operations.length === 0)
+    problems.push({ field: 'patch', message: 'is a JSON6902 patch with no operations' });
   operations.forEach((operation, index) => {
     const problem = operationProblem(operation);
     if (problem) problems.push({ field: 'patch', message: `operation ${index}: ${problem}` });
@@ -89,6 +95,9 @@ function strategicMergeProblems(documents: readonly unknown[], hasTarget: boolea
     const which = documents.length > 1 ? `document ${index}: ` : '';
     const metadata = isRecord(document.metadata) ? document.metadata : {};
     const missing = [
+      hasTarget || (typeof document.apiVersion === 'string' && document.apiVersion !== '')
+        ? undefined
+        : 'apiVersion',
       typeof document.kind === 'string' && document.kind !== '' ? undefined : 'kind',
       typeof metadata.name === 'string' && metadata.name !== '' ? undefined : 'metadata.name',
     ].filter((field) => field !== undefined);
@@ -98,7 +107,7 @@ function strategicMergeProblems(documents: readonly unknown[], hasTarget: boolea
         : 'without a target they name the object to patch';
       problems.push({
         field: 'patch',
-        message: `${which}a strategic merge patch needs ${missing.join(' and ')}: ${why}`,
+        message: `${which}a strategic merge patch needs ${listing(missing)}: ${why}`,
       });
     }
   });

@@ -326,12 +326,10 @@ const patchSchema = strict({
     },
     { when: (payload) => isRecord(payload.value) && typeof payload.value.patch === 'string' },
   )
-  .transform(
-    (entry): DeliveryPatch => ({
-      patch: entry.patch,
-      ...(entry.target !== undefined && { target: entry.target }),
-    }),
-  );
+  .transform((entry): DeliveryPatch => ({
+    patch: entry.patch,
+    ...(entry.target !== undefined && { target: entry.target }),
+  }));
 
 /** An image reference without tag or digest (a registry port is fine: `localhost:5000/app`). */
 const imageNameProblem: Check = (value) =>
@@ -359,14 +357,12 @@ const imageSchema = strict({
     },
     { when: (payload) => isRecord(payload.value) },
   )
-  .transform(
-    (image): ImageOverride => ({
-      name: image.name,
-      ...(image.newName !== undefined && { newName: image.newName }),
-      ...(image.newTag !== undefined && { newTag: image.newTag }),
-      ...(image.digest !== undefined && { digest: image.digest }),
-    }),
-  );
+  .transform((image): ImageOverride => ({
+    name: image.name,
+    ...(image.newName !== undefined && { newName: image.newName }),
+    ...(image.newTag !== undefined && { newTag: image.newTag }),
+    ...(image.digest !== undefined && { digest: image.digest }),
+  }));
 
 const imagesSchema = z.array(imageSchema).superRefine(
   (images, ctx) => {

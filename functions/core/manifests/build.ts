@@ -1,16 +1,35 @@
 import type { Delivery } from '../config/index.ts';
+import { applyPatchesAndImages } from './delivery-patches.ts';
+import { buildKustomization } from './kustomize-build.ts';
+import { artifactDir, kustomizationIn } from './kustomization.ts';
 import { loadManifests } from './load.ts';
 import type { Manifest } from './objects.ts';
 import { applyDeliveryTransforms } from './transform.ts';
 import { checkRequiredFields } from './validate.ts';
 
-/** Step 6 of a reconcile: the artifact's files under the delivery's path, built and transformed. */
-export function buildManifests(
+export interface BuildOptions {
+  /** The kubectl binary whose `kustomize` builds kustomizations and delivery patches (default: `kubectl` on PATH). */
+  readonly kubectl?: string;
+}
+
+/**
+ * Step 6 of a reconcile, in Flux's order: the delivery's path is built by kustomize when it holds a
+ * kustomization (else every YAML/JSON file under it is read); then the delivery's `patches` and
+ * `images`; then `postBuild.substitute`; then `commonMetadata`. (`targetNamespace` and the owner
+ * label are set when the objects are prepared against the cluster.)
+ */
+export async function buildManifests(
   files: ReadonlyMap<string, Buffer>,
   delivery: Delivery,
   revision: string,
-): Manifest[] {
-  const loaded = loadManifests(files, delivery.path, revision);
-  checkRequiredFields(loaded);
-  return applyDeliveryTransforms(loaded, delivery);
+  options: BuildOptions = {},
+): Promise<Manifest[]> {
+  const kustomize = { kubectl: options.kubectl ?? 'kubectl', timeoutMs: delivery.timeoutMs };
+  const dir = artifactDir(delivery.path);
+  const built = kustomizationIn(files, dir)
+    ? await buildKustomization(files, dir, kustomize)
+    : loadManifests(files, delivery.path, revision);
+  checkRequiredFields(built);
+  const patched = await applyPatchesAndImages(built, delivery, kustomize);
+  return applyDeliveryTransforms(patched, delivery);
 }

@@ -1,10 +1,10 @@
 import { posix } from 'node:path';
-import { parse } from 'yaml';
+import { parseDocument } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import { isRecord } from '../config/issues.ts';
 
 /** The names kustomize looks for in a directory, in its order. */
-export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
+const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
 
 /** Fields whose entries may name another kustomization directory (so may be remote in kustomize). */
 const DIRECTORY_LISTS = ['resources', 'bases', 'components', 'generators', 'transformers', 'validators'];
@@ -15,6 +15,16 @@ const PATH_OBJECT_LISTS = ['patches', 'patchesJson6902', 'replacements'];
 const GENERATOR_LISTS = ['configMapGenerator', 'secretGenerator'];
 
 const MAX_LISTED = 10;
+
+const REMOTE = 'is remote';
+/** `https://`, `ssh://`, `file://`, … */
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+/** `git::…`, `git@github.com:org/repo`, `user@host:path` */
+const GIT_FORMS = /^(git::|git@|[\w.-]+@[\w.-]+:)/;
+/** kustomize's remote-target query parameters. */
+const REMOTE_QUERY = /\?(?:.*&)?(ref|version|submodules|timeout)=/;
+/** `github.com/org/repo/…`: a host name as the first path segment. */
+const HOST_FIRST = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(:\d+)?\//;
 
 /** `dir/kustomization.yaml` (or `.yml`, or `Kustomization`) if the artifact has one in `dir`. */
 export function kustomizationIn(files: ReadonlyMap<string, Buffer>, dir: string): string | undefined {
@@ -69,7 +79,10 @@ export function inspectKustomizations(files: ReadonlyMap<string, Buffer>, dir: s
   }
   if (problems.length > 0) {
     const more = problems.length > MAX_LISTED ? ` (and ${problems.length - MAX_LISTED} more)` : '';
-    throw new SluiceError('BuildFailed', `${problems.slice(0, MAX_LISTED).join('; ')}${more}`);
+    const advice = problems.some((problem) => problem.endsWith(REMOTE))
+      ? '. The artifact must be self-contained: vendor remote bases into it and refer to them by relative paths'
+      : '';
+    throw new SluiceError('BuildFailed', `${problems.slice(0, MAX_LISTED).join('; ')}${more}${advice}`);
   }
   return { originAnnotations, rootSortOptions };
 }
@@ -83,14 +96,20 @@ export interface KustomizationInfo {
 }
 
 function readKustomization(files: ReadonlyMap<string, Buffer>, file: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = parse(files.get(file)!.toString('utf8'), { maxAliasCount: 100 });
-  } catch (error) {
-    throw new SluiceError('BuildFailed', `${file}: invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+  const document = parseDocument(files.get(file)!.toString('utf8'));
+  const error = document.errors[0];
+  if (error) {
+    const at = error.linePos?.[0];
+    const problem = error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    throw new SluiceError(
+      'BuildFailed',
+      `${file}:${at ? ` line ${at.line}, column ${at.col}:` : ''} invalid YAML: ${problem}`,
+    );
   }
+  const value: unknown = document.toJS({ maxAliasCount: 100 });
   if (value === null || value === undefined) return {};
-  if (!isRecord(value)) throw new SluiceError('BuildFailed', `${file}: a kustomization must be a YAML object`);
+  if (!isRecord(value))
+    throw new SluiceError('BuildFailed', `${file}: a kustomization must be a YAML object`);
   return value;
 }
 
@@ -127,13 +146,18 @@ function* referencesOf(kustomization: Record<string, unknown>): Generator<Refere
       for (const [i, file] of entries('files').entries()) {
         // `key=path` names the data key; the file is after the `=`.
         if (typeof file === 'string') {
-          yield { field: `${at}.files[${i}]`, value: file.slice(file.indexOf('=') + 1), mayBeDirectory: false };
+          yield {
+            field: `${at}.files[${i}]`,
+            value: file.slice(file.indexOf('=') + 1),
+            mayBeDirectory: false,
+          };
         }
       }
       for (const [i, file] of entries('envs').entries()) {
         if (typeof file === 'string') yield { field: `${at}.envs[${i}]`, value: file, mayBeDirectory: false };
       }
-      if (typeof generator.env === 'string') yield { field: `${at}.env`, value: generator.env, mayBeDirectory: false };
+      if (typeof generator.env === 'string')
+        yield { field: `${at}.env`, value: generator.env, mayBeDirectory: false };
     }
   }
   const openapi = kustomization.openapi;
@@ -142,24 +166,17 @@ function* referencesOf(kustomization: Record<string, unknown>): Generator<Refere
   }
 }
 
-const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-const GIT_FORMS = /^(git::|git@|[\w.-]+@[\w.-]+:)/;
-const REMOTE_QUERY = /\?(?:.*&)?(ref|version|submodules|timeout)=/;
-const HOST_FIRST = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(:\d+)?\//;
-
 function referenceProblem(
   files: ReadonlyMap<string, Buffer>,
   dir: string,
   { value }: Reference,
 ): string | undefined {
-  const remote =
-    'is remote; sluice builds only what is in the artifact (vendor it into the artifact and refer to it by a relative path)';
-  if (SCHEME.test(value) || GIT_FORMS.test(value) || REMOTE_QUERY.test(value)) return remote;
+  if (SCHEME.test(value) || GIT_FORMS.test(value) || REMOTE_QUERY.test(value)) return REMOTE;
   if (value.startsWith('/')) return 'is an absolute path; refer to files in the artifact by relative paths';
   const target = posix.normalize(posix.join(dir || '.', value));
   if (target === '..' || target.startsWith('../')) return 'points outside the artifact';
   // `github.com/org/repo/base` reads as a local path to kustomize only if it exists locally.
-  if (HOST_FIRST.test(value) && !existsInArtifact(files, target)) return remote;
+  if (HOST_FIRST.test(value) && !existsInArtifact(files, target)) return REMOTE;
   return undefined;
 }
 

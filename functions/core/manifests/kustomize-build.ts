@@ -29,11 +29,11 @@ export async function buildKustomization(
   return inTempDir(async (tmp) => {
     const artifactRoot = join(tmp, ARTIFACT);
     await writeTree(artifactRoot, files);
-    const paths = { hide: artifactRoot, as: '' };
+    const place = { home: tmp, hide: artifactRoot, as: '' };
     const target = join(artifactRoot, dir);
     let output: string;
     if (info.originAnnotations) {
-      output = await runKustomize(target, options, paths);
+      output = await runKustomize(target, options, place);
     } else {
       const wrapper = {
         resources: [posix.join('..', ARTIFACT, dir || '.')],
@@ -42,15 +42,17 @@ export async function buildKustomization(
       };
       await writeTree(tmp, [[`${WRAPPER}/kustomization.yaml`, stringify(wrapper)]]);
       try {
-        output = await runKustomize(join(tmp, WRAPPER), options, paths);
+        output = await runKustomize(join(tmp, WRAPPER), options, place);
       } catch (error) {
         // The wrapper wraps kustomize's message in its own; the direct build says it plainly.
-        await runKustomize(target, options, paths);
+        await runKustomize(target, options, place);
         throw error;
       }
     }
     const built = parseManifests(output, `kustomize build of ${kustomizationFile}`);
-    return info.originAnnotations ? built : built.map((manifest) => withFileOrigin(manifest, kustomizationFile));
+    return info.originAnnotations
+      ? built
+      : built.map((manifest) => withFileOrigin(manifest, kustomizationFile));
   }).catch((error: unknown) => {
     throw error instanceof SluiceError
       ? new SluiceError(error.reason, `kustomize build of ${kustomizationFile}: ${error.message}`, {

@@ -17,19 +17,26 @@ const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 const MAX_STDERR_BYTES = 64 * 1024;
 const MAX_MESSAGE_CHARS = 2000;
 
+/** Where a build runs: `home` is kubectl's HOME; `hide` is replaced by `as` in kustomize's messages. */
+export interface BuildPlace {
+  readonly home: string;
+  readonly hide: string;
+  readonly as: string;
+}
+
 /**
  * `kubectl kustomize <dir>`: the built YAML. A failure throws BuildFailed with kustomize's own
- * message, in which `hide` (the temp dir) is replaced by `as` so paths read as in the artifact.
- * kubectl gets PATH and a HOME in the temp dir only: no AWS credentials, no kubeconfig.
+ * message, its temp paths replaced so they read as in the artifact. kubectl gets PATH and a
+ * private HOME only: no AWS credentials, no kubeconfig.
  */
 export async function runKustomize(
   dir: string,
   options: KustomizeOptions,
-  paths: { readonly hide: string; readonly as: string },
+  place: BuildPlace,
 ): Promise<string> {
   const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const child = spawn(options.kubectl, ['kustomize', dir], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: paths.hide },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: place.home },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stdout: Buffer[] = [];
@@ -43,14 +50,18 @@ export async function runKustomize(
   };
   child.stdout.on('data', (chunk: Buffer) => {
     outputBytes += chunk.length;
-    if (outputBytes > maxOutput) stop(`its output is larger than the limit of ${maxOutput / 1024 / 1024} MiB`);
+    if (outputBytes > maxOutput)
+      stop(`its output is larger than the limit of ${maxOutput / 1024 / 1024} MiB`);
     else stdout.push(chunk);
   });
   child.stderr.on('data', (chunk: Buffer) => {
     if (stderrBytes < MAX_STDERR_BYTES) stderr.push(chunk);
     stderrBytes += chunk.length;
   });
-  const timer = setTimeout(() => stop(`it did not finish within ${options.timeoutMs / 1000}s`), options.timeoutMs);
+  const timer = setTimeout(
+    () => stop(`it did not finish within ${options.timeoutMs / 1000}s`),
+    options.timeoutMs,
+  );
   const code = await new Promise<number | null>((done, fail) => {
     child.on('error', fail);
     child.on('close', done);
@@ -64,20 +75,20 @@ export async function runKustomize(
     })
     .finally(() => clearTimeout(timer));
 
-  if (stopped) throw new SluiceError('BuildFailed', `kustomize build was stopped: ${stopped}`);
+  if (stopped) throw new SluiceError('BuildFailed', `kubectl kustomize was stopped: ${stopped}`);
   if (code !== 0) {
-    const message = cleanMessage(Buffer.concat(stderr).toString('utf8'), paths);
+    const message = cleanMessage(Buffer.concat(stderr).toString('utf8'), place);
     throw new SluiceError('BuildFailed', message || `kubectl kustomize exited with code ${code}`);
   }
   return Buffer.concat(stdout).toString('utf8');
 }
 
-function cleanMessage(stderr: string, paths: { readonly hide: string; readonly as: string }): string {
+function cleanMessage(stderr: string, place: BuildPlace): string {
   const message = stderr
-    .split(paths.hide + sep)
-    .join(paths.as)
-    .split(paths.hide)
-    .join(paths.as.replace(/\/$/, '') || '.')
+    .split(place.hide + sep)
+    .join(place.as)
+    .split(place.hide)
+    .join(place.as.replace(/\/$/, '') || '.')
     .split('\n')
     .map((line) => line.replace(/^error: /, '').trimEnd())
     .filter((line) => line !== '')
@@ -104,7 +115,10 @@ export async function writeTree(
   for (const [path, content] of files) {
     const target = resolve(base, path);
     if (!target.startsWith(base + sep)) {
-      throw new SluiceError('BuildFailed', `artifact file "${path}" would be written outside the build directory`);
+      throw new SluiceError(
+        'BuildFailed',
+        `artifact file "${path}" would be written outside the build directory`,
+      );
     }
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, content);

@@ -34,7 +34,9 @@ export function parseManifests(text: string, file: string): Manifest[] {
     const origin = index === 0 ? file : `${file}#${index}`;
     const error = doc.errors[0];
     if (error) {
-      const where = error.linePos?.[0] ? ` line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '';
+      const where = error.linePos?.[0]
+        ? ` line ${error.linePos[0].line}, column ${error.linePos[0].col}`
+        : '';
       throw new SluiceError('BuildFailed', `${file}:${where}: invalid YAML: ${error.message.split('\n')[0]}`);
     }
     const value: unknown = doc.toJS({ maxAliasCount: 100 });

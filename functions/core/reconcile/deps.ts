@@ -17,4 +17,6 @@ export interface ReconcileDeps {
   /** Identifies this run in the lease (e.g. the Lambda request id). */
   readonly runId: string;
   readonly log?: (message: string) => void;
+  /** The kubectl binary that runs kustomize for the build step (default: `kubectl` on PATH). */
+  readonly kubectl?: string;
 }

@@ -198,7 +198,7 @@ async function applyRevision(
 ): Promise<ChangeCounts> {
   const name = delivery.name;
   const manifests = await step('BuildFailed', () =>
-    buildManifests(artifact.files, delivery, artifact.revision),
+    buildManifests(artifact.files, delivery, artifact.revision, { kubectl: deps.kubectl }),
   );
   const kube = new KubeClient(await step('ApplyFailed', () => deps.connect(delivery.cluster)));
   const desired = await step('ValidationFailed', () =>

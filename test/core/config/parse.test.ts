@@ -666,3 +666,200 @@ describe('invalid configs', () => {
     expect(() => parseGate({})).toThrow('gate: name: is required\ngate: default: is required');
   });
 });
+
+describe('delivery patches and images', () => {
+  const D = 'deliveries[oddy-test]';
+  const smp = 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 3\n';
+  const ops = '- op: replace\n  path: /spec/replicas\n  value: 3\n';
+  const DIGEST_256 = `sha256:${'c'.repeat(64)}`;
+
+  it('keeps patches (strategic merge, JSON6902 in YAML or JSON, with or without target) and images', () => {
+    const parsed = parseDelivery(
+      delivery({
+        patches: [
+          { patch: smp },
+          { patch: ops, target: { kind: 'Deployment', name: 'web-.*', labelSelector: 'tier=front' } },
+          { patch: '[{"op": "remove", "path": "/spec/replicas"}]', target: { group: 'apps', version: 'v1' } },
+          {
+            patch: 'kind: Deployment\nmetadata: { name: any }\nspec:\n  replicas: ${replicas}\n',
+            target: { annotationSelector: 'example.com/scale=true', namespace: 'shop' },
+          },
+        ],
+        images: [
+          { name: 'nginx', newTag: '1.27.3' },
+          { name: 'localhost:5000/app', newName: 'ghcr.io/org/app', digest: DIGEST_256 },
+          { name: 'ghcr.io/org/worker', newTag: '${version}' },
+        ],
+      }),
+    );
+    expect(parsed.patches).toStrictEqual([
+      { patch: smp },
+      { patch: ops, target: { kind: 'Deployment', name: 'web-.*', labelSelector: 'tier=front' } },
+      { patch: '[{"op": "remove", "path": "/spec/replicas"}]', target: { group: 'apps', version: 'v1' } },
+      {
+        patch: 'kind: Deployment\nmetadata: { name: any }\nspec:\n  replicas: ${replicas}\n',
+        target: { annotationSelector: 'example.com/scale=true', namespace: 'shop' },
+      },
+    ]);
+    expect(parsed.images).toStrictEqual([
+      { name: 'nginx', newTag: '1.27.3' },
+      { name: 'localhost:5000/app', newName: 'ghcr.io/org/app', digest: DIGEST_256 },
+      { name: 'ghcr.io/org/worker', newTag: '${version}' },
+    ]);
+  });
+
+  it('leaves both out when not given', () => {
+    const parsed = parseDelivery(delivery());
+    expect(parsed).not.toHaveProperty('patches');
+    expect(parsed).not.toHaveProperty('images');
+  });
+
+  const cases: [string, Record<string, unknown>, string, string][] = [
+    ['patch missing', { patches: [{ target: { kind: 'X' } }] }, `${D}.patches[0].patch`, 'is required'],
+    ['patch not text', { patches: [{ patch: { kind: 'X' } }] }, `${D}.patches[0].patch`, 'must be a string'],
+    ['empty patch', { patches: [{ patch: '  \n' }] }, `${D}.patches[0].patch`, 'is empty; expected'],
+    [
+      'patch not YAML',
+      { patches: [{ patch: 'kind: [Deployment' }] },
+      `${D}.patches[0].patch`,
+      'is not valid YAML at line',
+    ],
+    [
+      'patch a plain string',
+      { patches: [{ patch: 'replicas=3', target: { kind: 'Deployment' } }] },
+      `${D}.patches[0].patch`,
+      'must be a strategic merge patch (a YAML object with kind and metadata.name) or a JSON6902 patch',
+    ],
+    [
+      'JSON6902 without target',
+      { patches: [{ patch: ops }] },
+      `${D}.patches[0].target`,
+      'is required for a JSON6902 patch (a list of operations)',
+    ],
+    [
+      'unknown JSON6902 op',
+      {
+        patches: [
+          { patch: '- op: set\n  path: /spec/replicas\n  value: 3\n', target: { kind: 'Deployment' } },
+        ],
+      },
+      `${D}.patches[0].patch`,
+      'operation 0: op must be one of add, remove, replace, move, copy, test, not "set"',
+    ],
+    [
+      'JSON6902 path without slash',
+      { patches: [{ patch: '[{"op": "remove", "path": "spec"}]', target: { kind: 'Deployment' } }] },
+      `${D}.patches[0].patch`,
+      'operation 0: remove: path must be a JSON pointer starting with "/"',
+    ],
+    [
+      'JSON6902 add without value',
+      { patches: [{ patch: '- op: add\n  path: /data/x\n', target: { kind: 'ConfigMap' } }] },
+      `${D}.patches[0].patch`,
+      'operation 0: add /data/x: value is missing',
+    ],
+    [
+      'JSON6902 move without from',
+      { patches: [{ patch: '- op: move\n  path: /data/x\n', target: { kind: 'ConfigMap' } }] },
+      `${D}.patches[0].patch`,
+      'operation 0: move /data/x: from must be a JSON pointer',
+    ],
+    [
+      'JSON6902 with no operations',
+      { patches: [{ patch: '[]', target: { kind: 'ConfigMap' } }] },
+      `${D}.patches[0].patch`,
+      'is a JSON6902 patch with no operations',
+    ],
+    [
+      'merge patch without kind and name',
+      { patches: [{ patch: 'spec:\n  replicas: 3\n', target: { kind: 'Deployment' } }] },
+      `${D}.patches[0].patch`,
+      'a strategic merge patch needs kind and metadata.name: kustomize needs them to read the patch',
+    ],
+    [
+      'untargeted merge patch without apiVersion',
+      { patches: [{ patch: 'kind: Deployment\nmetadata:\n  name: web\n' }] },
+      `${D}.patches[0].patch`,
+      'a strategic merge patch needs apiVersion: without a target they name the object to patch',
+    ],
+    [
+      'several merge patches with a target',
+      { patches: [{ patch: `${smp}---\n${smp}`, target: { kind: 'Deployment' } }] },
+      `${D}.patches[0].patch`,
+      'holds 2 strategic merge patches; with a target, a patch must be a single document',
+    ],
+    [
+      'unknown target field',
+      { patches: [{ patch: ops, target: { kinds: 'Deployment' } }] },
+      `${D}.patches[0].target`,
+      'unknown field "kinds" (did you mean "kind"?)',
+    ],
+    [
+      'empty target field',
+      { patches: [{ patch: ops, target: { kind: '' } }] },
+      `${D}.patches[0].target.kind`,
+      'must not be empty',
+    ],
+    ['patches not a list', { patches: { patch: smp } }, `${D}.patches`, 'must be a list, not an object'],
+    ['image without name', { images: [{ newTag: '1.2' }] }, `${D}.images[0].name`, 'is required'],
+    [
+      'image with nothing to change',
+      { images: [{ name: 'nginx' }] },
+      `${D}.images[nginx]`,
+      'set at least one of newName, newTag and digest',
+    ],
+    [
+      'image name with a tag',
+      { images: [{ name: 'nginx:1.27', newTag: '1.28' }] },
+      `${D}.images[0].name`,
+      '"nginx:1.27" is not an image name: leave out the tag and digest',
+    ],
+    [
+      'new name with a digest',
+      { images: [{ name: 'app', newName: `ghcr.io/org/app@${DIGEST_256}` }] },
+      `${D}.images[app].newName`,
+      'is not an image name',
+    ],
+    [
+      'bad tag',
+      { images: [{ name: 'nginx', newTag: '1.27 latest' }] },
+      `${D}.images[nginx].newTag`,
+      '"1.27 latest" is not a tag',
+    ],
+    [
+      'bad digest',
+      { images: [{ name: 'nginx', digest: 'sha256:abc' }] },
+      `${D}.images[nginx].digest`,
+      '"sha256:abc" is not a digest',
+    ],
+    [
+      'image listed twice',
+      {
+        images: [
+          { name: 'ghcr.io/org/app', newTag: '1' },
+          { name: 'ghcr.io/org/app', newTag: '2' },
+        ],
+      },
+      `${D}.images[1].name`,
+      'image "ghcr.io/org/app" is listed more than once (also images[0])',
+    ],
+  ];
+
+  it.each(cases)('%s', (_, overrides, path, message) => {
+    const issues = issuesOf(() => parseConfig({ deliveries: [delivery(overrides)] }, 'sluice.yaml'));
+    expect(issues).toContainEqual({ path, message: expect.stringContaining(message) });
+  });
+
+  it('reports every broken patch and image at once', () => {
+    const issues = issuesOf(() =>
+      parseConfig({
+        deliveries: [delivery({ patches: [{ patch: ops }, { patch: '[' }], images: [{ name: 'nginx' }] })],
+      }),
+    );
+    expect(issues.map((issue) => issue.path)).toEqual([
+      `${D}.patches[0].target`,
+      `${D}.patches[1].patch`,
+      `${D}.images[nginx]`,
+    ]);
+  });
+});
