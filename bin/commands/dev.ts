@@ -2,7 +2,8 @@ import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { runningComponents, startComponents, stopComponents } from '../../test/support/components.ts';
 
-const DEV_DIR = '.sluice/dev';
+/** Where `dev up` keeps its state; SLUICE_DEV_DIR moves it (the demo uses its own). */
+const DEV_DIR = process.env.SLUICE_DEV_DIR ?? '.sluice/dev';
 
 export function devCommand(): Command {
   const dev = new Command('dev').description(

@@ -8,7 +8,12 @@ import { formatDuration, type GateAction } from '../../functions/core/config/ind
 import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant } from '../../functions/core/gates/messages.ts';
-import { gateStatus, handleGateEvent, type GateRequestResult } from '../../functions/core/gates/requests.ts';
+import {
+  gateStatus,
+  handleGateEvent,
+  type GateDeps,
+  type GateRequestResult,
+} from '../../functions/core/gates/requests.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { listGateAudit, listGateNames } from '../../functions/core/store/gates.ts';
 import { ago, printJson, printTable, relative } from './output.ts';
@@ -87,10 +92,10 @@ async function invokeGateFunction(
   return payload as GateRequestResult;
 }
 
-/** Handles the request here, reconciling the deliveries waiting on the gate in this process. */
-async function handleLocally(event: Record<string, unknown>): Promise<GateRequestResult> {
+/** Gate dependencies for this process: opening a gate reconciles the deliveries using it right here. */
+export function localGateDeps(): GateDeps {
   const deps = reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log });
-  return handleGateEvent(parseGateEvent(event), {
+  return {
     db: deps.db,
     clock: deps.clock,
     reconcileNow: async (deliveries) => {
@@ -99,7 +104,7 @@ async function handleLocally(event: Record<string, unknown>): Promise<GateReques
         log(`${delivery}: ${result.outcome}: ${result.message}`);
       }
     },
-  });
+  };
 }
 
 function requestCommand(action: GateAction): Command {
@@ -137,7 +142,7 @@ function requestCommand(action: GateAction): Command {
         };
         const result = opts.function
           ? await invokeGateFunction(opts.function, event)
-          : await handleLocally(event);
+          : await handleGateEvent(parseGateEvent(event), localGateDeps());
         if (opts.json) printJson(result);
         else process.stdout.write(`${result.message}\n`);
         if (result.outcome === 'stale') process.exitCode = 1;

@@ -1,0 +1,245 @@
+// `npm run demo`: the whole story on real local components, each step checked.
+import { AppsV1Api, AutoscalingV2Api, CoreV1Api, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import {
+  componentsEnv,
+  startComponents,
+  stopComponents,
+  type Components,
+} from '../test/support/components.ts';
+import { parseGateEvent } from '../functions/core/gates/event.ts';
+import { handleGateEvent } from '../functions/core/gates/requests.ts';
+import { DEMO_NAMESPACE, demoConfig, releaseFiles, RELEASES, type Release } from './demo/app.ts';
+import { bold, check, heading, say, shell, sluice } from './demo/narrate.ts';
+import { localGateDeps } from './commands/gates.ts';
+
+const STEPS = 11;
+const DIR = resolve(process.env.SLUICE_DEMO_DIR ?? '.sluice/demo');
+const keep = process.argv.includes('--keep');
+const ns = DEMO_NAMESPACE;
+
+function writeRelease(root: string, release: Release): string {
+  const dir = join(root, release.version, 'deploy');
+  for (const [file, text] of Object.entries(releaseFiles(release))) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  return dirname(dir);
+}
+
+async function exists(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The app's objects as they are in the cluster now. */
+async function appState(kc: KubeConfig) {
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const read = async <T>(fn: () => Promise<T>) => ((await exists(fn)) ? fn() : undefined);
+  return {
+    deployment: await read(() => apps.readNamespacedDeployment({ name: 'web', namespace: ns })),
+    service: await read(() => core.readNamespacedService({ name: 'web', namespace: ns })),
+    hpa: await read(() =>
+      kc
+        .makeApiClient(AutoscalingV2Api)
+        .readNamespacedHorizontalPodAutoscaler({ name: 'web', namespace: ns }),
+    ),
+    pdb: await read(() =>
+      kc.makeApiClient(PolicyV1Api).readNamespacedPodDisruptionBudget({ name: 'web', namespace: ns }),
+    ),
+  };
+}
+
+const showCluster = (components: Components) =>
+  shell(
+    components.kubectl,
+    ['get', 'deployment,service,hpa,pdb', '-n', ns, '-L', 'sluice.io/delivery'],
+    `kubectl get deployment,service,hpa,pdb -n ${ns} -L sluice.io/delivery`,
+  );
+
+/** Sends a gate event exactly as the EventBridge Scheduler schedule would. */
+async function asTheScheduleWould(action: 'open' | 'close') {
+  const event = {
+    gate: 'no-deploy-friday',
+    action,
+    ...(action === 'close' && { window: '24h' }),
+    requestedBy: action === 'close' ? 'schedule/no-deploy-friday/0' : 'schedule/no-deploy-friday/saturday',
+    reason:
+      action === 'close' ? 'schedule "0 0 ? * FRI *" (Europe/Berlin)' : 'Saturday 00:00: Friday is over',
+    source: 'schedule',
+    requestedAt: new Date().toISOString(),
+  };
+  process.stdout.write(`${bold('gate function ←')} ${JSON.stringify(event)}\n`);
+  const result = await handleGateEvent(parseGateEvent(event), localGateDeps());
+  process.stdout.write(`    ${result.message}\n`);
+  return result;
+}
+
+async function story(components: Components, work: string): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(components.kube.kubeconfig);
+  const registry = `oci://${components.registry.host}/demo-app`;
+  const configFile = join(work, 'sluice.yaml');
+  writeFileSync(configFile, demoConfig(components.registry.host, components.kube.kubeconfig));
+  const push = (release: Release) =>
+    sluice([
+      'push',
+      writeRelease(work, release),
+      `${registry}:${release.version}`,
+      '--revision',
+      `main@sha1:${release.version}`,
+    ]);
+
+  heading(
+    2,
+    STEPS,
+    'Push release 1.0.0 (Deployment, Service, HPA, PDB) to the registry as a Flux-format artifact',
+  );
+  await shell(components.kubectl, ['create', 'namespace', ns], `kubectl create namespace ${ns}`);
+  await push(RELEASES[0]!);
+
+  heading(3, STEPS, "Register a delivery with prune and two gates: 'no-deploy-friday' and 'sre-approval'");
+  await shell('cat', [configFile], 'cat sluice.yaml');
+  await sluice(['register', '-f', configFile]);
+  await sluice(['gates']);
+
+  heading(4, STEPS, "Reconcile: 'sre-approval' is closed by default, so nothing is applied yet");
+  const held = await sluice(['reconcile', 'demo'], 4);
+  check(held.includes("waiting for gate 'sre-approval'"), 'held by sre-approval', held);
+  const nothing = await appState(kc);
+  check(!nothing.deployment && !nothing.pdb, 'nothing applied while the gate is closed', 'objects exist');
+
+  heading(5, STEPS, 'An SRE approves for one hour: the delivery reconciles at once');
+  await sluice([
+    'gate',
+    'open',
+    'sre-approval',
+    '--for',
+    '1h',
+    '--reason',
+    'CHG-1001 first release',
+    '--by',
+    'sre-alice',
+  ]);
+  await showCluster(components);
+  const v1 = await appState(kc);
+  check(
+    !!(v1.deployment && v1.service && v1.hpa && v1.pdb),
+    'four objects applied: Deployment, Service, HPA, PDB',
+    `missing: ${Object.entries(v1)
+      .filter(([, o]) => !o)
+      .map(([k]) => k)
+      .join(', ')}`,
+  );
+
+  heading(6, STEPS, 'Push 1.1.0 without the PDB and reconcile: the PDB is pruned, the rest untouched');
+  await push(RELEASES[1]!);
+  await sluice(['reconcile', 'demo']);
+  await showCluster(components);
+  const v2 = await appState(kc);
+  check(!v2.pdb, 'PodDisruptionBudget web pruned', 'it is still there');
+  const untouched = (['deployment', 'service', 'hpa'] as const).filter(
+    (kind) => v2[kind]?.metadata?.resourceVersion === v1[kind]?.metadata?.resourceVersion,
+  );
+  check(
+    untouched.length === 3,
+    'Deployment, Service and HPA not written (same resourceVersion)',
+    `only ${untouched.join(', ')} unchanged`,
+  );
+
+  heading(7, STEPS, "It is Friday 00:00 in Berlin: the schedule closes 'no-deploy-friday' for 24h");
+  const closed = await asTheScheduleWould('close');
+  check(closed.status.state === 'closed', "'no-deploy-friday' closed", closed.message);
+
+  heading(
+    8,
+    STEPS,
+    'Push 1.2.0 (nginx 1.28); someone deletes the Service by hand; reconcile under the freeze',
+  );
+  await push(RELEASES[2]!);
+  await shell(
+    components.kubectl,
+    ['delete', 'service', 'web', '-n', ns],
+    `kubectl delete service web -n ${ns}`,
+  );
+  const frozen = await sluice(['reconcile', 'demo'], 4);
+  check(
+    frozen.includes('revision 1.2.0@sha256:') &&
+      frozen.includes("waiting for gate 'no-deploy-friday' (closed; opens at"),
+    'the new revision is held, with the reason and when the gate opens',
+    frozen,
+  );
+  await sluice(['status']);
+  const during = await appState(kc);
+  const image = during.deployment?.spec?.template.spec?.containers[0]?.image;
+  check(image === 'nginx:1.27', 'the cluster still runs 1.1.0 (nginx:1.27)', `image is ${image}`);
+  check(!!during.service, 'the deleted Service was re-created from 1.1.0 (drift corrected)', 'it is missing');
+
+  heading(9, STEPS, "Saturday 00:00: 'no-deploy-friday' opens and the held release goes out at once");
+  const opened = await asTheScheduleWould('open');
+  check(opened.reconciling.includes('demo'), 'the waiting delivery reconciled at once', opened.message);
+  await showCluster(components);
+  const released = (await appState(kc)).deployment;
+  check(
+    released?.spec?.template.spec?.containers[0]?.image === 'nginx:1.28',
+    '1.2.0 applied (nginx:1.28)',
+    `image is ${released?.spec?.template.spec?.containers[0]?.image}`,
+  );
+
+  heading(10, STEPS, 'Who did what: the audit trail of both gates');
+  await sluice(['gate', 'history', 'no-deploy-friday']);
+  await sluice(['gate', 'history', 'sre-approval']);
+
+  heading(11, STEPS, 'Remove the delivery: everything it created is deleted');
+  await sluice(['unregister', 'demo']);
+  await showCluster(components);
+  const gone = await appState(kc);
+  check(!gone.deployment && !gone.service && !gone.hpa, 'all objects of the delivery deleted', 'some remain');
+  await shell(
+    components.kubectl,
+    ['delete', 'namespace', ns, '--wait=false'],
+    `kubectl delete namespace ${ns}`,
+  );
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  process.stdout.write(
+    `${bold('sluice demo')}: an artifact pushed, applied, pruned, held by a gate and released, on real local components.\n`,
+  );
+  heading(
+    1,
+    STEPS,
+    'Start the local components: kube-apiserver + etcd, OCI registry, ECR API, DynamoDB Local',
+  );
+  await stopComponents(DIR); // a fresh start every time: leftovers of a --keep run go
+  const components = await startComponents(DIR);
+  Object.assign(process.env, componentsEnv(components));
+  say(
+    `kube-apiserver ${components.kube.server}, registry ${components.registry.host}, DynamoDB ${components.dynamodb.endpoint}`,
+  );
+  const work = mkdtempSync(join(tmpdir(), 'sluice-demo-'));
+  try {
+    await story(components, work);
+    process.stdout.write(
+      `\n${bold(`demo complete in ${((Date.now() - started) / 1000).toFixed(0)}s: every step did what it said.`)}\n`,
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+    if (!keep) await stopComponents(DIR);
+    else
+      say(`local components left running: . ${DIR}/env   (stop: SLUICE_DEV_DIR=${DIR} npx sluice dev down)`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`\ndemo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,37 @@
+// `npm run demo`, exactly as a user runs it: its own local components, every step checked by the demo itself.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+
+describe('npm run demo', () => {
+  it('tells the whole story and exits 0', { timeout: 240_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-demo-test-'));
+    try {
+      const { stdout } = await exec('npm', ['run', '--silent', 'demo'], {
+        env: { ...process.env, SLUICE_DEMO_DIR: dir },
+        maxBuffer: 16 * 1024 * 1024,
+      });
+      for (const line of [
+        '✓ nothing applied while the gate is closed',
+        '✓ four objects applied: Deployment, Service, HPA, PDB',
+        '✓ PodDisruptionBudget web pruned',
+        '✓ Deployment, Service and HPA not written (same resourceVersion)',
+        "✓ 'no-deploy-friday' closed",
+        '✓ the new revision is held, with the reason and when the gate opens',
+        '✓ the deleted Service was re-created from 1.1.0 (drift corrected)',
+        '✓ 1.2.0 applied (nginx:1.28)',
+        '✓ all objects of the delivery deleted',
+      ]) {
+        expect(stdout).toContain(line);
+      }
+      expect(stdout).toMatch(/demo complete in \d+s: every step did what it said\./);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
