@@ -6,6 +6,7 @@ import {
   unregisterCommand,
 } from './commands/deliveries.ts';
 import { devCommand } from './commands/dev.ts';
+import { diffCommand } from './commands/diff.ts';
 import { gateCommand, gatesCommand } from './commands/gates.ts';
 import { pushCommand } from './commands/push.ts';
 
@@ -18,6 +19,7 @@ const program = new Command('sluice')
   .addCommand(registerCommand())
   .addCommand(reconcileCommand())
   .addCommand(statusCommand())
+  .addCommand(diffCommand())
   .addCommand(unregisterCommand())
   .addCommand(gatesCommand())
   .addCommand(gateCommand())

@@ -37,4 +37,15 @@ export function relative(iso: string, now = Date.now()): string {
 }
 
 /** Exit codes scripts can rely on. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, skipped: 3, blocked: 4 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, skipped: 3, blocked: 4, changes: 5 } as const;
+
+/** Colour for a terminal; plain text when output is piped or NO_COLOR is set. */
+const useColour = process.stdout.isTTY === true && !process.env.NO_COLOR;
+const paint = (code: string) => (text: string) => (useColour ? `\u001b[${code}m${text}\u001b[0m` : text);
+export const colour = {
+  green: paint('32'),
+  yellow: paint('33'),
+  red: paint('31'),
+  bold: paint('1'),
+  dim: paint('2'),
+};

@@ -7,13 +7,13 @@ import {
   AutoscalingV2Api,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deleteDelivery } from '../../../functions/core/reconcile/delete.ts';
 import { getDelivery } from '../../../functions/core/store/deliveries.ts';
 import { readInventory } from '../../../functions/core/store/inventory.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
+import { writesSince } from '../../support/audit.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 import { seedManifests } from './seed-manifests.ts';
 
@@ -55,27 +55,6 @@ async function snapshot(kc: KubeConfig, ns: string) {
         .readNamespacedPodDisruptionBudget({ name: 'oddy-test-pdb', namespace: ns }),
     ),
   };
-}
-
-/** Write requests (not dry-runs) the API server received for objects in `ns` since `since`. */
-function writesSince(ns: string, since: string): string[] {
-  return readFileSync(bed.kube.auditLog, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map(
-      (line) =>
-        JSON.parse(line) as {
-          verb: string;
-          requestURI: string;
-          objectRef?: { namespace?: string; name?: string };
-          requestReceivedTimestamp: string;
-        },
-    )
-    .filter((e) => e.objectRef?.namespace === ns && e.requestReceivedTimestamp > since)
-    .filter(
-      (e) => ['create', 'update', 'patch', 'delete'].includes(e.verb) && !e.requestURI.includes('dryRun'),
-    )
-    .map((e) => `${e.verb} ${e.requestURI}`);
 }
 
 describe('seed scenario: Deployment, Service, HPA, PDB from an OCI artifact', () => {
@@ -122,7 +101,7 @@ describe('seed scenario: Deployment, Service, HPA, PDB from an OCI artifact', ()
     const since = new Date(Date.now() - 1).toISOString();
     const result = await run(name, deps);
     expect(result.changes).toEqual({ created: 0, configured: 0, unchanged: 4, deleted: 0 });
-    expect(writesSince(ns, since)).toEqual([]);
+    expect(writesSince(bed, ns, since)).toEqual([]);
     expect(await snapshot(kc, ns)).toEqual(before);
   });
 
@@ -152,7 +131,7 @@ describe('seed scenario: Deployment, Service, HPA, PDB from an OCI artifact', ()
     const result = await run(name, deps);
     expect(result.changes).toMatchObject({ created: 1, configured: 1, unchanged: 1 });
     // The audit-log counter used by the no-op test does see sluice's writes.
-    expect(writesSince(ns, since).filter((w) => w.startsWith('patch')).length).toBe(2);
+    expect(writesSince(bed, ns, since).filter((w) => w.startsWith('patch')).length).toBe(2);
     const deployment = await apps.readNamespacedDeployment({ name: 'oddy-test-deployment', namespace: ns });
     expect(deployment.spec?.template.spec?.containers[0]?.image).toBe(
       'public.ecr.aws/eks-distro/kubernetes/pause:3.7',

@@ -1,0 +1,114 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Delivery } from '../config/index.ts';
+import { SluiceError } from '../errors.ts';
+import { evaluateGates } from '../gates/evaluate.ts';
+import { waitingMessage } from '../gates/messages.ts';
+import { isUnchanged, listOwned } from '../kube/apply.ts';
+import { apiErrorMessage, KubeClient } from '../kube/client.ts';
+import { forEachBounded } from '../kube/pool.ts';
+import { prepareObjects } from '../kube/prepare.ts';
+import { buildManifests } from '../manifests/build.ts';
+import { fieldChanges, type FieldChange } from '../manifests/field-diff.ts';
+import { staleEntries, type InventoryEntry } from '../manifests/inventory.ts';
+import { describeObject } from '../manifests/objects.ts';
+import { isDigest, pullArtifact } from '../oci/index.ts';
+import { getDelivery } from '../store/deliveries.ts';
+import { readInventory } from '../store/inventory.ts';
+import type { BlockingGate } from '../store/status.ts';
+import type { ReconcileDeps } from './deps.ts';
+
+/** What a reconcile would do now, found without changing anything. */
+export interface DeliveryDiff {
+  readonly delivery: string;
+  readonly revision: string;
+  readonly create: readonly string[];
+  readonly change: readonly { readonly object: string; readonly fields: readonly FieldChange[] }[];
+  /** Objects a reconcile would delete (`prune: true`), or leave behind (`prune: false`). */
+  readonly prune: readonly string[];
+  readonly pruneEnabled: boolean;
+  readonly unchanged: number;
+  /** Closed gates that would hold the run; `message` says how. */
+  readonly blockedBy: readonly BlockingGate[];
+  readonly blockedMessage?: string;
+}
+
+const CONCURRENCY = 8;
+
+/** `tag` or `sha256:<hex>` → the delivery's source pinned to it. */
+function sourceAt(delivery: Delivery, revision: string | undefined): Delivery['source'] {
+  if (revision === undefined) return delivery.source;
+  const base = { ...delivery.source, tag: undefined, semver: undefined, digest: undefined };
+  return isDigest(revision) ? { ...base, digest: revision } : { ...base, tag: revision };
+}
+
+/** Describes an inventory entry (`<namespace>_<name>_<group>_<Kind>`) as describeObject does. */
+function describeEntry(entry: InventoryEntry): string {
+  const [namespace, name, , kind] = entry.id.split('_');
+  return `${kind}/${namespace ? `${namespace}/` : ''}${name}`;
+}
+
+/**
+ * `sluice diff`: the delivery's artifact (or `revision`) built and compared with the cluster:
+ * objects to create, to change (fields from a server-side dry-run), to prune, and the gates that
+ * would hold the run. Nothing is written to the cluster or the table.
+ */
+export async function diffDelivery(
+  name: string,
+  deps: ReconcileDeps,
+  options: { readonly revision?: string } = {},
+): Promise<DeliveryDiff> {
+  const delivery = await getDelivery(deps.db, name);
+  if (!delivery) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
+  const gates = await evaluateGates(name, delivery.gates, deps.db, deps.clock.now());
+  const blockedBy = [...gates.blockAll, ...gates.blockRevisions];
+
+  const source = sourceAt(delivery, options.revision);
+  const artifact = await pullArtifact(source, { credentials: deps.registryCredentials(source) });
+  const manifests = await buildManifests(artifact.files, delivery, artifact.revision, {
+    kubectl: deps.kubectl,
+  });
+  const kube = new KubeClient(await deps.connect(delivery.cluster));
+  const desired = await prepareObjects(manifests, kube, name, delivery.targetNamespace);
+  const inventory = await readInventory(deps.db, name);
+  const live = await listOwned(
+    kube,
+    desired.map((d) => ({ apiVersion: d.object.apiVersion!, kind: d.object.kind! })),
+    name,
+  );
+  const appliedHash = new Map(inventory.map((entry) => [entry.id, entry.h]));
+
+  const create: string[] = [];
+  const change: { object: string; fields: FieldChange[] }[] = [];
+  const problems: string[] = [];
+  let unchanged = 0;
+  await forEachBounded(desired, CONCURRENCY, async (d) => {
+    const current = live.get(d.entry.id) ?? (await kube.get(d.object));
+    if (!current) return void create.push(describeObject(d.object));
+    if (isUnchanged(d, current, appliedHash.get(d.entry.id))) return void unchanged++;
+    try {
+      const result: KubernetesObject = await kube.apply(d.object, { dryRun: true });
+      const fields = fieldChanges(current, result);
+      if (fields.length === 0) unchanged++;
+      else change.push({ object: describeObject(d.object), fields });
+    } catch (error) {
+      problems.push(`${d.origin}: ${describeObject(d.object)}: ${apiErrorMessage(error)}`);
+    }
+  });
+  if (problems.length > 0) throw new SluiceError('ValidationFailed', problems.sort().join('; '));
+
+  const stale = staleEntries(
+    inventory,
+    desired.map((d) => d.entry),
+  );
+  return {
+    delivery: name,
+    revision: artifact.revision,
+    create: create.sort(),
+    change: change.sort((a, b) => a.object.localeCompare(b.object)),
+    prune: stale.map(describeEntry).sort(),
+    pruneEnabled: delivery.prune,
+    unchanged,
+    blockedBy,
+    ...(blockedBy.length > 0 && { blockedMessage: waitingMessage(blockedBy) }),
+  };
+}

@@ -1,0 +1,22 @@
+import { readFileSync } from 'node:fs';
+import type { Components } from './components.ts';
+
+interface AuditEvent {
+  readonly verb: string;
+  readonly requestURI: string;
+  readonly objectRef?: { readonly namespace?: string; readonly name?: string };
+  readonly requestReceivedTimestamp: string;
+}
+
+/** Requests that changed something in namespace `ns` after `since`, from the API server's audit log (dry-runs excluded). */
+export function writesSince(bed: Components, ns: string, since: string): string[] {
+  return readFileSync(bed.kube.auditLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as AuditEvent)
+    .filter((e) => e.objectRef?.namespace === ns && e.requestReceivedTimestamp > since)
+    .filter(
+      (e) => ['create', 'update', 'patch', 'delete'].includes(e.verb) && !e.requestURI.includes('dryRun'),
+    )
+    .map((e) => `${e.verb} ${e.requestURI}`);
+}
