@@ -8,7 +8,7 @@ import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { getDelivery, listDeliveryNames, putDelivery } from '../../functions/core/store/deliveries.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
 import { getStatus } from '../../functions/core/store/status.ts';
-import { ago, EXIT, printJson, printTable } from './output.ts';
+import { ago, EXIT, paintState, printJson, printTable } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
@@ -98,6 +98,7 @@ export function statusCommand(): Command {
             ? `${s.message} (held ${ago(s.blockedSince).replace(' ago', '')})`
             : (s.message ?? ''),
         ]),
+        (text, column) => (column === 1 || column === 2 ? paintState(text) : text),
       );
     });
 }

@@ -16,7 +16,7 @@ import {
 } from '../../functions/core/gates/requests.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { listGateAudit, listGateNames } from '../../functions/core/store/gates.ts';
-import { ago, printJson, printTable, relative } from './output.ts';
+import { ago, paintState, printJson, printTable, relative } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
@@ -72,6 +72,7 @@ export function gatesCommand(): Command {
               : '-',
           ];
         }),
+        (text, column) => (column === 1 ? paintState(text) : text),
       );
     });
 }

@@ -1,14 +1,31 @@
-/** Prints rows as an aligned table with a header. */
-export function printTable(headers: readonly string[], rows: readonly (readonly string[])[]): void {
+/** Prints rows as an aligned table with a header; `paint` may colour a cell after it is padded. */
+export function printTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  paint: (text: string, column: number) => string = (text) => text,
+): void {
   const widths = headers.map((header, i) =>
     Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
   );
-  const line = (cells: readonly string[]) =>
+  const line = (cells: readonly string[], painted: boolean) =>
     cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .map((cell, i) => {
+        const padded = i === cells.length - 1 ? cell : cell.padEnd(widths[i]!);
+        return painted ? paint(padded, i) : padded;
+      })
       .join('  ')
       .trimEnd();
-  process.stdout.write(`${[line(headers), ...rows.map(line)].join('\n')}\n`);
+  process.stdout.write(
+    `${[colour.bold(line(headers, false)), ...rows.map((row) => line(row, true))].join('\n')}\n`,
+  );
+}
+
+/** Green for a good state word, red for a bad one, as is for anything else. */
+export function paintState(text: string): string {
+  const word = text.trim();
+  if (['open', 'True', 'Succeeded'].includes(word)) return colour.green(text);
+  if (['closed', 'False', 'Failed', 'GateClosed'].includes(word)) return colour.red(text);
+  return text;
 }
 
 export function printJson(value: unknown): void {

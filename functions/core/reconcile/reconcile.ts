@@ -230,6 +230,9 @@ async function applyRevision(
 
   const finalEntries: InventoryEntry[] = desired.map((d) => ({ ...d.entry, h: d.hash }));
   const stale = staleEntries(oldInventory, finalEntries);
+  deps.log?.(
+    `${name}: ${artifact.revision}: ${desired.length} objects, ${changed.length} to apply, ${delivery.prune ? stale.length : 0} to prune`,
+  );
   if (changed.length > 0) {
     // Write-ahead: every object this run may create is inventoried before the first write.
     const pending = new Set(changed.map((d) => d.entry.id));
