@@ -1,5 +1,79 @@
-import { App } from 'aws-cdk-lib';
+// The example CDK app: the seed scenario (delivery oddy-test behind no-deploy-friday and
+// sre-approval) against an existing EKS cluster. Context values (-c key=value) set the target;
+// with none given it synthesizes with placeholders, offline and without credentials.
+import { App, CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { Sluice, type SluiceClusterTarget } from '../lib/index.ts';
 
-// The CDK app. The Sluice construct (lib/sluice.ts) and the example stack are added with the CDK issue.
 const app = new App();
-app.synth();
+const context = (key: string): string | undefined => {
+  const value: unknown = app.node.tryGetContext(key);
+  return typeof value === 'string' && value !== '' ? value : undefined;
+};
+
+const account = context('account') ?? process.env.CDK_DEFAULT_ACCOUNT ?? '123456789012';
+const region = context('region') ?? process.env.CDK_DEFAULT_REGION ?? 'ap-northeast-1';
+const clusterName = context('clusterName') ?? 'prod';
+const clusterRegion = context('clusterRegion') ?? region;
+const clusterRoleArn = context('clusterRoleArn');
+const repository = context('repository') ?? `oci://${account}.dkr.ecr.${region}.amazonaws.com/oddy-test`;
+
+const stack = new Stack(app, context('stackName') ?? 'Sluice', {
+  env: { account, region },
+  description: 'sluice: serverless GitOps delivery for Amazon EKS',
+});
+
+// A cluster in this account and region is imported, and sluice creates its access entry; one
+// elsewhere (or reached through a role) is named, and its access is granted outside this app.
+const cluster: SluiceClusterTarget =
+  clusterRoleArn || clusterRegion !== region
+    ? {
+        eks: { name: clusterName, region: clusterRegion, ...(clusterRoleArn && { roleArn: clusterRoleArn }) },
+      }
+    : eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName });
+
+const sluice = new Sluice(stack, 'Sluice', {
+  gates: [
+    {
+      name: 'no-deploy-friday',
+      description: 'No deploys on Fridays (Berlin time)',
+      default: 'open',
+      window: Duration.hours(24),
+      schedules: [{ cron: '0 0 ? * FRI *', timeZone: 'Europe/Berlin', action: 'close' }],
+    },
+    {
+      name: 'sre-approval',
+      description: 'An SRE approves a release for an hour',
+      default: 'closed',
+      window: Duration.hours(1),
+    },
+  ],
+  deliveries: [
+    {
+      name: 'oddy-test',
+      source: { url: repository, tag: context('tag') ?? 'v1' },
+      path: context('path') ?? '.',
+      prune: true,
+      interval: Duration.minutes(5),
+      cluster,
+      gates: [
+        { name: 'no-deploy-friday', blocks: 'revisions' },
+        { name: 'sre-approval', blocks: 'all' },
+      ],
+    },
+  ],
+});
+
+new CfnOutput(stack, 'TableName', { value: sluice.table.tableName, description: 'export SLUICE_TABLE=…' });
+new CfnOutput(stack, 'GateFunctionName', {
+  value: sluice.gateFunction.functionName,
+  description: 'sluice gate open <gate> --function …',
+});
+new CfnOutput(stack, 'ReconcileFunctionName', { value: sluice.reconcileFunction.functionName });
+new CfnOutput(stack, 'DeployerRoleArn', {
+  value: sluice.deployerRole.roleArn,
+  description: 'the principal that needs access to named (not imported) clusters',
+});
+
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

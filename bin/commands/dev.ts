@@ -6,9 +6,11 @@ import { runningComponents, startComponents, stopComponents } from '../../test/s
 const DEV_DIR = process.env.SLUICE_DEV_DIR ?? '.sluice/dev';
 
 export function devCommand(): Command {
-  const dev = new Command('dev').description(
-    'Run the local components (kube-apiserver + etcd, OCI registry, DynamoDB Local, ECR API) in the background',
-  );
+  const dev = new Command('dev')
+    .description(
+      'Run the local components (kube-apiserver + etcd, OCI registry, DynamoDB Local, ECR API) in the background',
+    )
+    .addHelpText('after', '\nExample:\n  npx sluice dev up && . .sluice/dev/env && npx sluice dev down');
   dev
     .command('up')
     .description(
@@ -39,6 +41,7 @@ export function devCommand(): Command {
   dev
     .command('down')
     .description('Stop the local components started by `sluice dev up`, by process id')
+    .addHelpText('after', '\nExample:\n  npx sluice dev down')
     .action(async () => {
       const stopped = await stopComponents(resolve(DEV_DIR));
       process.stdout.write(

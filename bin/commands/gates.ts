@@ -186,6 +186,10 @@ function historyCommand(): Command {
 export function gateCommand(): Command {
   return new Command('gate')
     .description('Open or close a gate, or show its history')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  sluice gate open sre-approval --for 1h --reason CHG-1234\n  sluice gate history sre-approval',
+    )
     .addCommand(requestCommand('open'))
     .addCommand(requestCommand('close'))
     .addCommand(historyCommand());
