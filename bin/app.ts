@@ -65,10 +65,13 @@ const sluice = new Sluice(stack, 'Sluice', {
   ],
 });
 
-new CfnOutput(stack, 'TableName', { value: sluice.table.tableName, description: 'export SLUICE_TABLE=…' });
+new CfnOutput(stack, 'TableName', {
+  value: sluice.table.tableName,
+  description: 'for the CLI: export SLUICE_TABLE=<this value>',
+});
 new CfnOutput(stack, 'GateFunctionName', {
   value: sluice.gateFunction.functionName,
-  description: 'sluice gate open <gate> --function …',
+  description: 'for the CLI: sluice gate open <gate> --function <this value>',
 });
 new CfnOutput(stack, 'ReconcileFunctionName', { value: sluice.reconcileFunction.functionName });
 new CfnOutput(stack, 'DeployerRoleArn', {

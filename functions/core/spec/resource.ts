@@ -1,0 +1,157 @@
+import type { Clock } from '../clock.ts';
+import { parseDelivery, parseGate } from '../config/index.ts';
+import { deliveriesUsingGate } from '../gates/requests.ts';
+import { getDelivery, putDelivery } from '../store/deliveries.ts';
+import { getGate, putGate, removeGate } from '../store/gates.ts';
+import type { TableClient } from '../store/table-client.ts';
+import { getSpecOwner, putSpecOwner } from './owner.ts';
+
+export type SpecKind = 'delivery' | 'gate';
+
+/** The custom resource's properties, as the Sluice construct writes them. */
+export interface SpecResourceProperties {
+  readonly Kind: SpecKind;
+  readonly Name: string;
+  /** The delivery or gate as JSON, in config-file form (durations as strings such as `5m`). */
+  readonly Spec: string;
+}
+
+/** The fields of a CloudFormation custom resource event (through the CDK Provider) that are used. */
+export interface SpecResourceEvent {
+  readonly RequestType: 'Create' | 'Update' | 'Delete';
+  readonly RequestId: string;
+  readonly PhysicalResourceId?: string;
+  readonly ResourceProperties: SpecResourceProperties;
+}
+
+export interface SpecResourceResponse {
+  readonly PhysicalResourceId: string;
+  readonly Data?: Record<string, string>;
+}
+
+export interface SpecDeps {
+  readonly db: TableClient;
+  readonly clock: Clock;
+  /** Deletes a delivery: prunes its objects (or orphans them, per deletionPolicy), then its records. */
+  readonly deleteDelivery: (name: string) => Promise<{ deleted: readonly string[]; policy: string }>;
+  /** Asks for an immediate reconcile of deliveries (the reconcile function, asynchronously). */
+  readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
+  readonly log?: (message: string) => void;
+  /** How long a delete waits for a running reconcile of the delivery to finish. */
+  readonly leaseWaitMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+const DEFAULT_LEASE_WAIT_MS = 10 * 60_000;
+const LEASE_POLL_MS = 5_000;
+
+/**
+ * `sluice/delivery/oddy-test/<request id of the create>`: unique per created resource, so when
+ * CloudFormation replaces one resource by another writing the same name (a construct moved in the
+ * tree, or to another stack), the delete of the old one can tell it no longer owns the spec.
+ */
+export function specPhysicalId(kind: SpecKind, name: string, requestId: string): string {
+  return `sluice/${kind}/${name}/${requestId}`;
+}
+
+function parsePhysicalId(id: string | undefined): { kind: SpecKind; name: string } | undefined {
+  const match = /^sluice\/(delivery|gate)\/([^/]+)\/[^/]+$/.exec(id ?? '');
+  return match ? { kind: match[1] as SpecKind, name: match[2]! } : undefined;
+}
+
+/**
+ * Handles the per-delivery and per-gate custom resource: create and update write the spec to the
+ * table (validated again by the shared schema) and reconcile what it affects; delete removes it,
+ * for a delivery by deleting its objects from the cluster (unless `deletionPolicy: Orphan`).
+ */
+export async function handleSpecEvent(
+  event: SpecResourceEvent,
+  deps: SpecDeps,
+): Promise<SpecResourceResponse> {
+  if (event.RequestType === 'Delete') return deleteSpec(event, deps);
+  const { Kind: kind, Name: name, Spec: text } = event.ResourceProperties;
+  if (kind !== 'delivery' && kind !== 'gate') throw new Error(`unknown Kind "${String(kind)}"`);
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${kind} ${name}: Spec is not JSON: ${(error as Error).message}`, { cause: error });
+  }
+  const previous = parsePhysicalId(event.PhysicalResourceId);
+  const physicalId =
+    event.RequestType === 'Update' && previous?.kind === kind && previous.name === name
+      ? event.PhysicalResourceId!
+      : specPhysicalId(kind, name, event.RequestId);
+  const now = deps.clock.now();
+
+  if (kind === 'delivery') {
+    const delivery = parseDelivery(input, `delivery ${name}`);
+    if (delivery.name !== name) throw new Error(`Spec names delivery "${delivery.name}", not "${name}"`);
+    await putDelivery(deps.db, delivery, now);
+    await putSpecOwner(deps.db, kind, name, physicalId, now);
+    await reconcile(deps, [name]);
+  } else {
+    const gate = parseGate(input, `gate ${name}`);
+    if (gate.name !== name) throw new Error(`Spec names gate "${gate.name}", not "${name}"`);
+    await putGate(deps.db, gate, now);
+    await putSpecOwner(deps.db, kind, name, physicalId, now);
+    // A changed default or window may open the gate for the deliveries waiting on it.
+    if (event.RequestType === 'Update') await reconcile(deps, await deliveriesUsingGate(deps.db, name));
+  }
+  return { PhysicalResourceId: physicalId, Data: { Name: name } };
+}
+
+async function reconcile(deps: SpecDeps, deliveries: readonly string[]): Promise<void> {
+  if (!deps.reconcileNow || deliveries.length === 0) return;
+  try {
+    await deps.reconcileNow(deliveries);
+  } catch (error) {
+    // The spec is stored; the delivery's interval schedule reconciles it anyway.
+    deps.log?.(`could not start a reconcile of ${deliveries.join(', ')}: ${String(error)}`);
+  }
+}
+
+async function deleteSpec(event: SpecResourceEvent, deps: SpecDeps): Promise<SpecResourceResponse> {
+  const physicalId = event.PhysicalResourceId ?? '';
+  const target = parsePhysicalId(physicalId);
+  // A create that failed before it returned has no id of ours: nothing was written.
+  if (!target) return { PhysicalResourceId: physicalId };
+  const { kind, name } = target;
+  const owner = await getSpecOwner(deps.db, kind, name);
+  if (owner !== undefined && owner !== physicalId) {
+    deps.log?.(`${kind} ${name} is now managed by ${owner}; leaving it in place`);
+    return { PhysicalResourceId: physicalId };
+  }
+  if (kind === 'gate') {
+    if (await getGate(deps.db, name)) await removeGate(deps.db, name);
+    return { PhysicalResourceId: physicalId };
+  }
+  if (!(await getDelivery(deps.db, name))) return { PhysicalResourceId: physicalId };
+  const result = await deleteWhenFree(name, deps);
+  deps.log?.(
+    result.policy === 'Delete'
+      ? `deleted delivery ${name} and ${result.deleted.length} of its objects`
+      : `deleted delivery ${name}; its objects were orphaned (deletionPolicy: Orphan)`,
+  );
+  return { PhysicalResourceId: physicalId };
+}
+
+/** deleteDelivery, waiting (up to leaseWaitMs) while a reconcile of the delivery holds its lease. */
+async function deleteWhenFree(
+  name: string,
+  deps: SpecDeps,
+): Promise<{ deleted: readonly string[]; policy: string }> {
+  const deadline = deps.clock.now().getTime() + (deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS);
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  for (;;) {
+    try {
+      return await deps.deleteDelivery(name);
+    } catch (error) {
+      // deleteDelivery reports a held lease only by its message.
+      const leaseHeld = error instanceof Error && /is being reconciled right now/.test(error.message);
+      if (!leaseHeld || deps.clock.now().getTime() + LEASE_POLL_MS > deadline) throw error;
+      deps.log?.(`delivery ${name} is being reconciled; waiting to delete it`);
+      await sleep(LEASE_POLL_MS);
+    }
+  }
+}

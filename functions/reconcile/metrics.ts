@@ -1,0 +1,46 @@
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { ReconcileResult } from '../core/reconcile/reconcile.ts';
+import type { DeliveryStatus } from '../core/store/status.ts';
+
+/** The reconcile function's CloudWatch metrics (Powertools EMF); the CDK alarms use the same names. */
+export const RECONCILE_METRICS = {
+  namespace: 'Sluice',
+  /** Powertools adds it to every metric as the `service` dimension. */
+  service: 'sluice-reconcile',
+  dimension: 'delivery',
+  succeeded: 'ReconcileSucceeded',
+  failed: 'ReconcileFailed',
+  blocked: 'ReconcileBlocked',
+  blockedSeconds: 'BlockedSeconds',
+} as const;
+
+const OUTCOME_METRIC: Partial<Record<ReconcileResult['outcome'], string>> = {
+  Succeeded: RECONCILE_METRICS.succeeded,
+  Failed: RECONCILE_METRICS.failed,
+  Blocked: RECONCILE_METRICS.blocked,
+};
+
+/**
+ * One metric per outcome with the delivery as dimension, and for a blocked delivery how long it
+ * has been blocked. Published at once, so each delivery of an event gets its own dimension.
+ */
+export function recordReconcileMetrics(
+  metrics: Pick<Metrics, 'addDimension' | 'addMetric' | 'publishStoredMetrics'>,
+  result: ReconcileResult,
+  status: Pick<DeliveryStatus, 'blockedSince'> | undefined,
+  now: Date,
+): void {
+  const metric = OUTCOME_METRIC[result.outcome];
+  if (!metric) return; // Skipped: another run or suspend; nothing happened worth counting
+  metrics.addDimension(RECONCILE_METRICS.dimension, result.delivery);
+  metrics.addMetric(metric, 'Count', 1);
+  const since = status?.blockedSince ? Date.parse(status.blockedSince) : NaN;
+  if (result.outcome === 'Blocked' && !Number.isNaN(since)) {
+    metrics.addMetric(
+      RECONCILE_METRICS.blockedSeconds,
+      'Seconds',
+      Math.max(0, (now.getTime() - since) / 1000),
+    );
+  }
+  metrics.publishStoredMetrics();
+}

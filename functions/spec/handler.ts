@@ -1,0 +1,31 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import type { Context } from 'aws-lambda';
+import { systemClock } from '../core/clock.ts';
+import { reconcileDepsFromEnvironment } from '../core/environment.ts';
+import { lambdaReconcileNow } from '../core/gates/aws.ts';
+import { deleteDelivery } from '../core/reconcile/delete.ts';
+import { handleSpecEvent, type SpecResourceEvent, type SpecResourceResponse } from '../core/spec/resource.ts';
+
+const logger = new Logger({ serviceName: 'sluice-spec' });
+
+/**
+ * The onEvent handler of the per-delivery and per-gate custom resources (CDK Provider framework):
+ * writes specs on create/update, deletes deliveries (pruning their objects) and gates on delete.
+ */
+export async function handler(event: SpecResourceEvent, context: Context): Promise<SpecResourceResponse> {
+  const log = (message: string) => logger.info(message);
+  const deps = reconcileDepsFromEnvironment({ runId: context.awsRequestId, log });
+  const reconcileFunction = process.env.SLUICE_RECONCILE_FUNCTION;
+  const response = await handleSpecEvent(event, {
+    db: deps.db,
+    clock: systemClock,
+    deleteDelivery: (name) => deleteDelivery(name, deps),
+    reconcileNow: reconcileFunction ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction) : undefined,
+    log,
+  });
+  logger.info(`${event.RequestType} ${event.ResourceProperties.Kind} ${event.ResourceProperties.Name}`, {
+    physicalResourceId: response.PhysicalResourceId,
+  });
+  return response;
+}

@@ -1,0 +1,260 @@
+import { Duration, Token } from 'aws-cdk-lib';
+import type * as eks from 'aws-cdk-lib/aws-eks-v2';
+import { Construct } from 'constructs';
+import {
+  ConfigError,
+  formatDuration,
+  parseConfig,
+  parseDelivery,
+  type ConfigIssue,
+  type Delivery,
+  type SluiceConfig,
+} from '../functions/core/config/index.ts';
+import { formatPath, isRecord } from '../functions/core/config/issues.ts';
+import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps } from './props.ts';
+import { ecrRepositoryOf } from './sources.ts';
+
+/** Prefix of every props error: `Sluice props: deliveries[oddy-test].interval: …`. */
+export const PROPS_ORIGIN = 'Sluice props';
+
+/** EventBridge Scheduler's shortest rate. */
+const MIN_INTERVAL = Duration.minutes(1);
+/** What a reconcile needs besides the delivery's timeout: fetch, prune, status. */
+const RECONCILE_MARGIN = Duration.minutes(1);
+const LAMBDA_MAX_TIMEOUT = Duration.minutes(15);
+
+/** The props, validated by the config schema and normalised, and what the construct needs beside. */
+export interface SluiceSpecs {
+  readonly config: SluiceConfig;
+  /** Per delivery name, the config-file form the spec resource writes (may hold cluster tokens). */
+  readonly deliveryInputs: ReadonlyMap<string, Record<string, unknown>>;
+  readonly gateInputs: ReadonlyMap<string, Record<string, unknown>>;
+  /** Per delivery name, the cluster passed as `eks.ICluster`. */
+  readonly clusters: ReadonlyMap<string, eks.ICluster>;
+}
+
+type Path = readonly (string | number)[];
+
+/** Collects problems, each with the path (as the schema reports it) of the prop it is about. */
+class Issues {
+  readonly list: ConfigIssue[] = [];
+  constructor(private readonly root: unknown) {}
+  add(path: Path, message: string): void {
+    this.list.push({ path: formatPath(path, this.root), message });
+  }
+}
+
+export function isCluster(target: SluiceClusterTarget): target is eks.ICluster {
+  return Construct.isConstruct(target) && 'clusterName' in target;
+}
+
+/**
+ * Validates props with the shared zod schema (durations become `300s`-style strings first) and
+ * the limits of the AWS services used; throws one ConfigError naming every bad prop.
+ */
+export function resolveSpecs(props: SluiceProps): SluiceSpecs {
+  const deliveries = props.deliveries ?? [];
+  const gates = props.gates ?? [];
+  // Names for error paths come from the raw props (formatPath shows `deliveries[<name>]`).
+  const issues = new Issues({ deliveries, gates });
+  checkFunctionProps(props, issues);
+
+  const clusters = new Map<string, eks.ICluster>();
+  const deliveryInputs: Record<string, unknown>[] = [];
+  const deliveryValidation: Record<string, unknown>[] = [];
+  deliveries.forEach((delivery, index) => {
+    const [input, validation] = deliveryInput(delivery, ['deliveries', index], issues);
+    deliveryInputs.push(input);
+    deliveryValidation.push(validation);
+    if (isCluster(delivery.cluster) && typeof delivery.name === 'string')
+      clusters.set(delivery.name, delivery.cluster);
+  });
+  const gateInputs = gates.map((gate, index) => gateInput(gate, ['gates', index], issues));
+
+  let config: SluiceConfig | undefined;
+  try {
+    config = parseConfig({ gates: gateInputs, deliveries: deliveryValidation }, PROPS_ORIGIN);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.list.push(...error.issues);
+  }
+  // Also for deliveries that parse on their own when others did not, so every problem is listed at once.
+  const deliveryList = config?.deliveries ?? deliveryValidation.map(parsedOrUndefined);
+  checkServiceLimits(deliveryList, props, issues);
+  if (issues.list.length > 0 || !config) throw new ConfigError(PROPS_ORIGIN, issues.list);
+
+  return {
+    config,
+    deliveryInputs: new Map(deliveryInputs.map((input, i) => [config.deliveries[i]!.name, input])),
+    gateInputs: new Map(gateInputs.map((input, i) => [config.gates[i]!.name, input])),
+    clusters,
+  };
+}
+
+function checkFunctionProps(props: SluiceProps, issues: Issues): void {
+  const timeout = props.reconcileTimeout;
+  if (timeout !== undefined) {
+    const ms = durationMs(timeout, ['reconcileTimeout'], issues);
+    if (ms !== undefined && ms > LAMBDA_MAX_TIMEOUT.toMilliseconds())
+      issues.add(['reconcileTimeout'], `${formatDuration(ms)} is longer than 15m, the Lambda maximum`);
+    if (ms !== undefined && ms <= RECONCILE_MARGIN.toMilliseconds())
+      issues.add(['reconcileTimeout'], `${formatDuration(ms)} is too short: give a reconcile more than 1m`);
+  }
+  const memory = props.reconcileMemorySize;
+  if (
+    memory !== undefined &&
+    !Token.isUnresolved(memory) &&
+    !(Number.isInteger(memory) && memory >= 128 && memory <= 10240)
+  )
+    issues.add(['reconcileMemorySize'], `${memory} is not a Lambda memory size (128 to 10240 MB)`);
+  if (props.blockedAlarmThreshold !== undefined) {
+    const ms = durationMs(props.blockedAlarmThreshold, ['blockedAlarmThreshold'], issues);
+    if (ms !== undefined && ms < MIN_INTERVAL.toMilliseconds())
+      issues.add(['blockedAlarmThreshold'], `${formatDuration(ms)} is shorter than 1m`);
+  }
+}
+
+/** `[input written to the table, input validated now]`: they differ only in an ICluster's tokens. */
+function deliveryInput(
+  delivery: SluiceDelivery,
+  path: Path,
+  issues: Issues,
+): [Record<string, unknown>, Record<string, unknown>] {
+  // Not an object at all: the schema says so.
+  if (!isRecord(delivery)) return [delivery as never, delivery as never];
+  const { cluster, interval, retryInterval, timeout, ...rest } = delivery;
+  forbidTokens(rest, path, issues);
+  const input: Record<string, unknown> = {
+    ...rest,
+    interval: durationText(interval, [...path, 'interval'], issues),
+    retryInterval: durationText(retryInterval, [...path, 'retryInterval'], issues),
+    timeout: durationText(timeout, [...path, 'timeout'], issues),
+  };
+  if (cluster === undefined || !isCluster(cluster)) {
+    forbidTokens(cluster, [...path, 'cluster'], issues);
+    return [defined({ ...input, cluster }), defined({ ...input, cluster })];
+  }
+  const eks = { name: cluster.clusterName, region: cluster.env.region };
+  // Tokens (a cluster defined in this app, an environment-agnostic stack) resolve at deploy time,
+  // where the spec function validates again; until then a placeholder stands in.
+  const known = {
+    name: Token.isUnresolved(eks.name) ? 'cluster-from-token' : eks.name,
+    region: Token.isUnresolved(eks.region) ? 'us-east-1' : eks.region,
+  };
+  return [defined({ ...input, cluster: { eks } }), defined({ ...input, cluster: { eks: known } })];
+}
+
+function gateInput(gate: SluiceGate, path: Path, issues: Issues): Record<string, unknown> {
+  if (!isRecord(gate)) return gate as never;
+  const { window, schedules, ...rest } = gate;
+  forbidTokens(rest, path, issues);
+  return defined({
+    ...rest,
+    window: durationText(window, [...path, 'window'], issues),
+    schedules: Array.isArray(schedules)
+      ? schedules.map((schedule, index) => {
+          if (!isRecord(schedule)) return schedule;
+          const { window: scheduleWindow, ...fields } = schedule;
+          forbidTokens(fields, [...path, 'schedules', index], issues);
+          const windowPath = [...path, 'schedules', index, 'window'];
+          return defined({ ...fields, window: durationText(scheduleWindow, windowPath, issues) });
+        })
+      : schedules,
+  });
+}
+
+/** `Duration.minutes(5)` → `300s` (`1500ms` when not whole seconds); strings pass to the schema as they are. */
+function durationText(value: Duration | undefined, path: Path, issues: Issues): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  const ms = durationMs(value, path, issues);
+  if (ms === undefined) return undefined;
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+function durationMs(value: Duration, path: Path, issues: Issues): number | undefined {
+  if (!(value instanceof Duration)) {
+    issues.add(path, 'must be a Duration (e.g. Duration.minutes(5))');
+    return undefined;
+  }
+  if (value.isUnresolved()) {
+    issues.add(path, 'must be known at synth time, not a token');
+    return undefined;
+  }
+  try {
+    return value.toMilliseconds();
+  } catch (error) {
+    issues.add(path, (error as Error).message);
+    return undefined;
+  }
+}
+
+/** sluice scopes IAM, rules and schedules by these values, so they must be literals. */
+function forbidTokens(value: unknown, path: Path, issues: Issues): void {
+  if (Token.isUnresolved(value)) {
+    issues.add(path, 'must be known at synth time, not a token (sluice scopes permissions and rules by it)');
+  } else if (Array.isArray(value)) {
+    value.forEach((item, index) => forbidTokens(item, [...path, index], issues));
+  } else if (isRecord(value) && !Construct.isConstruct(value)) {
+    for (const [key, item] of Object.entries(value)) forbidTokens(item, [...path, key], issues);
+  }
+}
+
+function defined(input: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+}
+
+function parsedOrUndefined(input: unknown): Delivery | undefined {
+  try {
+    return parseDelivery(input);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the schema cannot know: Scheduler's rates, the function's timeout, what Lambda can reach. */
+function checkServiceLimits(
+  deliveries: readonly (Delivery | undefined)[],
+  props: SluiceProps,
+  issues: Issues,
+): void {
+  const timeout = props.reconcileTimeout;
+  const functionTimeout =
+    timeout instanceof Duration && !timeout.isUnresolved()
+      ? timeout.toMilliseconds()
+      : LAMBDA_MAX_TIMEOUT.toMilliseconds();
+  const margin = RECONCILE_MARGIN.toMilliseconds();
+  deliveries.forEach((delivery, index) => {
+    if (!delivery) return;
+    const path = ['deliveries', index];
+    if ('kubeconfig' in delivery.cluster) {
+      issues.add(
+        [...path, 'cluster'],
+        'a kubeconfig file cannot be read by the reconcile function; use { eks: { name, region } } or an eks.ICluster',
+      );
+    }
+    const interval = formatDuration(delivery.intervalMs);
+    if (delivery.intervalMs < MIN_INTERVAL.toMilliseconds()) {
+      issues.add(
+        [...path, 'interval'],
+        `${interval} is shorter than 1m, the shortest EventBridge Scheduler rate`,
+      );
+    } else if (delivery.intervalMs % MIN_INTERVAL.toMilliseconds() !== 0) {
+      issues.add(
+        [...path, 'interval'],
+        `${interval} is not whole minutes, as EventBridge Scheduler rates must be`,
+      );
+    }
+    if (delivery.timeoutMs + margin > functionTimeout) {
+      issues.add(
+        [...path, 'timeout'],
+        `${formatDuration(delivery.timeoutMs)} does not fit in the reconcile function's timeout of ${formatDuration(functionTimeout)} with 1m to spare for fetching, pruning and recording status (lower it or raise reconcileTimeout)`,
+      );
+    }
+    if (delivery.source.provider === 'aws' && !ecrRepositoryOf(delivery.source.url)) {
+      issues.add(
+        [...path, 'source', 'url'],
+        `"${delivery.source.url}" is not an ECR repository (<account>.dkr.ecr.<region>.amazonaws.com/<repository>), which provider "aws" needs; set provider: 'generic' for other registries`,
+      );
+    }
+  });
+}

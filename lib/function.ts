@@ -1,0 +1,63 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { BUNDLING, handlerEntry, PROJECT_ROOT, type HandlerName } from './bundling.ts';
+
+export interface SluiceFunctionProps {
+  readonly handler: HandlerName;
+  readonly description: string;
+  /** The function's role; it is granted writing to the function's log group. */
+  readonly role: iam.Role;
+  readonly environment: Record<string, string>;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  /** @default ARM_64 */
+  readonly architecture?: lambda.Architecture;
+  /** @default - none */
+  readonly layers?: lambda.ILayerVersion[];
+  readonly logRetention: logs.RetentionDays;
+  /** @default - not in a VPC */
+  readonly vpc?: ec2.IVpc;
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  readonly securityGroups?: ec2.ISecurityGroup[];
+}
+
+/** One sluice handler as a Node.js 22 function with its own log group, bundled by the local esbuild. */
+export class SluiceFunction extends Construct {
+  readonly function: nodejs.NodejsFunction;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: SluiceFunctionProps) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.logGroup.grantWrite(props.role);
+    this.function = new nodejs.NodejsFunction(this, 'Function', {
+      entry: handlerEntry(props.handler),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}/package-lock.json`,
+      bundling: BUNDLING,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: props.architecture ?? lambda.Architecture.ARM_64,
+      description: props.description,
+      role: props.role,
+      memorySize: props.memorySize,
+      timeout: props.timeout,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      layers: props.layers,
+      logGroup: this.logGroup,
+      vpc: props.vpc,
+      vpcSubnets: props.vpc ? props.vpcSubnets : undefined,
+      securityGroups: props.vpc ? props.securityGroups : undefined,
+    });
+    // The role's policies must exist before the function runs (the spec resources call it at deploy).
+    this.function.node.addDependency(props.role);
+  }
+}

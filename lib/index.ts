@@ -1,0 +1,11 @@
+export { Sluice, LAYER_KUBECTL } from './sluice.ts';
+export type * from './props.ts';
+export { PROPS_ORIGIN, type SluiceSpecs } from './config.ts';
+export { SluiceTable, type SluiceTableProps } from './table.ts';
+export { SluiceFunction, type SluiceFunctionProps } from './function.ts';
+export { BUNDLING, handlerEntry, type HandlerName } from './bundling.ts';
+export { GateSchedules, IntervalSchedules, gateScheduleInput } from './schedules.ts';
+export { EcrPushTriggers, ecrRepositories } from './triggers.ts';
+export { ClusterAccess, clusterAdminPolicy } from './cluster-access.ts';
+export { DeliveryAlarms, deliveryMetric } from './alarms.ts';
+export { ecrRepositoryOf, type EcrRepository } from './sources.ts';

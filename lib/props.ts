@@ -1,0 +1,287 @@
+import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as eks from 'aws-cdk-lib/aws-eks-v2';
+import type * as events from 'aws-cdk-lib/aws-events';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { DeliveryInput, GateInput } from '../functions/core/config/index.ts';
+
+/** Where a delivery's artifact comes from: an OCI repository (Flux's OCIRepository). */
+export interface SluiceSource {
+  /** `oci://<host>/<repository>`, e.g. `oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com/app`. */
+  readonly url: string;
+  /**
+   * The tag to deploy. Set at most one of tag, semver and digest.
+   * @default 'latest' (when neither semver nor digest is set)
+   */
+  readonly tag?: string;
+  /**
+   * A semver range; the highest matching tag is deployed (e.g. `^1.4`).
+   * @default - no range
+   */
+  readonly semver?: string;
+  /**
+   * A pinned manifest digest, `sha256:<64 hex>`.
+   * @default - no digest
+   */
+  readonly digest?: string;
+  /**
+   * How to authenticate: `aws` uses ECR tokens (and IAM read access on the repository), `generic`
+   * anonymous access.
+   * @default 'aws' for ECR hosts, else 'generic'
+   */
+  readonly provider?: 'aws' | 'generic';
+  /**
+   * Plain HTTP to the registry.
+   * @default false
+   */
+  readonly insecure?: boolean;
+  /**
+   * The media type of the layer holding the manifests.
+   * @default 'application/vnd.cncf.flux.content.v1.tar+gzip'
+   */
+  readonly layerMediaType?: string;
+}
+
+/** An EKS cluster by name, as in the config file. sluice cannot create its access entry. */
+export interface SluiceEksClusterRef {
+  readonly eks: {
+    readonly name: string;
+    readonly region: string;
+    /**
+     * A role to assume for the cluster (e.g. in another account).
+     * @default - the reconcile function's own role
+     */
+    readonly roleArn?: string;
+  };
+}
+
+/**
+ * The cluster a delivery applies to: by name (grant `Sluice.deployerRole` access yourself), or an
+ * `eks.ICluster` (aws-eks-v2; `Cluster.fromClusterAttributes` for an existing one), for which
+ * the construct creates an access entry.
+ */
+export type SluiceClusterTarget = SluiceEksClusterRef | eks.ICluster;
+
+export interface SluiceGateRef {
+  readonly name: string;
+  /**
+   * `all`: nothing is applied or pruned while the gate is closed; `revisions`: new revisions
+   * are held, the last applied one is still re-applied (a change freeze).
+   * @default 'all'
+   */
+  readonly blocks?: 'all' | 'revisions';
+}
+
+/** One delivery: the config file's `deliveries[]` entry, durations as `Duration`. */
+export interface SluiceDelivery {
+  /** A DNS label (lowercase letters, digits, `-`): names the delivery in the table, labels and metrics. */
+  readonly name: string;
+  readonly source: SluiceSource;
+  /**
+   * The directory inside the artifact to build.
+   * @default '.'
+   */
+  readonly path?: string;
+  /**
+   * Delete objects that a new revision no longer contains.
+   * @default false
+   */
+  readonly prune?: boolean;
+  /**
+   * How often to reconcile (drift correction); at least one minute, in whole minutes.
+   * @default Duration.minutes(5)
+   */
+  readonly interval?: Duration;
+  /**
+   * Kept for config-file parity; the interval schedule is what retries.
+   * @default - the interval
+   */
+  readonly retryInterval?: Duration;
+  /**
+   * How long apply, health checks and kustomize builds may take; must leave a minute of the
+   * reconcile function's timeout.
+   * @default Duration.minutes(5)
+   */
+  readonly timeout?: Duration;
+  /**
+   * Wait until the applied objects are ready.
+   * @default false
+   */
+  readonly wait?: boolean;
+  /**
+   * Stop reconciling (the interval schedule is disabled).
+   * @default false
+   */
+  readonly suspend?: boolean;
+  readonly cluster: SluiceClusterTarget;
+  /**
+   * Gates that hold this delivery; each must be one of `SluiceProps.gates`.
+   * @default - none
+   */
+  readonly gates?: SluiceGateRef[];
+  /**
+   * What removing the delivery does to its objects.
+   * @default 'Delete' when prune is true, else 'Orphan'
+   */
+  readonly deletionPolicy?: 'Delete' | 'Orphan';
+  /**
+   * Allow a revision with no objects to prune everything.
+   * @default false
+   */
+  readonly allowEmpty?: boolean;
+  /**
+   * Put every namespaced object in this namespace.
+   * @default - as in the manifests
+   */
+  readonly targetNamespace?: string;
+  /**
+   * Labels and annotations added to every object.
+   * @default - none
+   */
+  readonly commonMetadata?: DeliveryInput['commonMetadata'];
+  /**
+   * `${var}` substitution after the build.
+   * @default - none
+   */
+  readonly postBuild?: DeliveryInput['postBuild'];
+  /**
+   * Strategic merge or JSON6902 patches applied to the built objects (Flux's `.spec.patches`).
+   * @default - none
+   */
+  readonly patches?: DeliveryInput['patches'];
+  /**
+   * Container image overrides (Flux's `.spec.images`).
+   * @default - none
+   */
+  readonly images?: DeliveryInput['images'];
+  /**
+   * The mass-deletion brake: a run that would prune more than this (`'50%'` of the inventory, or
+   * a number of objects like `20`) is held with reason PruneLimitExceeded, nothing applied or pruned.
+   * @default '50%' (for inventories of 10 objects or more)
+   */
+  readonly pruneLimit?: DeliveryInput['pruneLimit'];
+  /**
+   * A gate (one of `SluiceProps.gates`) that, while open, lets runs prune past `pruneLimit`.
+   * @default - none: raise pruneLimit to allow a mass deletion
+   */
+  readonly pruneLimitGate?: string;
+  /**
+   * Act as this service account of `targetNamespace` in the cluster (Flux's `serviceAccountName`).
+   * @default - sluice's own identity
+   */
+  readonly serviceAccountName?: string;
+  /**
+   * Act as a service account (`{ serviceAccount: { name, namespace } }`) or a user (`{ user }`).
+   * @default - sluice's own identity
+   */
+  readonly impersonate?: DeliveryInput['impersonate'];
+}
+
+export interface SluiceGateSchedule {
+  /** EventBridge Scheduler cron, six fields: `min hour day-of-month month day-of-week year`, e.g. `0 0 ? * FRI *`. */
+  readonly cron: string;
+  /**
+   * IANA time zone the cron is read in, e.g. `Europe/Berlin`.
+   * @default 'UTC'
+   */
+  readonly timeZone?: string;
+  readonly action: 'open' | 'close';
+  /**
+   * How long the scheduled request lasts.
+   * @default - the gate's window
+   */
+  readonly window?: Duration;
+}
+
+/** One gate: the config file's `gates[]` entry, durations as `Duration`. */
+export interface SluiceGate {
+  readonly name: string;
+  /** The state when no request is in force. */
+  readonly default: 'open' | 'closed';
+  /**
+   * How long a request lasts before the gate returns to its default.
+   * @default - until the next request
+   */
+  readonly window?: Duration;
+  /** @default - none */
+  readonly description?: string;
+  /**
+   * EventBridge Scheduler schedules that open or close the gate.
+   * @default - none
+   */
+  readonly schedules?: SluiceGateSchedule[];
+}
+
+export interface SluiceProps {
+  /**
+   * The deliveries; removing one and deploying deletes its objects from the cluster (unless its
+   * deletionPolicy is Orphan).
+   * @default - none
+   */
+  readonly deliveries?: SluiceDelivery[];
+  /** @default - none */
+  readonly gates?: SluiceGate[];
+  /**
+   * Where reconcile events (`Reconcile Succeeded|Failed|Blocked`) and gate events go.
+   * @default - no events are published
+   */
+  readonly eventBus?: events.IEventBus;
+  /**
+   * Notified when an alarm (reconcile failed, delivery blocked too long) changes state.
+   * @default - alarms without actions
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * A delivery held by closed gates for longer than this raises an alarm.
+   * @default Duration.hours(24)
+   */
+  readonly blockedAlarmThreshold?: Duration;
+  /**
+   * Encrypts the table with this key.
+   * @default - an AWS managed key
+   */
+  readonly encryptionKey?: kms.IKey;
+  /**
+   * What happens to the table (gate audit trail, inventories) when it leaves the stack.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Memory of the reconcile function (artifacts are unpacked and built in memory).
+   * @default 1024
+   */
+  readonly reconcileMemorySize?: number;
+  /**
+   * Timeout of the reconcile function; every delivery's timeout must leave a minute of it.
+   * @default Duration.minutes(15)
+   */
+  readonly reconcileTimeout?: Duration;
+  /**
+   * Runs the functions that reach clusters (reconcile, spec) in this VPC, for private cluster
+   * endpoints. The VPC needs a route to the AWS APIs (NAT or endpoints: DynamoDB, ECR, S3, STS, EKS).
+   * @default - not in a VPC
+   */
+  readonly vpc?: ec2.IVpc;
+  /** @default - the VPC's private subnets */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** @default - a security group allowing all outbound traffic */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+  /**
+   * The access policies of the access entry created on clusters passed as `eks.ICluster`.
+   * @default - AmazonEKSClusterAdminPolicy, cluster scope
+   */
+  readonly clusterAccessPolicies?: eks.IAccessPolicy[];
+  /**
+   * How long the functions' logs are kept.
+   * @default logs.RetentionDays.THREE_MONTHS
+   */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+// The props mirror the config schema field for field: a field added to the schema fails here until added above.
+type MissingFrom<Schema, Props> = Record<Exclude<keyof Schema, keyof Props>, never>;
+const _deliveryFields: MissingFrom<DeliveryInput, SluiceDelivery> &
+  MissingFrom<SluiceDelivery, DeliveryInput> = {};
+const _gateFields: MissingFrom<GateInput, SluiceGate> & MissingFrom<SluiceGate, GateInput> = {};

@@ -1,0 +1,94 @@
+import { Duration, TimeZone } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
+import { Construct } from 'constructs';
+import { formatDuration, type Delivery, type Gate } from '../functions/core/config/index.ts';
+
+export interface GateSchedulesProps {
+  readonly gates: readonly Gate[];
+  readonly gateFunction: lambda.IFunction;
+  /** The role Scheduler assumes to invoke the gate function. */
+  readonly role: iam.IRole;
+  readonly group: scheduler.IScheduleGroup;
+}
+
+/** The gate request a schedule sends, as the gate function's event. */
+export function gateScheduleInput(gate: Gate, index: number): Record<string, string> {
+  const schedule = gate.schedules[index]!;
+  const windowMs = schedule.windowMs ?? gate.windowMs;
+  return {
+    gate: gate.name,
+    action: schedule.action,
+    ...(windowMs !== undefined && { window: formatDuration(windowMs) }),
+    requestedBy: `schedule/${gate.name}/${index}`,
+    reason: `schedule "${schedule.cron}" (${schedule.timeZone})`,
+    source: 'schedule',
+    // The firing time, not the arrival time, orders a late or retried delivery among other requests.
+    requestedAt: scheduler.ContextAttribute.scheduledTime,
+  };
+}
+
+/** One EventBridge Scheduler cron schedule (in its time zone) per gate schedule, invoking the gate function. */
+export class GateSchedules extends Construct {
+  readonly schedules: scheduler.Schedule[] = [];
+
+  constructor(scope: Construct, id: string, props: GateSchedulesProps) {
+    super(scope, id);
+    for (const gate of props.gates) {
+      gate.schedules.forEach((schedule, index) => {
+        this.schedules.push(
+          new scheduler.Schedule(this, `${gate.name}-${index}`, {
+            schedule: scheduler.ScheduleExpression.expression(
+              `cron(${schedule.cron})`,
+              TimeZone.of(schedule.timeZone),
+            ),
+            target: new targets.LambdaInvoke(props.gateFunction, {
+              input: scheduler.ScheduleTargetInput.fromObject(gateScheduleInput(gate, index)),
+              role: props.role,
+              maxEventAge: Duration.hours(1),
+            }),
+            scheduleGroup: props.group,
+            description: `sluice: ${schedule.action} gate ${gate.name} at "${schedule.cron}" (${schedule.timeZone})`,
+          }),
+        );
+      });
+    }
+  }
+}
+
+export interface IntervalSchedulesProps {
+  readonly deliveries: readonly Delivery[];
+  readonly reconcileFunction: lambda.IFunction;
+  /** The role Scheduler assumes to invoke the reconcile function. */
+  readonly role: iam.IRole;
+  readonly group: scheduler.IScheduleGroup;
+}
+
+/** One rate schedule per delivery at its interval (drift correction); disabled while it is suspended. */
+export class IntervalSchedules extends Construct {
+  readonly schedules: scheduler.Schedule[] = [];
+
+  constructor(scope: Construct, id: string, props: IntervalSchedulesProps) {
+    super(scope, id);
+    for (const delivery of props.deliveries) {
+      const interval = Duration.millis(delivery.intervalMs);
+      this.schedules.push(
+        new scheduler.Schedule(this, delivery.name, {
+          schedule: scheduler.ScheduleExpression.rate(interval),
+          target: new targets.LambdaInvoke(props.reconcileFunction, {
+            input: scheduler.ScheduleTargetInput.fromObject({ delivery: delivery.name }),
+            role: props.role,
+            // A run that could not start is superseded by the next one.
+            maxEventAge: Duration.millis(Math.min(Math.max(delivery.intervalMs, 60_000), 86_400_000)),
+            retryAttempts: 2,
+          }),
+          scheduleGroup: props.group,
+          enabled: !delivery.suspend,
+          description: `sluice: reconcile delivery ${delivery.name} every ${formatDuration(delivery.intervalMs)}`,
+        }),
+      );
+    }
+  }
+}

@@ -1,0 +1,282 @@
+import { KubectlV33Layer } from '@aws-cdk/lambda-layer-kubectl-v33';
+import { CustomResource, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import { Construct } from 'constructs';
+import { DeliveryAlarms } from './alarms.ts';
+import { ClusterAccess } from './cluster-access.ts';
+import { resolveSpecs, type SluiceSpecs } from './config.ts';
+import { SluiceFunction } from './function.ts';
+import { acknowledgeNagFindings } from './nag.ts';
+import { clusterStatements, ecrPullStatements, invokeStatement } from './permissions.ts';
+import type { SluiceProps } from './props.ts';
+import { GateSchedules, IntervalSchedules } from './schedules.ts';
+import { SluiceTable } from './table.ts';
+import { EcrPushTriggers, ecrRepositories } from './triggers.ts';
+
+/** Where the kubectl layer puts kubectl (kustomize builds run `kubectl kustomize`). */
+export const LAYER_KUBECTL = '/opt/kubectl/kubectl';
+
+/**
+ * sluice in an AWS account: the table, the reconcile, gate and spec functions, the schedules and
+ * ECR push rules that trigger them, a spec custom resource per delivery and gate, cluster access
+ * entries and alarms. Deliveries and gates take the config file's schema, validated here.
+ */
+export class Sluice extends Construct {
+  readonly table: SluiceTable;
+  /** Reconciles deliveries: `{"delivery": name}`, ECR push events, `{"gateOpened": gate}`. */
+  readonly reconcileFunction: lambda.IFunction;
+  /** Takes gate requests: `{"gate","action","window","reason","requestedBy"}`. */
+  readonly gateFunction: lambda.IFunction;
+  /** The spec custom resources' handler (writes specs, deletes removed deliveries). */
+  readonly specFunction: lambda.IFunction;
+  /**
+   * The role of the reconcile and spec functions: the principal that applies to and prunes from
+   * clusters. Give it access to clusters named by `{ eks: { name, region } }` (an access entry).
+   */
+  readonly deployerRole: iam.IRole;
+  /** Where the gate function creates one-time schedules at the end of gate windows. */
+  readonly windowScheduleGroup: scheduler.ScheduleGroup;
+  /** The gates' cron schedules and the deliveries' interval schedules. */
+  readonly scheduleGroup: scheduler.ScheduleGroup;
+  /** Per delivery name: the reconcile-failed and blocked-too-long alarms. */
+  readonly alarms: ReadonlyMap<string, readonly cloudwatch.Alarm[]>;
+  /** The validated, normalised deliveries and gates. */
+  readonly specs: SluiceSpecs;
+
+  constructor(scope: Construct, id: string, props: SluiceProps = {}) {
+    super(scope, id);
+    this.specs = resolveSpecs(props);
+    const { config, clusters } = this.specs;
+    const stack = Stack.of(this);
+    const logRetention = props.logRetention ?? logs.RetentionDays.THREE_MONTHS;
+    const repositories = ecrRepositories(config.deliveries);
+
+    const table = new SluiceTable(this, 'Table', {
+      encryptionKey: props.encryptionKey,
+      removalPolicy: props.removalPolicy,
+    });
+    this.table = table;
+
+    const deployerRole = new iam.Role(this, 'DeployerRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'sluice: reconciles deliveries (applies to and prunes from their clusters)',
+    });
+    this.deployerRole = deployerRole;
+    table.grantReadWriteData(deployerRole);
+    for (const statement of [
+      ...ecrPullStatements(repositories),
+      ...clusterStatements(this, config.deliveries, clusters),
+    ]) {
+      deployerRole.addToPrincipalPolicy(statement);
+    }
+    const vpcAccessPolicy = iam.ManagedPolicy.fromAwsManagedPolicyName(
+      'service-role/AWSLambdaVPCAccessExecutionRole',
+    );
+    if (props.vpc) deployerRole.addManagedPolicy(vpcAccessPolicy);
+    props.eventBus?.grantPutEventsTo(deployerRole);
+
+    const eventBusEnv: Record<string, string> = props.eventBus
+      ? { SLUICE_EVENT_BUS: props.eventBus.eventBusName }
+      : {};
+    const vpcPlacement = {
+      vpc: props.vpc,
+      vpcSubnets: props.vpcSubnets,
+      securityGroups: props.securityGroups,
+    };
+
+    const reconcile = new SluiceFunction(this, 'Reconcile', {
+      handler: 'reconcile',
+      description: 'sluice: reconcile deliveries (pull from ECR, build, apply, prune)',
+      role: deployerRole,
+      // The kubectl in the layer is an x86-64 binary.
+      architecture: lambda.Architecture.X86_64,
+      layers: [new KubectlV33Layer(this, 'KubectlLayer')],
+      memorySize: props.reconcileMemorySize ?? 1024,
+      timeout: props.reconcileTimeout ?? Duration.minutes(15),
+      environment: { SLUICE_TABLE: table.tableName, SLUICE_KUBECTL: LAYER_KUBECTL, ...eventBusEnv },
+      logRetention,
+      ...vpcPlacement,
+    }).function;
+    this.reconcileFunction = reconcile;
+
+    this.scheduleGroup = new scheduler.ScheduleGroup(this, 'Schedules', {
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // Deleting the group deletes window schedules still pending, which would invoke a deleted function.
+    this.windowScheduleGroup = new scheduler.ScheduleGroup(this, 'WindowSchedules', {
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const reconcileInvoker = this.schedulerRole('ReconcileInvokerRole', 'invokes the reconcile function', [
+      this.scheduleGroup,
+      this.windowScheduleGroup,
+    ]);
+    reconcileInvoker.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
+
+    const gateRole = new iam.Role(this, 'GateRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'sluice: records gate requests, reconciles deliveries when a gate opens',
+    });
+    table.grantReadWriteData(gateRole);
+    gateRole.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
+    const windowSchedulesArn = stack.formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${this.windowScheduleGroup.scheduleGroupName}/*`,
+    });
+    gateRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['scheduler:CreateSchedule'], resources: [windowSchedulesArn] }),
+    );
+    gateRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [reconcileInvoker.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    );
+    props.eventBus?.grantPutEventsTo(gateRole);
+
+    const gate = new SluiceFunction(this, 'Gate', {
+      handler: 'gate',
+      description: 'sluice: open and close gates (console test event, CLI, schedules)',
+      role: gateRole,
+      memorySize: 512,
+      timeout: Duration.seconds(30),
+      environment: {
+        SLUICE_TABLE: table.tableName,
+        SLUICE_RECONCILE_FUNCTION: reconcile.functionArn,
+        SLUICE_WINDOW_SCHEDULE_GROUP: this.windowScheduleGroup.scheduleGroupName,
+        SLUICE_SCHEDULER_ROLE_ARN: reconcileInvoker.roleArn,
+        ...eventBusEnv,
+      },
+      logRetention,
+    }).function;
+    this.gateFunction = gate;
+
+    // The spec function deletes removed deliveries from their clusters, so it shares the
+    // reconcile function's role (and with it the clusters' access entries). Invoking the reconcile
+    // function is a policy of its own: in the role's default policy it would be a circular dependency.
+    const specInvokesReconcile = new iam.Policy(this, 'SpecInvokesReconcile', {
+      roles: [deployerRole],
+      statements: [invokeStatement(reconcile.functionArn)],
+    });
+    const spec = new SluiceFunction(this, 'Spec', {
+      handler: 'spec',
+      description: 'sluice: write delivery and gate specs on deploy; delete removed deliveries',
+      role: deployerRole,
+      memorySize: 1024,
+      timeout: Duration.minutes(15),
+      environment: { SLUICE_TABLE: table.tableName, SLUICE_RECONCILE_FUNCTION: reconcile.functionArn },
+      logRetention,
+      ...vpcPlacement,
+    }).function;
+    spec.node.addDependency(specInvokesReconcile);
+    this.specFunction = spec;
+
+    new IntervalSchedules(this, 'Intervals', {
+      deliveries: config.deliveries,
+      reconcileFunction: reconcile,
+      role: reconcileInvoker,
+      group: this.scheduleGroup,
+    });
+    const gateInvoker = this.schedulerRole('GateInvokerRole', 'invokes the gate function', [
+      this.scheduleGroup,
+    ]);
+    gateInvoker.addToPrincipalPolicy(invokeStatement(gate.functionArn));
+    new GateSchedules(this, 'GateSchedules', {
+      gates: config.gates,
+      gateFunction: gate,
+      role: gateInvoker,
+      group: this.scheduleGroup,
+    });
+    new EcrPushTriggers(this, 'EcrPush', { repositories, reconcileFunction: reconcile });
+
+    const access = new ClusterAccess(this, 'ClusterAccess', {
+      clusters: clusters.values(),
+      role: deployerRole,
+      accessPolicies: props.clusterAccessPolicies,
+    });
+    const specProviderRole = this.specResources(spec, access, logRetention);
+
+    const alarms = new DeliveryAlarms(this, 'Alarms', {
+      deliveries: config.deliveries,
+      blockedAlarmThreshold: props.blockedAlarmThreshold ?? Duration.hours(24),
+      alarmTopic: props.alarmTopic,
+    });
+    this.alarms = new Map(
+      config.deliveries.map((d) => [d.name, [alarms.failed.get(d.name)!, alarms.blocked.get(d.name)!]]),
+    );
+
+    acknowledgeNagFindings({
+      functions: [reconcile, gate, spec],
+      deployerRole,
+      vpcPolicy: props.vpc ? vpcAccessPolicy : undefined,
+      gateRole,
+      customerKey: props.encryptionKey !== undefined,
+      windowSchedulesArn,
+      invokers: [
+        [reconcileInvoker, reconcile],
+        [gateInvoker, gate],
+        [specProviderRole, spec],
+      ],
+    });
+  }
+
+  /** A role EventBridge Scheduler assumes for schedules in the given groups (and no others). */
+  private schedulerRole(id: string, what: string, groups: scheduler.IScheduleGroup[]): iam.Role {
+    const stack = Stack.of(this);
+    return new iam.Role(this, id, {
+      description: `sluice: EventBridge Scheduler ${what}`,
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnEquals: { 'aws:SourceArn': groups.map((group) => group.scheduleGroupArn) },
+        },
+      }),
+    });
+  }
+
+  /** One Provider, and a custom resource per gate and per delivery writing its spec to the table. */
+  private specResources(
+    spec: lambda.IFunction,
+    access: ClusterAccess,
+    logRetention: logs.RetentionDays,
+  ): iam.Role {
+    const stack = Stack.of(this);
+    const frameworkLogs = new logs.LogGroup(this, 'SpecProviderLogs', { retention: logRetention });
+    const frameworkRole = new iam.Role(this, 'SpecProviderRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'sluice: the CloudFormation custom resource provider of delivery and gate specs',
+    });
+    frameworkLogs.grantWrite(frameworkRole);
+    const provider = new cr.Provider(this, 'SpecProvider', {
+      onEventHandler: spec,
+      frameworkOnEventRole: frameworkRole,
+      logGroup: frameworkLogs,
+    });
+
+    const gates = [...this.specs.gateInputs].map(
+      ([name, input]) =>
+        new CustomResource(this, `Gate-${name}`, {
+          serviceToken: provider.serviceToken,
+          resourceType: 'Custom::SluiceGate',
+          properties: { Kind: 'gate', Name: name, Spec: stack.toJsonString(input) },
+        }),
+    );
+    for (const [name, input] of this.specs.deliveryInputs) {
+      const resource = new CustomResource(this, `Delivery-${name}`, {
+        serviceToken: provider.serviceToken,
+        resourceType: 'Custom::SluiceDelivery',
+        properties: { Kind: 'delivery', Name: name, Spec: stack.toJsonString(input) },
+      });
+      // Gates are registered before the deliveries using them reconcile; on delete, a delivery is
+      // removed while it can still reach its cluster.
+      for (const dependency of [...gates, ...access.entries]) resource.node.addDependency(dependency);
+    }
+    return frameworkRole;
+  }
+}

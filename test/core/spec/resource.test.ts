@@ -1,0 +1,82 @@
+// handleSpecEvent's delete of a delivery while a reconcile holds its lease: it waits, then deletes.
+import { describe, expect, it } from 'vitest';
+import { handleSpecEvent, specPhysicalId, type SpecDeps } from '../../../functions/core/spec/resource.ts';
+import { putDelivery } from '../../../functions/core/store/deliveries.ts';
+import { parseDelivery } from '../../../functions/core/config/index.ts';
+import { engineDeps } from '../../support/deliveries.ts';
+import { manualClock } from '../../support/gates.ts';
+import { testbed, uniqueName } from '../../support/testbed.ts';
+
+testbed();
+const deps = engineDeps();
+
+async function registered(name: string): Promise<string> {
+  const delivery = parseDelivery({
+    name,
+    source: { url: 'oci://registry.example/app' },
+    cluster: { eks: { name: 'prod', region: 'eu-west-1' } },
+  });
+  await putDelivery(deps.db, delivery, new Date());
+  return specPhysicalId('delivery', name, 'req-1');
+}
+
+function specDeps(deleteDelivery: SpecDeps['deleteDelivery'], leaseWaitMs: number) {
+  const clock = manualClock('2026-03-27T09:00:00Z');
+  const slept: number[] = [];
+  const specDeps: SpecDeps = {
+    db: deps.db,
+    clock,
+    deleteDelivery,
+    leaseWaitMs,
+    sleep: async (ms) => {
+      slept.push(ms);
+      clock.advance(ms);
+    },
+  };
+  return { specDeps, slept };
+}
+
+const leaseHeld = (name: string) =>
+  new Error(`delivery '${name}' is being reconciled right now; try again in a minute`);
+
+describe('spec resource delete', () => {
+  it('waits while a reconcile holds the lease, then deletes', async () => {
+    const name = uniqueName('busy');
+    const id = await registered(name);
+    let calls = 0;
+    const { specDeps: d, slept } = specDeps(async () => {
+      if (++calls < 3) throw leaseHeld(name);
+      return { deleted: ['a'], policy: 'Delete' };
+    }, 60_000);
+    await handleSpecEvent(
+      {
+        RequestType: 'Delete',
+        RequestId: 'req-2',
+        PhysicalResourceId: id,
+        ResourceProperties: { Kind: 'delivery', Name: name, Spec: '{}' },
+      },
+      d,
+    );
+    expect(calls).toBe(3);
+    expect(slept).toEqual([5_000, 5_000]);
+  });
+
+  it('gives up after leaseWaitMs with the lease error', async () => {
+    const name = uniqueName('stuck');
+    const id = await registered(name);
+    const { specDeps: d } = specDeps(async () => {
+      throw leaseHeld(name);
+    }, 12_000);
+    await expect(
+      handleSpecEvent(
+        {
+          RequestType: 'Delete',
+          RequestId: 'req-3',
+          PhysicalResourceId: id,
+          ResourceProperties: { Kind: 'delivery', Name: name, Spec: '{}' },
+        },
+        d,
+      ),
+    ).rejects.toThrow('is being reconciled right now');
+  });
+});

@@ -1,0 +1,62 @@
+// The reconcile function's metrics: one per outcome with the delivery as dimension, BlockedSeconds when blocked.
+import { describe, expect, it } from 'vitest';
+import type { ReconcileResult } from '../../../functions/core/reconcile/reconcile.ts';
+import { RECONCILE_METRICS, recordReconcileMetrics } from '../../../functions/reconcile/metrics.ts';
+
+function recorder() {
+  const calls: unknown[][] = [];
+  const metrics = {
+    addDimension: (...args: unknown[]) => calls.push(['dimension', ...args]),
+    addMetric: (...args: unknown[]) => calls.push(['metric', ...args]),
+    publishStoredMetrics: () => calls.push(['publish']),
+  };
+  return { calls, metrics: metrics as unknown as Parameters<typeof recordReconcileMetrics>[0] };
+}
+
+const result = (outcome: ReconcileResult['outcome']): ReconcileResult => ({
+  delivery: 'oddy-test',
+  outcome,
+  reason: 'x',
+  message: 'x',
+});
+const now = new Date('2026-03-27T12:00:00Z');
+
+describe('reconcile metrics', () => {
+  it.each([
+    ['Succeeded', 'ReconcileSucceeded'],
+    ['Failed', 'ReconcileFailed'],
+  ] as const)('%s: %s = 1 with dimension delivery, published at once', (outcome, metric) => {
+    const { calls, metrics } = recorder();
+    recordReconcileMetrics(metrics, result(outcome), undefined, now);
+    expect(calls).toEqual([
+      ['dimension', 'delivery', 'oddy-test'],
+      ['metric', metric, 'Count', 1],
+      ['publish'],
+    ]);
+  });
+
+  it('Blocked: ReconcileBlocked and BlockedSeconds since the delivery was first held', () => {
+    const { calls, metrics } = recorder();
+    recordReconcileMetrics(metrics, result('Blocked'), { blockedSince: '2026-03-27T09:00:00Z' }, now);
+    expect(calls).toEqual([
+      ['dimension', 'delivery', 'oddy-test'],
+      ['metric', 'ReconcileBlocked', 'Count', 1],
+      ['metric', 'BlockedSeconds', 'Seconds', 3 * 3600],
+      ['publish'],
+    ]);
+  });
+
+  it('Skipped runs (lease held, suspended) are not counted', () => {
+    const { calls, metrics } = recorder();
+    recordReconcileMetrics(metrics, result('Skipped'), undefined, now);
+    expect(calls).toEqual([]);
+  });
+
+  it('names what the CDK alarms watch', () => {
+    expect(RECONCILE_METRICS).toMatchObject({
+      namespace: 'Sluice',
+      service: 'sluice-reconcile',
+      failed: 'ReconcileFailed',
+    });
+  });
+});

@@ -1,0 +1,517 @@
+// The Sluice construct with the seed scenario, an event bus and an alarm topic: every resource and
+// permission it creates. Synthesized once, with the real esbuild bundling (bundles.test.ts loads them).
+import { Match } from 'aws-cdk-lib/assertions';
+import { execFileSync } from 'node:child_process';
+import { rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LAYER_KUBECTL } from '../../lib/index.ts';
+import {
+  ACCOUNT,
+  arnOf,
+  functionId,
+  logicalId,
+  refOf,
+  REGION,
+  REPOSITORY_ARN,
+  SEED_GATES,
+  seedDelivery,
+  statementsOf,
+  synth,
+} from './synth.ts';
+
+const { template, outdir } = synth(
+  (cluster, stack) => ({
+    gates: SEED_GATES,
+    deliveries: [seedDelivery(cluster)],
+    eventBus: events.EventBus.fromEventBusName(stack, 'Bus', 'platform-events'),
+    alarmTopic: sns.Topic.fromTopicArn(stack, 'Topic', `arn:aws:sns:${REGION}:${ACCOUNT}:oncall`),
+  }),
+  { bundle: true },
+);
+
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+const reconcile = functionId(template, 'reconcile deliveries');
+const gate = functionId(template, 'open and close gates');
+const spec = functionId(template, 'write delivery and gate specs');
+const table = logicalId(template, 'AWS::DynamoDB::GlobalTable');
+const roleWith = (description: string) =>
+  logicalId(template, 'AWS::IAM::Role', (p) =>
+    String(p.Description ?? '').startsWith(`sluice: ${description}`),
+  );
+const deployerRole = roleWith('reconciles deliveries');
+const gateRole = roleWith('records gate requests');
+const reconcileInvoker = roleWith('EventBridge Scheduler invokes the reconcile function');
+const gateInvoker = roleWith('EventBridge Scheduler invokes the gate function');
+const scheduleGroup = (name: string) =>
+  logicalId(template, 'AWS::Scheduler::ScheduleGroup', (_, id) => id.includes(name));
+const windowGroup = scheduleGroup('WindowSchedules');
+const recurringGroup = scheduleGroup('SluiceSchedules');
+const groupName = (id: string) => (template.toJSON().Resources[id].Properties as { Name: string }).Name;
+const busArn = {
+  'Fn::Join': [
+    '',
+    ['arn:', refOf('AWS::Partition'), `:events:${REGION}:${ACCOUNT}:event-bus/platform-events`],
+  ],
+};
+const tableStatements = [
+  {
+    Action: [
+      'dynamodb:BatchGetItem',
+      'dynamodb:Query',
+      'dynamodb:GetItem',
+      'dynamodb:Scan',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:DescribeTable',
+    ],
+    Effect: 'Allow',
+    Resource: arnOf(table),
+  },
+  { Action: ['dynamodb:GetRecords', 'dynamodb:GetShardIterator'], Effect: 'Allow', Resource: arnOf(table) },
+];
+const logsStatement = (handler: string) => ({
+  Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+  Effect: 'Allow',
+  Resource: arnOf(
+    logicalId(template, 'AWS::Logs::LogGroup', (_, id) => id.startsWith(`Sluice${handler}Logs`)),
+  ),
+});
+
+describe('table', () => {
+  it('is one on-demand table keyed pk/sk with TTL, point-in-time recovery, KMS encryption, retained', () => {
+    template.resourceCountIs('AWS::DynamoDB::GlobalTable', 1);
+    template.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+        SSESpecification: { SSEEnabled: true, SSEType: 'KMS' },
+        Replicas: [
+          Match.objectLike({
+            Region: REGION,
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          }),
+        ],
+      }),
+    });
+  });
+});
+
+describe('functions', () => {
+  it('reconcile: Node.js 22 on x86-64 (the layer kubectl is x86-64), 1024 MB, 15 minutes, the kubectl layer', () => {
+    const layer = logicalId(template, 'AWS::Lambda::LayerVersion');
+    template.hasResourceProperties('AWS::Lambda::LayerVersion', {
+      Description: Match.stringLikeRegexp('/opt/kubectl/kubectl'),
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^sluice: reconcile'),
+      Handler: 'index.handler',
+      Runtime: 'nodejs22.x',
+      Architectures: ['x86_64'],
+      MemorySize: 1024,
+      Timeout: 900,
+      Layers: [refOf(layer)],
+      Role: arnOf(deployerRole),
+      Environment: {
+        Variables: {
+          NODE_OPTIONS: '--enable-source-maps',
+          SLUICE_TABLE: refOf(table),
+          SLUICE_KUBECTL: LAYER_KUBECTL,
+          SLUICE_EVENT_BUS: 'platform-events',
+        },
+      },
+    });
+    expect(LAYER_KUBECTL).toBe('/opt/kubectl/kubectl');
+  });
+
+  it('gate: the reconcile function, the window schedule group and the role Scheduler assumes', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^sluice: open and close gates'),
+      Runtime: 'nodejs22.x',
+      Role: arnOf(gateRole),
+      Environment: {
+        Variables: {
+          NODE_OPTIONS: '--enable-source-maps',
+          SLUICE_TABLE: refOf(table),
+          SLUICE_RECONCILE_FUNCTION: arnOf(reconcile),
+          SLUICE_WINDOW_SCHEDULE_GROUP: groupName(windowGroup),
+          SLUICE_SCHEDULER_ROLE_ARN: arnOf(reconcileInvoker),
+          SLUICE_EVENT_BUS: 'platform-events',
+        },
+      },
+    });
+    expect(groupName(windowGroup)).not.toBe(groupName(recurringGroup));
+  });
+
+  it('spec: shares the reconcile role, 15 minutes to delete a delivery from its cluster', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^sluice: write delivery and gate specs'),
+      Runtime: 'nodejs22.x',
+      Role: arnOf(deployerRole),
+      Timeout: 900,
+      Environment: {
+        Variables: {
+          NODE_OPTIONS: '--enable-source-maps',
+          SLUICE_TABLE: refOf(table),
+          SLUICE_RECONCILE_FUNCTION: arnOf(reconcile),
+        },
+      },
+    });
+  });
+
+  it('each function logs to its own log group with a retention', () => {
+    for (const id of [reconcile, gate, spec]) {
+      const group = (template.toJSON().Resources[id].Properties as { LoggingConfig: { LogGroup: unknown } })
+        .LoggingConfig.LogGroup;
+      const groupId = (group as { Ref: string }).Ref;
+      expect(template.toJSON().Resources[groupId].Properties.RetentionInDays).toBe(90);
+    }
+  });
+});
+
+describe('schedules', () => {
+  it('no-deploy-friday closes on cron "0 0 ? * FRI *" in Europe/Berlin, sending the gate request with the firing time', () => {
+    const id = logicalId(
+      template,
+      'AWS::Scheduler::Schedule',
+      (p) => p.ScheduleExpression === 'cron(0 0 ? * FRI *)',
+    );
+    const properties = template.toJSON().Resources[id].Properties;
+    expect(properties).toMatchObject({
+      ScheduleExpressionTimezone: 'Europe/Berlin',
+      GroupName: groupName(recurringGroup),
+      State: 'ENABLED',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: { Arn: arnOf(gate), RoleArn: arnOf(gateInvoker) },
+    });
+    expect(JSON.parse(properties.Target.Input)).toEqual({
+      gate: 'no-deploy-friday',
+      action: 'close',
+      window: '1d',
+      requestedBy: 'schedule/no-deploy-friday/0',
+      reason: 'schedule "0 0 ? * FRI *" (Europe/Berlin)',
+      source: 'schedule',
+      requestedAt: '<aws.scheduler.scheduled-time>',
+    });
+  });
+
+  it('oddy-test reconciles every 5 minutes', () => {
+    const id = logicalId(
+      template,
+      'AWS::Scheduler::Schedule',
+      (p) => p.ScheduleExpression === 'rate(5 minutes)',
+    );
+    const properties = template.toJSON().Resources[id].Properties;
+    expect(properties).toMatchObject({
+      GroupName: groupName(recurringGroup),
+      State: 'ENABLED',
+      Target: {
+        Arn: arnOf(reconcile),
+        RoleArn: arnOf(reconcileInvoker),
+        RetryPolicy: { MaximumRetryAttempts: 2 },
+      },
+    });
+    expect(JSON.parse(properties.Target.Input)).toEqual({ delivery: 'oddy-test' });
+  });
+
+  it('has just those two schedules, and two groups (the window group starts empty)', () => {
+    template.resourceCountIs('AWS::Scheduler::Schedule', 2);
+    template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 2);
+  });
+
+  it('Scheduler assumes its roles only for sluice schedule groups in this account, and they invoke one function each', () => {
+    const trust = (role: string) =>
+      template.toJSON().Resources[role].Properties.AssumeRolePolicyDocument.Statement;
+    expect(trust(reconcileInvoker)).toEqual([
+      {
+        Action: 'sts:AssumeRole',
+        Effect: 'Allow',
+        Principal: { Service: 'scheduler.amazonaws.com' },
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': ACCOUNT },
+          ArnEquals: { 'aws:SourceArn': [arnOf(recurringGroup), arnOf(windowGroup)] },
+        },
+      },
+    ]);
+    expect(trust(gateInvoker)[0].Condition.ArnEquals).toEqual({ 'aws:SourceArn': [arnOf(recurringGroup)] });
+    const invoke = (fn: string) => ({
+      Action: 'lambda:InvokeFunction',
+      Effect: 'Allow',
+      Resource: arnOf(fn),
+    });
+    // The scheduler-targets L2 grants the function and its versions; sluice adds the unqualified grant.
+    expect(statementsOf(template, reconcileInvoker)).toEqual([
+      invoke(reconcile),
+      { ...invoke(reconcile), Resource: [arnOf(reconcile), { 'Fn::Join': ['', [arnOf(reconcile), ':*']] }] },
+    ]);
+    expect(statementsOf(template, gateInvoker)).toEqual([
+      invoke(gate),
+      { ...invoke(gate), Resource: [arnOf(gate), { 'Fn::Join': ['', [arnOf(gate), ':*']] }] },
+    ]);
+  });
+});
+
+describe('ECR push trigger', () => {
+  it('one rule on successful pushes to oddy-test in its account and region, invoking reconcile', () => {
+    template.resourceCountIs('AWS::Events::Rule', 1);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ecr'],
+        'detail-type': ['ECR Image Action'],
+        account: [ACCOUNT],
+        region: [REGION],
+        detail: { 'action-type': ['PUSH'], result: ['SUCCESS'], 'repository-name': ['oddy-test'] },
+      },
+      Targets: [Match.objectLike({ Arn: arnOf(reconcile) })],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: arnOf(reconcile),
+      Principal: 'events.amazonaws.com',
+      SourceArn: arnOf(logicalId(template, 'AWS::Events::Rule')),
+    });
+  });
+});
+
+describe('spec custom resources', () => {
+  const specOf = (type: string, name: string) => {
+    const id = logicalId(template, type, (p) => p.Name === name);
+    const resource = template.toJSON().Resources[id];
+    return { id, resource, spec: JSON.parse(resource.Properties.Spec as string) as Record<string, unknown> };
+  };
+
+  it('one per gate, with the gate in config-file form', () => {
+    template.resourceCountIs('Custom::SluiceGate', 2);
+    expect(specOf('Custom::SluiceGate', 'no-deploy-friday').spec).toEqual({
+      name: 'no-deploy-friday',
+      default: 'open',
+      window: '86400s',
+      schedules: [{ cron: '0 0 ? * FRI *', timeZone: 'Europe/Berlin', action: 'close' }],
+    });
+    expect(specOf('Custom::SluiceGate', 'sre-approval').spec).toEqual({
+      name: 'sre-approval',
+      default: 'closed',
+      window: '3600s',
+    });
+  });
+
+  it('one per delivery, the imported cluster by name and region, after its gates and cluster access', () => {
+    template.resourceCountIs('Custom::SluiceDelivery', 1);
+    const { resource, spec: delivery } = specOf('Custom::SluiceDelivery', 'oddy-test');
+    expect(resource.Properties.Kind).toBe('delivery');
+    expect(delivery).toEqual({
+      name: 'oddy-test',
+      source: { url: `oci://${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/oddy-test`, tag: 'v1' },
+      path: '.',
+      prune: true,
+      interval: '300s',
+      cluster: { eks: { name: 'prod', region: REGION } },
+      gates: [
+        { name: 'no-deploy-friday', blocks: 'revisions' },
+        { name: 'sre-approval', blocks: 'all' },
+      ],
+    });
+    expect([...resource.DependsOn].sort()).toEqual(
+      [
+        specOf('Custom::SluiceGate', 'no-deploy-friday').id,
+        specOf('Custom::SluiceGate', 'sre-approval').id,
+        logicalId(template, 'AWS::EKS::AccessEntry'),
+      ].sort(),
+    );
+  });
+
+  it('all served by one provider whose onEvent handler is the spec function', () => {
+    const framework = logicalId(template, 'AWS::Lambda::Function', (p) =>
+      JSON.stringify(p.Environment ?? {}).includes('USER_ON_EVENT_FUNCTION_ARN'),
+    );
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: { USER_ON_EVENT_FUNCTION_ARN: arnOf(spec) } },
+    });
+    for (const type of ['Custom::SluiceGate', 'Custom::SluiceDelivery']) {
+      for (const resource of Object.values(template.findResources(type))) {
+        expect(resource.Properties.ServiceToken).toEqual(arnOf(framework));
+      }
+    }
+  });
+});
+
+describe('permissions', () => {
+  it('deployer role: the table, ECR read on oddy-test only, DescribeCluster on prod, events, its logs', () => {
+    expect(statementsOf(template, deployerRole)).toEqual([
+      ...tableStatements,
+      {
+        Action: [
+          'ecr:BatchCheckLayerAvailability',
+          'ecr:BatchGetImage',
+          'ecr:GetDownloadUrlForLayer',
+          'ecr:ListImages',
+        ],
+        Effect: 'Allow',
+        Resource: REPOSITORY_ARN,
+      },
+      { Action: 'ecr:GetAuthorizationToken', Effect: 'Allow', Resource: '*' },
+      {
+        Action: 'eks:DescribeCluster',
+        Effect: 'Allow',
+        Resource: {
+          'Fn::Join': ['', ['arn:', refOf('AWS::Partition'), `:eks:${REGION}:${ACCOUNT}:cluster/prod`]],
+        },
+      },
+      { Action: 'events:PutEvents', Effect: 'Allow', Resource: busArn },
+      logsStatement('Reconcile'),
+      logsStatement('Spec'),
+      // In a policy of its own (SpecInvokesReconcile), so the reconcile function does not depend on it.
+      { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: arnOf(reconcile) },
+    ]);
+  });
+
+  it('gate role: the table, invoke reconcile, CreateSchedule in the window group, PassRole to Scheduler only', () => {
+    expect(statementsOf(template, gateRole)).toEqual([
+      ...tableStatements,
+      { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: arnOf(reconcile) },
+      {
+        Action: 'scheduler:CreateSchedule',
+        Effect: 'Allow',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              refOf('AWS::Partition'),
+              `:scheduler:${REGION}:${ACCOUNT}:schedule/${groupName(windowGroup)}/*`,
+            ],
+          ],
+        },
+      },
+      {
+        Action: 'iam:PassRole',
+        Effect: 'Allow',
+        Resource: arnOf(reconcileInvoker),
+        Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      },
+      { Action: 'events:PutEvents', Effect: 'Allow', Resource: busArn },
+      logsStatement('Gate'),
+    ]);
+  });
+
+  it('no role has a managed policy, and the only Resource "*" is ecr:GetAuthorizationToken', () => {
+    for (const role of Object.values(template.findResources('AWS::IAM::Role'))) {
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+    const star = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as { Action: unknown; Resource: unknown }[]).filter((s) =>
+        [s.Resource].flat().includes('*'),
+      ),
+    );
+    expect(star).toEqual([{ Action: 'ecr:GetAuthorizationToken', Effect: 'Allow', Resource: '*' }]);
+  });
+
+  it('an access entry on the imported cluster for the deployer role, cluster admin by default', () => {
+    template.resourceCountIs('AWS::EKS::AccessEntry', 1);
+    template.hasResourceProperties('AWS::EKS::AccessEntry', {
+      ClusterName: 'prod',
+      PrincipalArn: arnOf(deployerRole),
+      AccessPolicies: [
+        {
+          AccessScope: { Type: 'cluster' },
+          PolicyArn: {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                refOf('AWS::Partition'),
+                ':eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy',
+              ],
+            ],
+          },
+        },
+      ],
+    });
+  });
+});
+
+describe('alarms', () => {
+  const topic = `arn:aws:sns:${REGION}:${ACCOUNT}:oncall`;
+  const dimensions = [
+    { Name: 'delivery', Value: 'oddy-test' },
+    { Name: 'service', Value: 'sluice-reconcile' },
+  ];
+
+  it('a failed reconcile of oddy-test alarms (Powertools metric Sluice/ReconcileFailed), notifying the topic', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'ReconcileFailed',
+      Dimensions: dimensions,
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [topic],
+      OKActions: [topic],
+    });
+  });
+
+  it('oddy-test blocked by gates for more than 24h alarms (BlockedSeconds)', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'BlockedSeconds',
+      Dimensions: dimensions,
+      Statistic: 'Maximum',
+      Threshold: 86_400,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: [topic],
+    });
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 2);
+  });
+});
+
+describe('bundled handlers', () => {
+  // The construct's own bundles (local esbuild, the BUNDLING settings), loaded as Lambda loads them:
+  // a fresh Node.js process importing index.mjs with only AWS_REGION set.
+  const bundles = [
+    ['reconcile', reconcile],
+    ['gate', gate],
+    ['spec', spec],
+  ].map(([name, id]) => {
+    const key = (template.toJSON().Resources[id!].Properties.Code as { S3Key: string }).S3Key;
+    const file = join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
+    return { name: name!, file, kb: Math.round(statSync(file).size / 1024) };
+  });
+
+  it.each(bundles)(
+    '$name bundle ($kb KB) loads in a fresh node process and exports handler',
+    ({ file, kb }) => {
+      const script = `const t = performance.now(); const m = await import(${JSON.stringify(pathToFileURL(file).href)});
+      if (typeof m.handler !== 'function') throw new Error('no handler export');
+      console.log(JSON.stringify({ importMs: Math.round(performance.now() - t) }));`;
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        env: { PATH: process.env.PATH, AWS_REGION: REGION },
+        encoding: 'utf8',
+      });
+      const { importMs } = JSON.parse(out.trim().split('\n').at(-1)!) as { importMs: number };
+      console.log(`${file}: ${kb} KB, cold import ${importMs} ms`);
+      // The target is 1.5 MB; the AWS SDK, zod and the Kubernetes client put each bundle above 2 MB.
+      // This bound catches a bundle that suddenly pulls in much more.
+      expect(kb).toBeLessThan(3 * 1024);
+    },
+  );
+});

@@ -1,0 +1,126 @@
+// Synthesizes Sluice stacks for the construct tests: the seed scenario, optionally with props changed.
+import { App, Duration, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Sluice, type SluiceDelivery, type SluiceGate, type SluiceProps } from '../../lib/index.ts';
+
+export const ACCOUNT = '123456789012';
+export const REGION = 'ap-northeast-1';
+export const ECR_URL = `oci://${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/oddy-test`;
+export const REPOSITORY_ARN = `arn:aws:ecr:${REGION}:${ACCOUNT}:repository/oddy-test`;
+
+export const SEED_GATES: SluiceGate[] = [
+  {
+    name: 'no-deploy-friday',
+    default: 'open',
+    window: Duration.hours(24),
+    schedules: [{ cron: '0 0 ? * FRI *', timeZone: 'Europe/Berlin', action: 'close' }],
+  },
+  { name: 'sre-approval', default: 'closed', window: Duration.hours(1) },
+];
+
+export function seedDelivery(cluster: SluiceDelivery['cluster']): SluiceDelivery {
+  return {
+    name: 'oddy-test',
+    source: { url: ECR_URL, tag: 'v1' },
+    path: '.',
+    prune: true,
+    interval: Duration.minutes(5),
+    cluster,
+    gates: [
+      { name: 'no-deploy-friday', blocks: 'revisions' },
+      { name: 'sre-approval', blocks: 'all' },
+    ],
+  };
+}
+
+export interface Synthesized {
+  readonly app: App;
+  readonly stack: Stack;
+  readonly sluice: Sluice;
+  readonly template: Template;
+  /** The cloud assembly directory, kept only when bundling (handlers in `asset.<hash>/index.mjs`); remove it when done. */
+  readonly outdir: string;
+}
+
+export interface SynthOptions {
+  /** Run esbuild for the handlers; otherwise bundling is skipped (fast, for template-only tests). */
+  readonly bundle?: boolean;
+  /** Props for the stack; the seed's account and region by default. */
+  readonly stackProps?: StackProps;
+  /** Add cdk-nag's AwsSolutions checks (synthesis fails on an unacknowledged finding). */
+  readonly nag?: boolean;
+}
+
+/** A stack with an imported cluster `prod` and a Sluice built by `props(cluster, stack)`. */
+export function synth(
+  props: (cluster: eks.ICluster, stack: Stack) => SluiceProps = (cluster) => ({
+    gates: SEED_GATES,
+    deliveries: [seedDelivery(cluster)],
+  }),
+  options: SynthOptions = {},
+): Synthesized {
+  const outdir = mkdtempSync(join(tmpdir(), 'sluice-cdk-'));
+  const app = new App({
+    outdir,
+    context: {
+      ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
+      // Template problems CloudFormation would reject (e.g. circular dependencies) fail synthesis.
+      '@aws-cdk/core:validateAgainstDefaultRules': true,
+    },
+  });
+  if (options.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  const stack = new Stack(app, 'Test', options.stackProps ?? { env: { account: ACCOUNT, region: REGION } });
+  const cluster = eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' });
+  const sluice = new Sluice(stack, 'Sluice', props(cluster, stack));
+  const assembly = app.synth();
+  const template = Template.fromJSON(
+    assembly.getStackArtifact(stack.artifactId).template as Record<string, unknown>,
+  );
+  // Each assembly holds a copy of the 37 MB kubectl layer; only a bundled one is looked at later.
+  if (!options.bundle) rmSync(outdir, { recursive: true, force: true });
+  return { app, stack, sluice, template, outdir };
+}
+
+/** The one resource of `type` whose properties match `predicate`, by logical id. */
+export function logicalId(
+  template: Template,
+  type: string,
+  predicate: (properties: Record<string, unknown>, id: string) => boolean = () => true,
+): string {
+  const matches = Object.entries(template.findResources(type)).filter(([id, resource]) =>
+    predicate((resource as { Properties?: Record<string, unknown> }).Properties ?? {}, id),
+  );
+  if (matches.length !== 1) {
+    throw new Error(`expected one ${type} matching, found ${matches.map(([id]) => id).join(', ') || 'none'}`);
+  }
+  return matches[0]![0];
+}
+
+/** The function (logical id) whose description starts with `sluice: <prefix>`. */
+export function functionId(template: Template, prefix: string): string {
+  return logicalId(template, 'AWS::Lambda::Function', (p) =>
+    String(p.Description ?? '').startsWith(`sluice: ${prefix}`),
+  );
+}
+
+export const arnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+export const refOf = (id: string) => ({ Ref: id });
+
+/** Every statement of the IAM policies attached to `roleId`, in order. */
+export function statementsOf(template: Template, roleId: string): Record<string, unknown>[] {
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+    ((policy.Properties as { Roles: unknown[] }).Roles ?? []).some(
+      (role) => JSON.stringify(role) === JSON.stringify(refOf(roleId)),
+    ),
+  );
+  return policies.flatMap(
+    (policy) =>
+      (policy.Properties as { PolicyDocument: { Statement: Record<string, unknown>[] } }).PolicyDocument
+        .Statement,
+  );
+}
