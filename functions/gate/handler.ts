@@ -19,4 +19,6 @@ export function gateHandler(deps: () => GateDeps): (event: unknown) => Promise<G
  * Scheduler, the console's test-event box or the CLI. A bad event fails with a message naming
  * the field, and nothing is written.
  */
-export const handler = gateHandler(() => gateDepsFromEnvironment({ log: (message) => logger.debug(message) }));
+export const handler = gateHandler(() =>
+  gateDepsFromEnvironment({ log: (message) => logger.debug(message) }),
+);

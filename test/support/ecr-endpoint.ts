@@ -10,6 +10,22 @@ export interface EcrEndpointOptions {
   readonly registryId?: string;
   /** How long an authorization token is said to last. @default 12 hours */
   readonly tokenLifetimeMs?: number;
+  /** Fault injection for tests. @default none */
+  readonly faults?: EcrFaults;
+}
+
+/** An error answer of the ECR API, e.g. `{ status: 400, type: 'AccessDeniedException', message }`. */
+export interface EcrFault {
+  readonly status: number;
+  readonly type: string;
+  readonly message: string;
+}
+
+export interface EcrFaults {
+  /** The error to answer an operation (`GetAuthorizationToken`, `DescribeImages`) with, if any. */
+  readonly error?: (operation: string) => EcrFault | undefined;
+  /** The base64 `authorizationToken` to hand out instead of the registry's real credentials, if any. */
+  readonly token?: () => string | undefined;
 }
 
 const TARGET_PREFIX = 'AmazonEC2ContainerRegistry_V20150921.';
@@ -80,7 +96,9 @@ export function createEcrEndpoint(options: EcrEndpointOptions): Server {
       return {
         authorizationData: [
           {
-            authorizationToken: Buffer.from(`${options.username}:${options.password}`).toString('base64'),
+            authorizationToken:
+              options.faults?.token?.() ??
+              Buffer.from(`${options.username}:${options.password}`).toString('base64'),
             expiresAt: (Date.now() + (options.tokenLifetimeMs ?? 12 * 3600_000)) / 1000,
             proxyEndpoint: options.registryUrl,
           },
@@ -130,6 +148,11 @@ export function createEcrEndpoint(options: EcrEndpointOptions): Server {
       const handler = target.startsWith(TARGET_PREFIX)
         ? handlers[target.slice(TARGET_PREFIX.length)]
         : undefined;
+      const fault = handler && options.faults?.error?.(target.slice(TARGET_PREFIX.length));
+      if (fault) {
+        reply(fault.status, { __type: fault.type, message: fault.message }, fault.type);
+        return;
+      }
       if (!handler) {
         reply(
           400,

@@ -18,6 +18,8 @@ import type {
   GateRef,
   GateSchedule,
   ImageOverride,
+  Impersonation,
+  PruneLimit,
   SluiceConfig,
 } from './types.ts';
 
@@ -36,6 +38,12 @@ export const DEFAULTS = {
   deletionPolicy: (prune: boolean) => (prune ? 'Delete' : 'Orphan'),
   allowEmpty: false,
   timeZone: 'UTC',
+  /**
+   * The mass-deletion brake: a run that would prune more than half of an inventory of at least
+   * `pruneLimitMinInventory` objects is held (reason PruneLimitExceeded) until `pruneLimitGate` opens.
+   */
+  pruneLimit: { percent: 50 },
+  pruneLimitMinInventory: 10,
 } as const;
 
 const ECR_HOST = /^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
@@ -384,6 +392,80 @@ const imagesSchema = z.array(imageSchema).superRefine(
   { when: (payload) => Array.isArray(payload.value) },
 );
 
+const PRUNE_LIMIT_HINT = 'use a share of the inventory like "50%" or a number of objects like 20';
+
+/** `"50%"` (a share of the inventory) or `20` / `"20"` (a number of objects). */
+const pruneLimitSchema = z.union([z.number(), z.string()]).transform((value, ctx): PruneLimit => {
+  const text = String(value).trim();
+  const percent = /^(\d{1,3})%$/.exec(text);
+  if (percent && Number(percent[1]) <= 100) return { percent: Number(percent[1]) };
+  if (/^\d+$/.test(text) && Number.isSafeInteger(Number(text))) return { count: Number(text) };
+  ctx.addIssue({
+    code: 'custom',
+    message: `${JSON.stringify(value)} is not a prune limit: ${PRUNE_LIMIT_HINT}`,
+  });
+  return z.NEVER;
+});
+
+const serviceAccountNameProblem: Check = (value) =>
+  value.length <= 253 && DNS_SUBDOMAIN.test(value)
+    ? undefined
+    : `"${value}" is not a valid service account name (lowercase letters, digits, "-" and ".")`;
+
+/** Who the delivery acts as in its cluster: a service account or a user, through impersonation. */
+const impersonateSchema = strict({
+  serviceAccount: strict({
+    name: checked(serviceAccountNameProblem),
+    namespace: name('namespace name').optional(),
+  }).optional(),
+  user: checked().optional(),
+}).superRefine(
+  (value, ctx) => {
+    if ((value.serviceAccount === undefined) === (value.user === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'set exactly one of serviceAccount: { name, namespace } and user',
+      });
+  },
+  { when: (payload) => isRecord(payload.value) },
+);
+
+/**
+ * `serviceAccountName` (Flux's field: a service account in `targetNamespace`) or `impersonate`,
+ * as one normalised identity; undefined when the delivery uses sluice's own.
+ */
+function impersonationOf(
+  input: {
+    serviceAccountName?: string;
+    impersonate?: z.output<typeof impersonateSchema>;
+    targetNamespace?: string;
+  },
+  ctx: z.core.$RefinementCtx,
+): Impersonation | undefined {
+  const { serviceAccountName, impersonate, targetNamespace } = input;
+  if (serviceAccountName !== undefined && impersonate !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'set either serviceAccountName or impersonate, not both',
+      path: ['impersonate'],
+    });
+    return undefined;
+  }
+  if (impersonate?.user !== undefined) return { user: impersonate.user };
+  const account = impersonate?.serviceAccount ?? (serviceAccountName && { name: serviceAccountName });
+  if (!account) return undefined;
+  const namespace = account.namespace ?? targetNamespace;
+  if (namespace === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `the service account "${account.name}" needs a namespace: set targetNamespace, or impersonate: { serviceAccount: { name, namespace } }`,
+      path: serviceAccountName !== undefined ? ['serviceAccountName'] : ['impersonate', 'serviceAccount'],
+    });
+    return undefined;
+  }
+  return { serviceAccount: { name: account.name, namespace } };
+}
+
 export const deliverySchema = strict({
   name: name('delivery name'),
   source: sourceSchema,
@@ -416,8 +498,13 @@ export const deliverySchema = strict({
   }).optional(),
   patches: z.array(patchSchema).optional(),
   images: imagesSchema.optional(),
-}).transform((input): Delivery => {
+  pruneLimit: pruneLimitSchema.optional(),
+  pruneLimitGate: name('gate name').optional(),
+  serviceAccountName: checked(serviceAccountNameProblem).optional(),
+  impersonate: impersonateSchema.optional(),
+}).transform((input, ctx): Delivery => {
   const prune = input.prune ?? DEFAULTS.prune;
+  const impersonate = impersonationOf(input, ctx);
   return {
     name: input.name,
     source: input.source,
@@ -437,6 +524,9 @@ export const deliverySchema = strict({
     ...(input.postBuild !== undefined && { postBuild: input.postBuild }),
     ...(input.patches !== undefined && { patches: input.patches }),
     ...(input.images !== undefined && { images: input.images }),
+    ...(input.pruneLimit !== undefined && { pruneLimit: input.pruneLimit }),
+    ...(input.pruneLimitGate !== undefined && { pruneLimitGate: input.pruneLimitGate }),
+    ...(impersonate !== undefined && { impersonate }),
   };
 });
 
@@ -507,10 +597,9 @@ function crossCheck(config: Record<string, unknown>, ctx: z.core.$RefinementCtx)
   if (config.gates !== undefined && !Array.isArray(config.gates)) return;
   const defined = new Set(gates.map(nameOf).filter((gateName) => gateName !== undefined));
   deliveries.forEach((delivery, index) => {
-    if (!isRecord(delivery) || !Array.isArray(delivery.gates)) return;
+    if (!isRecord(delivery)) return;
     const deliveryName = nameOf(delivery);
-    delivery.gates.forEach((ref: unknown, refIndex: number) => {
-      const gateName = nameOf(ref);
+    const check = (gateName: string | undefined, path: (string | number)[]) => {
       if (gateName === undefined || defined.has(gateName)) return;
       const near = closest(gateName, defined);
       const who = deliveryName === undefined ? 'references' : `delivery "${deliveryName}" references`;
@@ -518,9 +607,14 @@ function crossCheck(config: Record<string, unknown>, ctx: z.core.$RefinementCtx)
       ctx.addIssue({
         code: 'custom',
         message: `${who} gate "${gateName}", which is not defined in gates (${near ? `did you mean "${near}"? ` : ''}${where})`,
-        path: ['deliveries', index, 'gates', refIndex, 'name'],
+        path: ['deliveries', index, ...path],
       });
-    });
+    };
+    if (Array.isArray(delivery.gates))
+      delivery.gates.forEach((ref: unknown, refIndex: number) =>
+        check(nameOf(ref), ['gates', refIndex, 'name']),
+      );
+    if (typeof delivery.pruneLimitGate === 'string') check(delivery.pruneLimitGate, ['pruneLimitGate']);
   });
 }
 

@@ -77,7 +77,19 @@ export interface Delivery {
   patches?: DeliveryPatch[];
   /** Flux's `.spec.images`: container image overrides applied to the built objects. */
   images?: ImageOverride[];
+  /** The mass-deletion brake; DEFAULTS.pruneLimit when not set. */
+  pruneLimit?: PruneLimit;
+  /** A gate whose open state lets a run prune past `pruneLimit`. */
+  pruneLimitGate?: string;
+  /** Who sluice acts as in the cluster; sluice's own identity when not set. */
+  impersonate?: Impersonation;
 }
+
+/** The most one run may prune: a share of the inventory (0-100) or a number of objects. */
+export type PruneLimit = { percent: number } | { count: number };
+
+/** An identity sluice impersonates (`Impersonate-User`) for every request of a delivery. */
+export type Impersonation = { serviceAccount: { name: string; namespace: string } } | { user: string };
 
 /** Which objects a patch applies to; names, kinds and namespaces are anchored regular expressions, as in kustomize. */
 export interface PatchTarget {

@@ -40,7 +40,10 @@ export function windowScheduleName(gate: string, at: Date): string {
  * One-time EventBridge Scheduler schedules at a window's end, deleted after they fire. The
  * delivery interval is the backstop if one is missed: gate state is computed, not scheduled.
  */
-export function schedulerWindowTimer(scheduler: SchedulerClient, props: SchedulerWindowTimerProps): WindowTimer {
+export function schedulerWindowTimer(
+  scheduler: SchedulerClient,
+  props: SchedulerWindowTimerProps,
+): WindowTimer {
   return {
     async reopenAt(gate, at) {
       // Scheduler fires within the minute given; round up so the window has ended when it does.

@@ -56,10 +56,10 @@ async function registeredGate(db: TableClient, name: string): Promise<Gate> {
   );
 }
 
-/** The deliveries that reference a gate. */
+/** The deliveries that reference a gate (in `gates`, or as the approval gate of their pruneLimit). */
 export async function deliveriesUsingGate(db: TableClient, gate: string): Promise<string[]> {
   return (await listDeliveries(db))
-    .filter((delivery) => delivery.gates.some((ref) => ref.name === gate))
+    .filter((delivery) => delivery.gates.some((ref) => ref.name === gate) || delivery.pruneLimitGate === gate)
     .map((delivery) => delivery.name);
 }
 

@@ -39,7 +39,13 @@ export function parseManifests(text: string, file: string): Manifest[] {
         : '';
       throw new SluiceError('BuildFailed', `${file}:${where}: invalid YAML: ${error.message.split('\n')[0]}`);
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (error) {
+      // e.g. yaml's refusal of an alias bomb ("Excessive alias count …"), which names no file
+      throw new SluiceError('BuildFailed', `${origin}: invalid YAML: ${(error as Error).message}`);
+    }
     if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) {
       throw new SluiceError(

@@ -1,3 +1,4 @@
+import { causeOf } from './challenge.ts';
 import { artifactError, formatBytes, RegistryError } from './errors.ts';
 
 export type RequestKind = 'manifest' | 'blob' | 'tags' | 'upload';
@@ -69,7 +70,16 @@ export async function readCapped(
   let total = 0;
   const reader = response.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    let read: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      read = await reader.read();
+    } catch (error) {
+      throw artifactError(
+        `${label}: the connection broke while reading the ${what} after ${exactBytes(total)}: ${causeOf(error)}`,
+        error,
+      );
+    }
+    const { done, value } = read;
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {

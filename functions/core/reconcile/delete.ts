@@ -1,4 +1,5 @@
 import { KubeClient } from '../kube/client.ts';
+import { impersonating } from '../kube/impersonation.ts';
 import { pruneEntries, type PruneResult } from '../kube/prune.ts';
 import { getDelivery, removeDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
@@ -22,7 +23,7 @@ export async function deleteDelivery(
     let result: PruneResult = { deleted: [], skipped: [] };
     if (delivery.deletionPolicy === 'Delete') {
       const inventory = await readInventory(deps.db, name);
-      const kube = new KubeClient(await deps.connect(delivery.cluster));
+      const kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
       result = await pruneEntries(kube, inventory, name);
     }
     await removeDelivery(deps.db, name);

@@ -5,6 +5,7 @@ import { evaluateGates } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { isUnchanged, listOwned } from '../kube/apply.ts';
 import { apiErrorMessage, KubeClient } from '../kube/client.ts';
+import { impersonating } from '../kube/impersonation.ts';
 import { forEachBounded } from '../kube/pool.ts';
 import { prepareObjects } from '../kube/prepare.ts';
 import { buildManifests } from '../manifests/build.ts';
@@ -67,7 +68,7 @@ export async function diffDelivery(
   const manifests = await buildManifests(artifact.files, delivery, artifact.revision, {
     kubectl: deps.kubectl,
   });
-  const kube = new KubeClient(await deps.connect(delivery.cluster));
+  const kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
   const desired = await prepareObjects(manifests, kube, name, delivery.targetNamespace);
   const inventory = await readInventory(deps.db, name);
   const live = await listOwned(

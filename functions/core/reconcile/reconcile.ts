@@ -3,6 +3,7 @@ import type { Delivery } from '../config/index.ts';
 import { SluiceError, type FailureReason } from '../errors.ts';
 import { applyStaged, dryRun, isUnchanged, listOwned } from '../kube/apply.ts';
 import { KubeClient } from '../kube/client.ts';
+import { impersonating } from '../kube/impersonation.ts';
 import { prepareObjects, type DesiredObject } from '../kube/prepare.ts';
 import { pruneEntries } from '../kube/prune.ts';
 import { waitForHealthy } from '../kube/wait.ts';
@@ -24,6 +25,7 @@ import {
   type StatusUpdate,
 } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
+import { checkPruneLimit, PruneLimitHold } from './prune-limit.ts';
 
 export interface ReconcileResult {
   readonly delivery: string;
@@ -130,6 +132,7 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       changes,
     };
   } catch (error) {
+    if (error instanceof PruneLimitHold) return await holdMassPrune(deps, name, started, error, revision);
     const failure =
       error instanceof SluiceError ? error : new SluiceError('ApplyFailed', String(error), { cause: error });
     await finish(deps, name, started, 'Failed', {
@@ -142,7 +145,10 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     });
     return { delivery: name, outcome: 'Failed', reason: failure.reason, message: failure.message, revision };
   } finally {
-    await lease.release();
+    // A release that fails only delays the next run until the lease expires; it must not hide the result.
+    await lease
+      .release()
+      .catch((error: unknown) => deps.log?.(`could not release the lease of '${name}': ${String(error)}`));
   }
 }
 
@@ -189,6 +195,33 @@ async function block(
   };
 }
 
+/** Records a run held by the mass-deletion brake: nothing was applied or pruned. */
+async function holdMassPrune(
+  deps: ReconcileDeps,
+  name: string,
+  started: Date,
+  hold: PruneLimitHold,
+  revision: string | undefined,
+): Promise<ReconcileResult> {
+  const previous = await getStatus(deps.db, name);
+  await finish(deps, name, started, 'Blocked', {
+    ready: false,
+    reason: 'PruneLimitExceeded',
+    message: hold.message,
+    lastAttemptedRevision: revision,
+    pendingRevision: revision ?? null,
+    blockedBy: hold.gate ? [hold.gate] : null,
+    blockedSince: previous?.blockedSince ?? started.toISOString(),
+  });
+  return {
+    delivery: name,
+    outcome: 'Blocked',
+    reason: 'PruneLimitExceeded',
+    message: hold.message,
+    ...(revision && { revision }),
+  };
+}
+
 /** Build, validate, write-ahead inventory, apply, prune, record the inventory, health. */
 async function applyRevision(
   delivery: Delivery,
@@ -200,7 +233,9 @@ async function applyRevision(
   const manifests = await step('BuildFailed', () =>
     buildManifests(artifact.files, delivery, artifact.revision, { kubectl: deps.kubectl }),
   );
-  const kube = new KubeClient(await step('ApplyFailed', () => deps.connect(delivery.cluster)));
+  const kube = new KubeClient(
+    impersonating(await step('ApplyFailed', () => deps.connect(delivery.cluster)), delivery.impersonate),
+  );
   const desired = await step('ValidationFailed', () =>
     prepareObjects(manifests, kube, name, delivery.targetNamespace),
   );
@@ -215,7 +250,11 @@ async function applyRevision(
   const live = await step('ApplyFailed', () =>
     listOwned(
       kube,
-      desired.map((d) => ({ apiVersion: d.object.apiVersion!, kind: d.object.kind! })),
+      desired.map((d) => ({
+        apiVersion: d.object.apiVersion!,
+        kind: d.object.kind!,
+        namespace: d.object.metadata?.namespace,
+      })),
       name,
     ),
   );
@@ -230,9 +269,12 @@ async function applyRevision(
 
   const finalEntries: InventoryEntry[] = desired.map((d) => ({ ...d.entry, h: d.hash }));
   const stale = staleEntries(oldInventory, finalEntries);
+  await checkPruneLimit(delivery, artifact.revision, stale, oldInventory, deps.db, deps.clock.now());
   deps.log?.(
     `${name}: ${artifact.revision}: ${desired.length} objects, ${changed.length} to apply, ${delivery.prune ? stale.length : 0} to prune`,
   );
+  // Also before the write-ahead: a run that lost its lease must not overwrite the new holder's inventory.
+  assertLeaseHeld(lease, name);
   if (changed.length > 0) {
     // Write-ahead: every object this run may create is inventoried before the first write.
     const pending = new Set(changed.map((d) => d.entry.id));

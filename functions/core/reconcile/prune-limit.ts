@@ -1,0 +1,85 @@
+// The mass-deletion brake: a run that would prune more of the inventory than the delivery's
+// pruneLimit is held before it changes anything, until the delivery's pruneLimitGate is open.
+import { DEFAULTS, type Delivery, type PruneLimit } from '../config/index.ts';
+import { SluiceError } from '../errors.ts';
+import { formatInstant } from '../gates/messages.ts';
+import { gateStateAt, nextOpening } from '../gates/state.ts';
+import { refOf, type InventoryEntry } from '../manifests/inventory.ts';
+import { getGate, getGateRequest } from '../store/gates.ts';
+import type { BlockingGate } from '../store/status.ts';
+import type { TableClient } from '../store/table-client.ts';
+
+/** A run held by the brake: nothing was applied or pruned. `gate` is the closed approval gate, if any. */
+export class PruneLimitHold extends SluiceError {
+  constructor(
+    message: string,
+    readonly gate?: BlockingGate,
+  ) {
+    super('PruneLimitExceeded', message);
+  }
+}
+
+/** `50%` or `20 objects`. */
+export function formatPruneLimit(limit: PruneLimit): string {
+  return 'percent' in limit ? `${limit.percent}%` : `${limit.count} object${limit.count === 1 ? '' : 's'}`;
+}
+
+/**
+ * Whether pruning `stale` of `inventory` objects is more than `limit` allows. A share applies once
+ * the inventory holds DEFAULTS.pruneLimitMinInventory objects (half of three objects is no mass
+ * deletion); a count always applies.
+ */
+export function exceedsPruneLimit(limit: PruneLimit, stale: number, inventory: number): boolean {
+  if ('count' in limit) return stale > limit.count;
+  if (inventory < DEFAULTS.pruneLimitMinInventory) return false;
+  return stale * 100 > limit.percent * inventory;
+}
+
+const SHOWN = 5;
+
+/**
+ * Throws PruneLimitHold when pruning `stale` would pass the delivery's limit and its
+ * pruneLimitGate (if any) is not open at `now`.
+ */
+export async function checkPruneLimit(
+  delivery: Delivery,
+  revision: string,
+  stale: readonly InventoryEntry[],
+  inventory: readonly InventoryEntry[],
+  db: TableClient,
+  now: Date,
+): Promise<void> {
+  const limit = delivery.pruneLimit ?? DEFAULTS.pruneLimit;
+  if (!delivery.prune || !exceedsPruneLimit(limit, stale.length, inventory.length)) return;
+
+  let closed: BlockingGate | undefined;
+  let approval: string;
+  const gateName = delivery.pruneLimitGate;
+  if (gateName) {
+    const gate = await getGate(db, gateName);
+    if (!gate) {
+      approval = `Its pruneLimitGate '${gateName}' is not registered: register it, then open it to allow this`;
+    } else {
+      const request = await getGateRequest(db, gateName);
+      if (gateStateAt(gate, request, now).state === 'open') return;
+      const opensAt = nextOpening(gate, request, now);
+      closed = { name: gateName, blocks: 'all', ...(opensAt && { opensAt }) };
+      const opens = opensAt ? ` (it opens at ${formatInstant(opensAt)})` : '';
+      approval = `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --for 15m --reason <why>)`;
+    }
+  } else {
+    approval = 'Raise pruneLimit, or name a gate in pruneLimitGate and open it, to allow this';
+  }
+  const share = Math.round((stale.length * 100) / inventory.length);
+  const shown = stale.slice(0, SHOWN).map((entry) => {
+    const ref = refOf(entry);
+    return `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+  });
+  const more = stale.length > SHOWN ? `, and ${stale.length - SHOWN} more` : '';
+  throw new PruneLimitHold(
+    `revision ${revision} would prune ${stale.length} of the ${inventory.length} objects of delivery ` +
+      `'${delivery.name}' (${share}%), more than pruneLimit ${formatPruneLimit(limit)}; nothing was applied ` +
+      `or pruned. Would prune: ${shown.join(', ')}${more}. ${approval}`,
+    closed,
+  );
+}

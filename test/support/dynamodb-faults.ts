@@ -1,0 +1,61 @@
+// A DynamoDB client for the real DynamoDB Local whose calls can be made to fail: throttling, or
+// nothing at all once a run is "killed". The failure is raised before the SDK's retry step, so the
+// engine sees it as it would see throttling that outlasted the SDK's retries.
+import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { tableClient, type TableClient } from '../../functions/core/store/table-client.ts';
+
+export interface DynamoCall {
+  /** 1-based position among this client's calls. */
+  readonly index: number;
+  /** e.g. `UpdateItemCommand`, `BatchWriteItemCommand`. */
+  readonly command: string;
+}
+
+/** `throttle`: ProvisionedThroughputExceededException; `dead`: the process is gone, nothing answers. */
+export type DynamoFault = 'throttle' | 'dead';
+
+export interface FaultyTable {
+  readonly db: TableClient;
+  /** Every call made (failed ones included), in order. */
+  readonly calls: readonly DynamoCall[];
+  /** Calls failed on purpose. */
+  readonly failed: readonly DynamoCall[];
+  /** Calls that the table refused with ConditionalCheckFailedException. */
+  readonly conditionalFailures: readonly DynamoCall[];
+}
+
+export function faultyTable(
+  table: string,
+  faultFor: (call: DynamoCall) => DynamoFault | undefined,
+): FaultyTable {
+  const client = new DynamoDBClient({});
+  const calls: DynamoCall[] = [];
+  const failed: DynamoCall[] = [];
+  const conditionalFailures: DynamoCall[] = [];
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const call = { index: calls.length + 1, command: context.commandName ?? 'unknown' };
+      calls.push(call);
+      const fault = faultFor(call);
+      if (fault === 'throttle') {
+        failed.push(call);
+        throw new ProvisionedThroughputExceededException({
+          message: `injected: the request rate for the table exceeds its throughput (${call.command})`,
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      if (fault === 'dead') {
+        failed.push(call);
+        throw new Error(`injected: the run is dead; ${call.command} was never sent`);
+      }
+      try {
+        return await next(args);
+      } catch (error) {
+        if ((error as Error).name === 'ConditionalCheckFailedException') conditionalFailures.push(call);
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'sluiceFaultInjection' },
+  );
+  return { db: tableClient(client, table), calls, failed, conditionalFailures };
+}
