@@ -1,17 +1,16 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { SluiceError } from '../errors.ts';
-import { isSubset } from '../manifests/hash.ts';
+import { isSubset, storedForm } from '../manifests/hash.ts';
 import { entryFor } from '../manifests/inventory.ts';
 import { describeObject, FORCE_ANNOTATION, OWNER_LABEL } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
 import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
-import { forEachBounded } from './pool.ts';
+import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
 import type { DesiredObject } from './prepare.ts';
 import { STAGES, stageOf } from './stages.ts';
 import { waitForCrdsEstablished } from './wait.ts';
 
-/** How many API requests one reconcile keeps in flight. */
-export const APPLY_CONCURRENCY = 8;
+export { APPLY_CONCURRENCY };
 
 export interface ChangeSet {
   readonly created: string[];
@@ -22,18 +21,53 @@ export interface ChangeSet {
 /** The live objects this delivery owns, by inventory id: one list request per kind. */
 export async function listOwned(
   kube: KubeClient,
-  kinds: Iterable<{ apiVersion: string; kind: string }>,
+  kinds: Iterable<{ apiVersion: string; kind: string; namespace?: string }>,
   deliveryName: string,
 ): Promise<Map<string, KubernetesObject>> {
   const live = new Map<string, KubernetesObject>();
-  const unique = new Map([...kinds].map((k) => [`${k.apiVersion}/${k.kind}`, k]));
-  await forEachBounded([...unique.values()], APPLY_CONCURRENCY, async ({ apiVersion, kind }) => {
+  const unique = new Map<string, { apiVersion: string; kind: string; namespaces: Set<string> }>();
+  for (const { apiVersion, kind, namespace } of kinds) {
+    const key = `${apiVersion}/${kind}`;
+    const entry = unique.get(key) ?? { apiVersion, kind, namespaces: new Set<string>() };
+    if (namespace) entry.namespaces.add(namespace);
+    unique.set(key, entry);
+  }
+  const selector = `${OWNER_LABEL}=${deliveryName}`;
+  await forEachBounded([...unique.values()], APPLY_CONCURRENCY, async ({ apiVersion, kind, namespaces }) => {
     if (!(await kube.resource(apiVersion, kind))) return;
-    for (const object of await kube.list(apiVersion, kind, `${OWNER_LABEL}=${deliveryName}`)) {
+    for (const object of await listVisible(kube, apiVersion, kind, selector, namespaces)) {
       live.set(entryFor(object).id, object);
     }
   });
   return live;
+}
+
+/**
+ * All namespaces at once; when that is forbidden (an identity bound per namespace, see
+ * `impersonate`), namespace by namespace, skipping those it may not list (and cluster-scoped kinds
+ * it may not list): objects there count as unknown, and the dry-run names any it may not write.
+ */
+async function listVisible(
+  kube: KubeClient,
+  apiVersion: string,
+  kind: string,
+  selector: string,
+  namespaces: ReadonlySet<string>,
+): Promise<KubernetesObject[]> {
+  try {
+    return await kube.list(apiVersion, kind, selector);
+  } catch (error) {
+    if (statusCodeOf(error) !== 403) throw error;
+  }
+  const found: KubernetesObject[] = [];
+  for (const namespace of namespaces) {
+    try {
+      found.push(...(await kube.list(apiVersion, kind, selector, namespace)));
+    } catch (error) {
+      if (statusCodeOf(error) !== 403) throw error;
+    }
+  }
+  return found;
 }
 
 /**
@@ -45,7 +79,7 @@ export function isUnchanged(
   live: KubernetesObject | undefined,
   appliedHash: string | undefined,
 ): boolean {
-  return live !== undefined && appliedHash === desired.hash && isSubset(desired.object, live);
+  return live !== undefined && appliedHash === desired.hash && isSubset(storedForm(desired.object), live);
 }
 
 function isImmutableError(error: unknown): boolean {

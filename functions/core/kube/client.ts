@@ -1,13 +1,12 @@
-import {
-  ApiException,
-  KubernetesObjectApi,
-  PatchStrategy,
-  type KubeConfig,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { Discovery, type ServedResource } from './discovery.ts';
+import { KubeTransport } from './transport.ts';
 
 /** The field manager every sluice write uses. */
 export const FIELD_MANAGER = 'sluice';
+
+/** Objects per list page, as kubectl pages them. */
+const LIST_PAGE = 500;
 
 export interface ResourceInfo {
   readonly namespaced: boolean;
@@ -37,50 +36,47 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** client-node's generic object API with its (cached) discovery made callable. */
-class ObjectApi extends KubernetesObjectApi {
-  discover(apiVersion: string, kind: string) {
-    return this.resource(apiVersion, kind);
-  }
+interface ObjectList {
+  readonly items?: KubernetesObject[];
+  readonly metadata?: { readonly continue?: string };
 }
 
-/** The Kubernetes API as the engine uses it: discovery, server-side apply, list, get, delete. */
+/**
+ * The Kubernetes API as the engine uses it: discovery, server-side apply, list, get, delete.
+ * Requests go over kept-alive connections, discovery is learned once per client (see Discovery),
+ * and objects travel as plain JSON both ways, exactly as written and as the server answers.
+ */
 export class KubeClient {
-  private readonly api: ObjectApi;
+  private readonly transport: KubeTransport;
+  private readonly discovery: Discovery;
 
   constructor(kubeConfig: KubeConfig) {
-    this.api = kubeConfig.makeApiClient(ObjectApi);
+    this.transport = new KubeTransport(kubeConfig);
+    this.discovery = new Discovery(this.transport);
   }
 
   /** Whether the API server serves `kind` in `apiVersion`, and if it is namespaced; undefined if not served. */
   async resource(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
-    try {
-      const found = await this.api.discover(apiVersion, kind);
-      return found ? { namespaced: found.namespaced } : undefined;
-    } catch (error) {
-      if (statusCodeOf(error) === 404 || /HTTP-Code: 404/.test(String(error))) return undefined;
-      throw error;
-    }
+    const found = await this.discovery.find(apiVersion, kind);
+    return found ? { namespaced: found.namespaced } : undefined;
   }
 
   /** Server-side apply under the sluice field manager, taking ownership of conflicting fields. */
-  apply<T extends KubernetesObject>(object: T, options: { dryRun?: boolean } = {}): Promise<T> {
-    return this.api.patch(
-      object,
-      undefined,
-      options.dryRun ? 'All' : undefined,
-      FIELD_MANAGER,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
+  async apply<T extends KubernetesObject>(object: T, options: { dryRun?: boolean } = {}): Promise<T> {
+    return this.transport.request<T>({
+      method: 'PATCH',
+      path: await this.objectPath(object),
+      query: { fieldManager: FIELD_MANAGER, force: true, dryRun: options.dryRun ? 'All' : undefined },
+      contentType: 'application/apply-patch+yaml',
+      body: object,
+    });
   }
 
   async get(object: KubernetesObject): Promise<KubernetesObject | undefined> {
     try {
-      return await this.api.read({
-        apiVersion: object.apiVersion!,
-        kind: object.kind!,
-        metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace },
+      return await this.transport.request<KubernetesObject>({
+        method: 'GET',
+        path: await this.objectPath(object),
       });
     } catch (error) {
       if (statusCodeOf(error) === 404) return undefined;
@@ -88,35 +84,75 @@ export class KubeClient {
     }
   }
 
-  /** Every object of a kind, in all namespaces, matching `labelSelector`; paginated. */
-  async list(apiVersion: string, kind: string, labelSelector: string): Promise<KubernetesObject[]> {
+  /** Every object of a kind, in `namespace` or all namespaces, matching `labelSelector`; paginated. */
+  async list(
+    apiVersion: string,
+    kind: string,
+    labelSelector: string,
+    namespace?: string,
+  ): Promise<KubernetesObject[]> {
+    const resource = await this.served(apiVersion, kind);
+    const path = collectionPath(apiVersion, resource, resource.namespaced ? namespace : undefined);
     const items: KubernetesObject[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.api.list(
-        apiVersion,
-        kind,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        labelSelector,
-        500,
-        continueToken,
-      );
-      for (const item of page.items) items.push({ ...item, apiVersion, kind });
-      continueToken = page.metadata?._continue || undefined;
+      const page = await this.transport.request<ObjectList>({
+        method: 'GET',
+        path,
+        query: { labelSelector, limit: LIST_PAGE, continue: continueToken },
+      });
+      for (const item of page.items ?? []) items.push({ ...item, apiVersion, kind });
+      continueToken = page.metadata?.continue || undefined;
     } while (continueToken);
     return items;
   }
 
-  /** Deletes with background propagation; an object already gone counts as deleted. */
-  async delete(object: KubernetesObject): Promise<void> {
+  /**
+   * Deletes with background propagation; an object already gone counts as deleted. With `uid`, only
+   * that object: one replaced under the same name since fails with 409 Conflict.
+   */
+  async delete(object: KubernetesObject, options: { uid?: string } = {}): Promise<void> {
     try {
-      await this.api.delete(object, undefined, undefined, undefined, undefined, 'Background');
+      await this.transport.request({
+        method: 'DELETE',
+        path: await this.objectPath(object),
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          propagationPolicy: 'Background',
+          ...(options.uid && { preconditions: { uid: options.uid } }),
+        },
+      });
     } catch (error) {
       if (statusCodeOf(error) !== 404) throw error;
     }
   }
+
+  /** Closes the client's kept-alive connections; it stays usable. */
+  close(): void {
+    this.transport.close();
+  }
+
+  private async served(apiVersion: string, kind: string): Promise<ServedResource> {
+    const resource = await this.discovery.find(apiVersion, kind);
+    if (!resource) throw new Error(`Unrecognized API version and kind: ${apiVersion} ${kind}`);
+    return resource;
+  }
+
+  private async objectPath(object: KubernetesObject): Promise<string> {
+    const apiVersion = object.apiVersion || 'v1';
+    const name = object.metadata?.name;
+    if (!object.kind) throw new Error('Required spec property kind is not set');
+    if (!name) throw new Error('Required spec property name is not set');
+    const resource = await this.served(apiVersion, object.kind);
+    const namespace = resource.namespaced ? object.metadata?.namespace || 'default' : undefined;
+    return `${collectionPath(apiVersion, resource, namespace)}/${encodeURIComponent(name)}`;
+  }
+}
+
+/** `/api/v1[/namespaces/<ns>]/<resource>` or `/apis/<group>/<version>[/namespaces/<ns>]/<resource>`. */
+function collectionPath(apiVersion: string, resource: ServedResource, namespace: string | undefined): string {
+  const root = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const scope = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${root}${scope}/${resource.name}`;
 }

@@ -3,6 +3,7 @@ import { SluiceError } from '../errors.ts';
 import { describeObject } from '../manifests/objects.ts';
 import type { KubeClient } from './client.ts';
 import { assessHealth } from './health.ts';
+import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
 
 const POLL_MS = 250;
 
@@ -45,10 +46,14 @@ export async function waitForHealthy(
   const deadline = Date.now() + timeoutMs;
   let pending = [...objects];
   for (;;) {
+    const lives = new Map<KubernetesObject, KubernetesObject | undefined>();
+    await forEachBounded(pending, APPLY_CONCURRENCY, async (object) => {
+      lives.set(object, await kube.get(object));
+    });
     const waiting: string[] = [];
     const still: KubernetesObject[] = [];
     for (const object of pending) {
-      const live = await kube.get(object);
+      const live = lives.get(object);
       if (!live) {
         waiting.push(`${describeObject(object)}: not found`);
         still.push(object);
