@@ -1,9 +1,9 @@
+export { DEFAULTS } from './defaults.ts';
 export { parseDuration, formatDuration } from './duration.ts';
 export { ConfigError, type ConfigIssue } from './issues.ts';
 export { parseConfig, parseDelivery, parseGate } from './parse.ts';
 export { loadConfigFile } from './load.ts';
 export {
-  DEFAULTS,
   defaultProvider,
   configSchema,
   deliverySchema,

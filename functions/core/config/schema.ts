@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import semver from 'semver';
 import { z } from 'zod';
 import { cronProblem, unwrapCron } from '../gates/cron.ts';
+import { DEFAULTS } from './defaults.ts';
 import { DURATION_HINT, parseDuration } from './duration.ts';
 import { closest, isRecord } from './issues.ts';
 import { patchProblems } from './patches.ts';
@@ -22,29 +23,6 @@ import type {
   PruneLimit,
   SluiceConfig,
 } from './types.ts';
-
-/** What an omitted field becomes. */
-export const DEFAULTS = {
-  tag: 'latest',
-  insecure: false,
-  path: '.',
-  prune: false,
-  intervalMs: 5 * 60_000,
-  timeoutMs: 5 * 60_000,
-  wait: false,
-  suspend: false,
-  blocks: 'all',
-  /** `Delete` when prune is true, else `Orphan`. */
-  deletionPolicy: (prune: boolean) => (prune ? 'Delete' : 'Orphan'),
-  allowEmpty: false,
-  timeZone: 'UTC',
-  /**
-   * The mass-deletion brake: a run that would prune more than half of an inventory of at least
-   * `pruneLimitMinInventory` objects is held (reason PruneLimitExceeded) until `pruneLimitGate` opens.
-   */
-  pruneLimit: { percent: 50 },
-  pruneLimitMinInventory: 10,
-} as const;
 
 const ECR_HOST = /^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

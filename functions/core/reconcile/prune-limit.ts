@@ -1,6 +1,7 @@
 // The mass-deletion brake: a run that would prune more of the inventory than the delivery's
 // pruneLimit is held before it changes anything, until the delivery's pruneLimitGate is open.
-import { DEFAULTS, type Delivery, type PruneLimit } from '../config/index.ts';
+import type { Delivery, PruneLimit } from '../config/index.ts';
+import { DEFAULTS } from '../config/defaults.ts';
 import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
 import { gateStateAt, nextOpening } from '../gates/state.ts';
