@@ -5,7 +5,7 @@
 import { posix } from 'node:path';
 import semver from 'semver';
 import { z } from 'zod';
-import { cronProblem, unwrapCron } from '../gates/cron.ts';
+import { cronProblem, timeZoneProblem, unwrapCron } from '../gates/cron.ts';
 import { DEFAULTS } from './defaults.ts';
 import { DURATION_HINT, parseDuration } from './duration.ts';
 import { closest, isRecord } from './issues.ts';
@@ -507,17 +507,6 @@ export const deliverySchema = strict({
     ...(impersonate !== undefined && { impersonate }),
   };
 });
-
-function timeZoneProblem(timeZone: string): string | undefined {
-  try {
-    new Intl.DateTimeFormat(undefined, { timeZone });
-    return undefined;
-  } catch (error) {
-    if (error instanceof RangeError)
-      return `"${timeZone}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`;
-    throw error;
-  }
-}
 
 const scheduleSchema = strict({
   cron: checked((expression) => cronProblem(expression)).transform(unwrapCron),

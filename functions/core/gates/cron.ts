@@ -60,7 +60,8 @@ function cronerPattern(fields: readonly string[]): string {
   return ['0', fields[0], fields[1], fields[2], fields[3], dayOfWeek, fields[5]].join(' ');
 }
 
-function timeZoneProblem(timeZone: string): string | undefined {
+/** The problem with an IANA time zone name, or undefined when it is one. */
+export function timeZoneProblem(timeZone: string): string | undefined {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone });
     return undefined;

@@ -1,47 +1,21 @@
-import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Delivery } from '../config/index.ts';
-import { DELIVERY_INDEX, deliveryKey, queryPartition, type TableClient } from './table-client.ts';
+import { getSpec, listSpecNames, putSpec, removeSpec, type SpecKind } from './specs.ts';
+import { DELIVERY_INDEX, deliveryKey, type TableClient } from './table-client.ts';
+
+const DELIVERIES: SpecKind = { key: deliveryKey, index: DELIVERY_INDEX };
 
 /** Writes a delivery's spec (as registered by the CDK app or `sluice register`). */
-export async function putDelivery(db: TableClient, delivery: Delivery, registeredAt: Date): Promise<void> {
-  await db.doc.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: db.table,
-            Item: {
-              pk: deliveryKey(delivery.name),
-              sk: 'spec',
-              spec: delivery,
-              registeredAt: registeredAt.toISOString(),
-            },
-          },
-        },
-        { Put: { TableName: db.table, Item: { pk: DELIVERY_INDEX, sk: delivery.name } } },
-      ],
-    }),
-  );
-}
+export const putDelivery = (db: TableClient, delivery: Delivery, registeredAt: Date): Promise<void> =>
+  putSpec(db, DELIVERIES, delivery, registeredAt);
 
-export async function getDelivery(db: TableClient, name: string): Promise<Delivery | undefined> {
-  const { Item } = await db.doc.send(
-    new GetCommand({ TableName: db.table, Key: { pk: deliveryKey(name), sk: 'spec' }, ConsistentRead: true }),
-  );
-  return Item?.spec as Delivery | undefined;
-}
+export const getDelivery = (db: TableClient, name: string): Promise<Delivery | undefined> =>
+  getSpec<Delivery>(db, DELIVERIES, name);
 
-export async function listDeliveryNames(db: TableClient): Promise<string[]> {
-  return (await queryPartition(db, DELIVERY_INDEX)).map((item) => item.sk as string);
-}
+export const listDeliveryNames = (db: TableClient): Promise<string[]> => listSpecNames(db, DELIVERIES);
 
 /** Removes a delivery's spec and every item under it (status, inventory, events). */
-export async function removeDelivery(db: TableClient, name: string): Promise<void> {
-  for (const item of await queryPartition(db, deliveryKey(name), { projection: 'pk, sk' })) {
-    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: item.pk, sk: item.sk } }));
-  }
-  await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: DELIVERY_INDEX, sk: name } }));
-}
+export const removeDelivery = (db: TableClient, name: string): Promise<void> =>
+  removeSpec(db, DELIVERIES, name);
 
 /** Every registered delivery's spec. */
 export async function listDeliveries(db: TableClient): Promise<Delivery[]> {

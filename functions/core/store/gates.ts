@@ -1,15 +1,10 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Gate } from '../config/index.ts';
 import type { GateRequest } from '../gates/state.ts';
-import { gateKey, queryPartition, type TableClient } from './table-client.ts';
+import { getSpec, listSpecNames, putSpec, removeSpec, type SpecKind } from './specs.ts';
+import { gateKey, type TableClient } from './table-client.ts';
 
 /** The item listing every registered gate (one sort key per gate name). */
 export const GATE_INDEX = 'gates';
@@ -24,45 +19,18 @@ export interface GateAuditRecord extends GateRequest {
   readonly recordedAt: string;
 }
 
-export async function putGate(db: TableClient, gate: Gate, registeredAt: Date): Promise<void> {
-  await db.doc.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: db.table,
-            Item: {
-              pk: gateKey(gate.name),
-              sk: 'spec',
-              spec: gate,
-              registeredAt: registeredAt.toISOString(),
-            },
-          },
-        },
-        { Put: { TableName: db.table, Item: { pk: GATE_INDEX, sk: gate.name } } },
-      ],
-    }),
-  );
-}
+const GATES: SpecKind = { key: gateKey, index: GATE_INDEX };
 
-export async function getGate(db: TableClient, name: string): Promise<Gate | undefined> {
-  const { Item } = await db.doc.send(
-    new GetCommand({ TableName: db.table, Key: { pk: gateKey(name), sk: 'spec' }, ConsistentRead: true }),
-  );
-  return Item?.spec as Gate | undefined;
-}
+export const putGate = (db: TableClient, gate: Gate, registeredAt: Date): Promise<void> =>
+  putSpec(db, GATES, gate, registeredAt);
 
-export async function listGateNames(db: TableClient): Promise<string[]> {
-  return (await queryPartition(db, GATE_INDEX)).map((item) => item.sk as string);
-}
+export const getGate = (db: TableClient, name: string): Promise<Gate | undefined> =>
+  getSpec<Gate>(db, GATES, name);
+
+export const listGateNames = (db: TableClient): Promise<string[]> => listSpecNames(db, GATES);
 
 /** Removes a gate's spec, its last request and its audit trail. */
-export async function removeGate(db: TableClient, name: string): Promise<void> {
-  for (const item of await queryPartition(db, gateKey(name), { projection: 'pk, sk' })) {
-    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: item.pk, sk: item.sk } }));
-  }
-  await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: GATE_INDEX, sk: name } }));
-}
+export const removeGate = (db: TableClient, name: string): Promise<void> => removeSpec(db, GATES, name);
 
 export async function getGateRequest(db: TableClient, name: string): Promise<GateRequest | undefined> {
   const { Item } = await db.doc.send(
