@@ -12,7 +12,26 @@ interface Condition {
   readonly status: string;
 }
 
-/** Waits until each CRD reports Established=True, so its kind is served before the next stage. */
+interface CrdSpec {
+  readonly group?: string;
+  readonly names?: { readonly kind?: string };
+  readonly versions?: readonly { readonly name: string; readonly served?: boolean }[];
+}
+
+/** The `apiVersion`s under which a CRD serves its kind, e.g. `example.com/v1`. */
+function servedVersions(crd: KubernetesObject): { apiVersion: string; kind: string }[] {
+  const spec = (crd as { spec?: CrdSpec }).spec;
+  const kind = spec?.names?.kind;
+  if (!spec?.group || !kind) return [];
+  return (spec.versions ?? [])
+    .filter((v) => v.served !== false)
+    .map((v) => ({ apiVersion: `${spec.group}/${v.name}`, kind }));
+}
+
+/**
+ * Waits until each CRD reports Established=True and discovery lists its kinds, so the next stage
+ * can address them. Discovery lags Established by a moment on a busy API server.
+ */
 export async function waitForCrdsEstablished(
   kube: KubeClient,
   crds: readonly KubernetesObject[],
@@ -22,16 +41,27 @@ export async function waitForCrdsEstablished(
   for (const crd of crds) {
     for (;;) {
       const live = (await kube.get(crd)) as { status?: { conditions?: Condition[] } } | undefined;
-      if (live?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      const established = live?.status?.conditions?.some(
+        (c) => c.type === 'Established' && c.status === 'True',
+      );
+      if (established && (await allServed(kube, crd))) break;
       if (Date.now() > deadline) {
+        const what = established ? 'served by discovery' : 'Established';
         throw new SluiceError(
           'ApplyFailed',
-          `${describeObject(crd)} was not Established within ${timeoutMs / 1000}s`,
+          `${describeObject(crd)} was not ${what} within ${timeoutMs / 1000}s`,
         );
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
+}
+
+async function allServed(kube: KubeClient, crd: KubernetesObject): Promise<boolean> {
+  for (const { apiVersion, kind } of servedVersions(crd)) {
+    if (!(await kube.resource(apiVersion, kind))) return false;
+  }
+  return true;
 }
 
 /**

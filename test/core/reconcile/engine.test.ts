@@ -64,7 +64,10 @@ spec:
     });
     await registerDelivery(deps, bed, { name, repository, prune: true });
     const result = await run(name, deps);
-    expect(result).toMatchObject({ outcome: 'Succeeded', changes: { created: 5, deleted: 0 } });
+    expect(result, result.message).toMatchObject({
+      outcome: 'Succeeded',
+      changes: { created: 5, deleted: 0 },
+    });
     const objects = KubernetesObjectApi.makeApiClient(kc);
     const gadget = await objects.read({
       apiVersion: `${group}/v1`,
