@@ -13,6 +13,14 @@ export function handlerEntry(name: HandlerName): string {
 }
 
 /**
+ * Packages the bundles take from elsewhere: node-fetch, which @kubernetes/client-node imports, is
+ * replaced by the runtime's own fetch (see functions/shims/node-fetch.ts).
+ */
+export const ALIASES: Readonly<Record<string, string>> = {
+  'node-fetch': join(PROJECT_ROOT, 'functions', 'shims', 'node-fetch.ts'),
+};
+
+/**
  * How every sluice handler is bundled: by the esbuild in node_modules (never Docker), as one ES
  * module with its dependencies, the AWS SDK included, so the SDK versions tested are the ones that run.
  */
@@ -25,6 +33,7 @@ export const BUNDLING: nodejs.BundlingOptions = {
   sourceMap: true,
   sourcesContent: false,
   externalModules: [],
+  esbuildArgs: { '--alias': Object.entries(ALIASES).map(([name, path]) => `${name}=${path}`) },
   // Some bundled CommonJS dependencies call require() for Node built-ins.
   banner:
     "import { createRequire as sluiceCreateRequire } from 'node:module'; const require = sluiceCreateRequire(import.meta.url);",

@@ -4,7 +4,7 @@
  */
 import { posix } from 'node:path';
 import semver from 'semver';
-import { z } from 'zod';
+import * as z from 'zod';
 import { cronProblem, timeZoneProblem, unwrapCron } from '../gates/cron.ts';
 import { DEFAULTS } from './defaults.ts';
 import { DURATION_HINT, parseDuration } from './duration.ts';

@@ -1,4 +1,5 @@
-import { ApiException, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { ApiException } from './client-node.ts';
 import { Discovery, type ServedResource } from './discovery.ts';
 import { KubeTransport } from './transport.ts';
 

@@ -1,6 +1,7 @@
 import { DescribeClusterCommand, type EKSClient } from '@aws-sdk/client-eks';
 import { AssumeRoleCommand, type STSClient } from '@aws-sdk/client-sts';
-import { KubeConfig, type User } from '@kubernetes/client-node';
+import type { User } from '@kubernetes/client-node';
+import { KubeConfig } from './client-node.ts';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';

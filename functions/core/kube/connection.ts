@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from './client-node.ts';
 
 /** How sluice reaches a cluster: the same three things EKS gives (endpoint, CA, bearer token). */
 export interface ClusterConnection {

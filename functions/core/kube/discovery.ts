@@ -1,4 +1,4 @@
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException } from './client-node.ts';
 import type { KubeTransport } from './transport.ts';
 
 /** A kind the API server serves: its resource (plural) name and whether it is namespaced. */

@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from './client-node.ts';
 import type { Impersonation } from '../config/index.ts';
 
 /** The Kubernetes user name a delivery acts as: `system:serviceaccount:<namespace>:<name>` or the user. */

@@ -1,4 +1,5 @@
-import { ApiException, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiException } from './client-node.ts';
 import * as http from 'node:http';
 import * as https from 'node:https';
 
