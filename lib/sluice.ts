@@ -39,7 +39,7 @@ export class Sluice extends Construct {
    * clusters. Give it access to clusters named by `{ eks: { name, region } }` (an access entry).
    */
   readonly deployerRole: iam.IRole;
-  /** Where the gate function creates one-time schedules at the end of gate windows. */
+  /** One-time schedules: gate window ends (the gate function) and retries of failed runs (the reconcile function). */
   readonly windowScheduleGroup: scheduler.ScheduleGroup;
   /** The gates' cron schedules and the deliveries' interval schedules. */
   readonly scheduleGroup: scheduler.ScheduleGroup;
@@ -89,6 +89,39 @@ export class Sluice extends Construct {
       securityGroups: props.securityGroups,
     };
 
+    this.scheduleGroup = new scheduler.ScheduleGroup(this, 'Schedules', {
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // One-time schedules: gate window ends (created by the gate function) and retries of failed
+    // runs (by the reconcile function). Deleting the group deletes those still pending, which
+    // would invoke a deleted function.
+    this.windowScheduleGroup = new scheduler.ScheduleGroup(this, 'WindowSchedules', {
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const reconcileInvoker = this.schedulerRole('ReconcileInvokerRole', 'invokes the reconcile function', [
+      this.scheduleGroup,
+      this.windowScheduleGroup,
+    ]);
+    const windowSchedulesArn = stack.formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${this.windowScheduleGroup.scheduleGroupName}/*`,
+    });
+    const oneTimeScheduleStatements = [
+      new iam.PolicyStatement({ actions: ['scheduler:CreateSchedule'], resources: [windowSchedulesArn] }),
+      new iam.PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [reconcileInvoker.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    ];
+    const oneTimeScheduleEnv = {
+      SLUICE_WINDOW_SCHEDULE_GROUP: this.windowScheduleGroup.scheduleGroupName,
+      SLUICE_SCHEDULER_ROLE_ARN: reconcileInvoker.roleArn,
+    };
+    // Retries of failed runs (retryInterval): the reconcile function schedules itself.
+    for (const statement of oneTimeScheduleStatements) deployerRole.addToPrincipalPolicy(statement);
+
     const reconcile = new SluiceFunction(this, 'Reconcile', {
       handler: 'reconcile',
       description: 'sluice: reconcile deliveries (pull from ECR, build, apply, prune)',
@@ -98,23 +131,17 @@ export class Sluice extends Construct {
       layers: [new KubectlV33Layer(this, 'KubectlLayer')],
       memorySize: props.reconcileMemorySize ?? 1024,
       timeout: props.reconcileTimeout ?? Duration.minutes(15),
-      environment: { SLUICE_TABLE: table.tableName, SLUICE_KUBECTL: LAYER_KUBECTL, ...eventBusEnv },
+      environment: {
+        SLUICE_TABLE: table.tableName,
+        SLUICE_KUBECTL: LAYER_KUBECTL,
+        ...oneTimeScheduleEnv,
+        ...eventBusEnv,
+      },
       logRetention,
       ...vpcPlacement,
     }).function;
     this.reconcileFunction = reconcile;
 
-    this.scheduleGroup = new scheduler.ScheduleGroup(this, 'Schedules', {
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    // Deleting the group deletes window schedules still pending, which would invoke a deleted function.
-    this.windowScheduleGroup = new scheduler.ScheduleGroup(this, 'WindowSchedules', {
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    const reconcileInvoker = this.schedulerRole('ReconcileInvokerRole', 'invokes the reconcile function', [
-      this.scheduleGroup,
-      this.windowScheduleGroup,
-    ]);
     reconcileInvoker.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
 
     const gateRole = new iam.Role(this, 'GateRole', {
@@ -123,21 +150,7 @@ export class Sluice extends Construct {
     });
     table.grantReadWriteData(gateRole);
     gateRole.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
-    const windowSchedulesArn = stack.formatArn({
-      service: 'scheduler',
-      resource: 'schedule',
-      resourceName: `${this.windowScheduleGroup.scheduleGroupName}/*`,
-    });
-    gateRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['scheduler:CreateSchedule'], resources: [windowSchedulesArn] }),
-    );
-    gateRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['iam:PassRole'],
-        resources: [reconcileInvoker.roleArn],
-        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
-      }),
-    );
+    for (const statement of oneTimeScheduleStatements) gateRole.addToPrincipalPolicy(statement);
     props.eventBus?.grantPutEventsTo(gateRole);
 
     const gate = new SluiceFunction(this, 'Gate', {
@@ -149,8 +162,7 @@ export class Sluice extends Construct {
       environment: {
         SLUICE_TABLE: table.tableName,
         SLUICE_RECONCILE_FUNCTION: reconcile.functionArn,
-        SLUICE_WINDOW_SCHEDULE_GROUP: this.windowScheduleGroup.scheduleGroupName,
-        SLUICE_SCHEDULER_ROLE_ARN: reconcileInvoker.roleArn,
+        ...oneTimeScheduleEnv,
         ...eventBusEnv,
       },
       logRetention,

@@ -7,7 +7,7 @@ import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { getDelivery, listDeliveryNames, putDelivery } from '../../functions/core/store/deliveries.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
-import { getStatus } from '../../functions/core/store/status.ts';
+import { getStatus, type DeliveryStatus } from '../../functions/core/store/status.ts';
 import { ago, EXIT, paintState, printJson, printTable } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
@@ -25,18 +25,24 @@ export function registerCommand(): Command {
   return new Command('register')
     .description('Validate a config file and write its gate and delivery specs to the sluice table')
     .requiredOption('-f, --file <config.yaml>', 'the config file (gates and deliveries)')
+    .option('--json', 'print the registered names as JSON')
     .addHelpText('after', '\nExample:\n  sluice register -f sluice.yaml')
-    .action(async (opts: { file: string }) => {
+    .action(async (opts: { file: string; json?: boolean }) => {
       const config = loadConfigFile(opts.file);
       const db = tableFromEnvironment();
       for (const gate of config.gates) {
         await putGate(db, gate, new Date());
-        process.stdout.write(`gate ${gate.name} registered\n`);
+        if (!opts.json) process.stdout.write(`gate ${gate.name} registered\n`);
       }
       for (const delivery of config.deliveries) {
         await putDelivery(db, anchorKubeconfig(delivery, opts.file), new Date());
-        process.stdout.write(`delivery ${delivery.name} registered\n`);
+        if (!opts.json) process.stdout.write(`delivery ${delivery.name} registered\n`);
       }
+      if (opts.json)
+        printJson({
+          gates: config.gates.map((g) => g.name),
+          deliveries: config.deliveries.map((d) => d.name),
+        });
     });
 }
 
@@ -69,6 +75,14 @@ export function reconcileCommand(): Command {
     });
 }
 
+/** The status message, with how long a held delivery has waited and when a failed one is retried. */
+function statusMessage(status: Partial<DeliveryStatus>): string {
+  const message = status.message ?? '';
+  if (status.blockedSince) return `${message} (held ${ago(status.blockedSince).replace(' ago', '')})`;
+  if (status.nextRetryAt) return `${message} (retry at ${status.nextRetryAt})`;
+  return message;
+}
+
 export function statusCommand(): Command {
   return new Command('status')
     .description('Show the status of one or every registered delivery')
@@ -94,9 +108,7 @@ export function statusCommand(): Command {
           s.reason ?? 'NotReconciled',
           s.lastAppliedRevision ?? '-',
           ago(s.lastReconcileAt),
-          s.blockedSince
-            ? `${s.message} (held ${ago(s.blockedSince).replace(' ago', '')})`
-            : (s.message ?? ''),
+          statusMessage(s),
         ]),
         (text, column) => (column === 1 || column === 2 ? paintState(text) : text),
       );
@@ -107,12 +119,14 @@ export function unregisterCommand(): Command {
   return new Command('unregister')
     .description('Delete a delivery: its objects too (deletionPolicy Delete) or not (Orphan), then its spec')
     .argument('<delivery>')
+    .option('--json', 'print what was deleted and kept as JSON')
     .addHelpText('after', '\nExample:\n  sluice unregister oddy-test')
-    .action(async (name: string) => {
+    .action(async (name: string, opts: { json?: boolean }) => {
       const result = await deleteDelivery(
         name,
         reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
       );
+      if (opts.json) return printJson({ delivery: name, ...result });
       const skipped = result.skipped.map((s) => `\n  kept ${s.id}: ${s.reason}`).join('');
       process.stdout.write(
         result.policy === 'Delete'

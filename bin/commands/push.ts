@@ -8,6 +8,7 @@ import {
   pushArtifact,
 } from '../../functions/core/oci/index.ts';
 import { ECRClient } from '@aws-sdk/client-ecr';
+import { printJson } from './output.ts';
 
 export function pushCommand(): Command {
   return new Command('push')
@@ -23,6 +24,7 @@ export function pushCommand(): Command {
       ).choices(['aws', 'generic']),
     )
     .option('--insecure', 'allow plain http to a registry that is not on loopback')
+    .option('--json', 'print the pushed url, revision and digest as JSON')
     .addHelpText(
       'after',
       '\nExample:\n  sluice push ./deploy oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com/app:v1 --revision main@sha1:4f2c...',
@@ -31,7 +33,13 @@ export function pushCommand(): Command {
       async (
         dir: string,
         ref: string,
-        opts: { source?: string; revision?: string; provider?: 'aws' | 'generic'; insecure?: boolean },
+        opts: {
+          source?: string;
+          revision?: string;
+          provider?: 'aws' | 'generic';
+          insecure?: boolean;
+          json?: boolean;
+        },
       ) => {
         const { host } = parseReference(ref, { allowTagOrDigest: true });
         const provider = opts.provider ?? (host === process.env.SLUICE_REGISTRY ? 'aws' : undefined);
@@ -44,7 +52,8 @@ export function pushCommand(): Command {
           insecure: opts.insecure,
           annotations: { source: opts.source, revision: opts.revision },
         });
-        process.stdout.write(`pushed ${pushed.url}\ndigest ${pushed.digest}\n`);
+        if (opts.json) printJson(pushed);
+        else process.stdout.write(`pushed ${pushed.url}\ndigest ${pushed.digest}\n`);
       },
     );
 }

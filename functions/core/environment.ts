@@ -19,6 +19,8 @@ import {
   type RegistryCredentials,
 } from './oci/index.ts';
 import { eventBridgeSink, putSluiceEvent } from './reconcile/events.ts';
+import { schedulerRetryTimer } from './reconcile/retry.ts';
+import type { OneTimeScheduleTarget } from './aws/one-time-schedule.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
 
@@ -47,14 +49,27 @@ function ecrCredentialsByRegion(clock: Clock): RegistryCredentials {
 }
 
 /**
+ * One-time schedules (gate window ends, retries) invoking `functionArn`, when the schedule group
+ * and the role Scheduler assumes are configured (SLUICE_WINDOW_SCHEDULE_GROUP, SLUICE_SCHEDULER_ROLE_ARN).
+ */
+function oneTimeScheduleTarget(functionArn: string | undefined): OneTimeScheduleTarget | undefined {
+  const group = process.env.SLUICE_WINDOW_SCHEDULE_GROUP;
+  const roleArn = process.env.SLUICE_SCHEDULER_ROLE_ARN;
+  return functionArn && group && roleArn ? { group, roleArn, functionArn } : undefined;
+}
+
+/**
  * The composition root shared by the Lambda handlers and the CLI: real AWS SDK clients (their
  * endpoints overridable by AWS_ENDPOINT_URL_<SERVICE>), the system clock, EventBridge events when
- * SLUICE_EVENT_BUS is set.
+ * SLUICE_EVENT_BUS is set, and retries of failed runs scheduled to invoke `functionArn` (the
+ * reconcile function itself) when one-time schedules are configured.
  */
 export function reconcileDepsFromEnvironment(options: {
   runId: string;
   log?: (message: string) => void;
+  functionArn?: string;
 }): ReconcileDeps {
+  const retryTarget = oneTimeScheduleTarget(options.functionArn);
   const clock = systemClock;
   const providers = { aws: ecrCredentialsByRegion(clock), generic: dockerConfigCredentials() };
   const credentials = defaultProvider();
@@ -76,6 +91,7 @@ export function reconcileDepsFromEnvironment(options: {
     runId: options.runId,
     log: options.log,
     kubectl: kubectlFromEnvironment(),
+    retryTimer: retryTarget ? schedulerRetryTimer(new SchedulerClient({}), retryTarget) : undefined,
   };
 }
 
@@ -93,20 +109,12 @@ function kubectlFromEnvironment(): string {
  */
 export function gateDepsFromEnvironment(options: { log?: (message: string) => void } = {}): GateDeps {
   const reconcileFunction = process.env.SLUICE_RECONCILE_FUNCTION;
-  const group = process.env.SLUICE_WINDOW_SCHEDULE_GROUP;
-  const roleArn = process.env.SLUICE_SCHEDULER_ROLE_ARN;
+  const windowTarget = oneTimeScheduleTarget(reconcileFunction);
   return {
     db: tableFromEnvironment(),
     clock: systemClock,
     reconcileNow: reconcileFunction ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction) : undefined,
-    windowTimer:
-      reconcileFunction && group && roleArn
-        ? schedulerWindowTimer(new SchedulerClient({}), {
-            group,
-            reconcileFunctionArn: reconcileFunction,
-            roleArn,
-          })
-        : undefined,
+    windowTimer: windowTarget ? schedulerWindowTimer(new SchedulerClient({}), windowTarget) : undefined,
     publish: process.env.SLUICE_EVENT_BUS
       ? (detailType, detail) =>
           putSluiceEvent(

@@ -13,11 +13,17 @@ const metrics = new Metrics({
   serviceName: RECONCILE_METRICS.service,
 });
 
+/** `arn:aws:lambda:<region>:<account>:function:<name>[:<alias or version>]` without the qualifier. */
+function unqualified(functionArn: string | undefined): string | undefined {
+  return functionArn?.split(':').slice(0, 7).join(':');
+}
+
 /** `{"delivery":"name"}` or an ECR "ECR Image Action" PUSH event: reconciles the deliveries it names. */
 export async function handler(event: ReconcileEvent, context: Context): Promise<ReconcileResult[]> {
   const deps = reconcileDepsFromEnvironment({
     runId: context.awsRequestId,
     log: (message) => logger.info(message),
+    functionArn: unqualified(context.invokedFunctionArn),
   });
   const names = await deliveriesForEvent(event, deps.db);
   const results: ReconcileResult[] = [];

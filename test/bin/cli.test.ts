@@ -8,18 +8,24 @@ import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
 
+/** A temp dir with `deploy/cm.yaml`: one ConfigMap `cli` in `ns`. */
+function deployDir(ns: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+  mkdirSync(join(dir, 'deploy'));
+  writeFileSync(
+    join(dir, 'deploy', 'cm.yaml'),
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cli\n  namespace: ${ns}\ndata:\n  k: v\n`,
+  );
+  return dir;
+}
+
 describe('sluice CLI', () => {
   it('push, register, reconcile, status, unregister', async () => {
     const ns = uniqueName('cli');
     const name = uniqueName('cli');
     const url = `oci://${bed.registry.host}/${uniqueName('cli/app')}`;
     await createNamespace(bed.kubeConfig(), ns);
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
-    mkdirSync(join(dir, 'deploy'));
-    writeFileSync(
-      join(dir, 'deploy', 'cm.yaml'),
-      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cli\n  namespace: ${ns}\ndata:\n  k: v\n`,
-    );
+    const dir = deployDir(ns);
 
     const pushed = await sluice('push', join(dir, 'deploy'), `${url}:v1`, '--revision', 'main@sha1:abc');
     expect(pushed.code).toBe(0);
@@ -56,6 +62,34 @@ describe('sluice CLI', () => {
 
     const removed = await sluice('unregister', name);
     expect(removed.stdout).toContain(`delivery ${name} removed; 1 objects deleted`);
+  });
+
+  it('push, register and unregister answer in JSON with --json', async () => {
+    const ns = uniqueName('clijson');
+    const name = uniqueName('clijson');
+    const url = `oci://${bed.registry.host}/${uniqueName('cli/json')}`;
+    await createNamespace(bed.kubeConfig(), ns);
+    const dir = deployDir(ns);
+    const pushed = await sluice('push', join(dir, 'deploy'), `${url}:v1`, '--json');
+    expect(JSON.parse(pushed.stdout)).toEqual({
+      url: `${url}:v1`,
+      digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      revision: expect.stringMatching(/^v1@sha256:[0-9a-f]{64}$/),
+    });
+    writeFileSync(
+      join(dir, 'sluice.yaml'),
+      `gates:\n  - name: ${name}-gate\n    default: open\ndeliveries:\n  - name: ${name}\n    source: { url: "${url}", tag: v1, provider: aws }\n    prune: true\n    cluster: { kubeconfig: ${bed.kube.kubeconfig} }\n`,
+    );
+    const registered = await sluice('register', '-f', join(dir, 'sluice.yaml'), '--json');
+    expect(JSON.parse(registered.stdout)).toEqual({ gates: [`${name}-gate`], deliveries: [name] });
+    expect((await sluice('reconcile', name)).code).toBe(0);
+    const removed = await sluice('unregister', name, '--json');
+    expect(JSON.parse(removed.stdout)).toEqual({
+      delivery: name,
+      policy: 'Delete',
+      deleted: [`${ns}_cli__ConfigMap`],
+      skipped: [],
+    });
   });
 
   it('exits 1 with the reason when a reconcile fails, and names bad config fields', async () => {

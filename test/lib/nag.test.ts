@@ -35,6 +35,7 @@ describe('cdk-nag AwsSolutions', () => {
     );
     expect(acknowledged.sort()).toEqual([
       'DeployerRole: AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+      'DeployerRole: AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:ap-northeast-1:123456789012:schedule/Test-Sluice-WindowSchedules-########/*]',
       'Gate/Function: AwsSolutions::AwsSolutions-L1',
       'GateInvokerRole: AwsSolutions::AwsSolutions-IAM5[Resource::<SluiceGateFunction########.Arn>:*]',
       'GateRole: AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:ap-northeast-1:123456789012:schedule/Test-Sluice-WindowSchedules-########/*]',

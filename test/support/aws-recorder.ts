@@ -57,3 +57,21 @@ export async function startAwsRecorder(): Promise<{
     stop: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * The fields of a one-time CreateSchedule request sluice sends: at `minute` (UTC), deleted after it
+ * fires, invoking `functionArn` as `roleArn` with `input`.
+ */
+export function oneTimeScheduleBody(
+  minute: Date,
+  target: { group: string; functionArn: string; roleArn: string; input: unknown },
+): Record<string, unknown> {
+  return {
+    GroupName: target.group,
+    ScheduleExpression: `at(${minute.toISOString().slice(0, 19)})`,
+    ScheduleExpressionTimezone: 'UTC',
+    ActionAfterCompletion: 'DELETE',
+    FlexibleTimeWindow: { Mode: 'OFF' },
+    Target: { Arn: target.functionArn, RoleArn: target.roleArn, Input: JSON.stringify(target.input) },
+  };
+}

@@ -4,6 +4,7 @@ import type { Delivery } from '../config/index.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
 import type { TableClient } from '../store/table-client.ts';
 import type { EventSink } from './events.ts';
+import type { RetryTimer } from './retry.ts';
 
 /** Everything a reconcile reaches outside itself, passed in so Lambda, CLI and tests share the engine. */
 export interface ReconcileDeps {
@@ -19,4 +20,6 @@ export interface ReconcileDeps {
   readonly log?: (message: string) => void;
   /** The kubectl binary that runs kustomize for the build step (default: `kubectl` on PATH). */
   readonly kubectl?: string;
+  /** Schedules the retry of a failed run when the delivery sets a `retryInterval` shorter than its `interval`. */
+  readonly retryTimer?: RetryTimer;
 }

@@ -26,6 +26,7 @@ import {
 } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { checkPruneLimit, PruneLimitHold } from './prune-limit.ts';
+import { retryTime } from './retry.ts';
 
 export interface ReconcileResult {
   readonly delivery: string;
@@ -35,6 +36,8 @@ export interface ReconcileResult {
   readonly message: string;
   readonly revision?: string;
   readonly changes?: ChangeCounts;
+  /** A failed run's scheduled retry (`retryInterval`). */
+  readonly nextRetryAt?: string;
 }
 
 /** Runs `work`, turning any error that is not already a SluiceError into one with `reason`. */
@@ -135,6 +138,7 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     if (error instanceof PruneLimitHold) return await holdMassPrune(deps, name, started, error, revision);
     const failure =
       error instanceof SluiceError ? error : new SluiceError('ApplyFailed', String(error), { cause: error });
+    const nextRetryAt = await scheduleRetry(delivery, deps);
     await finish(deps, name, started, 'Failed', {
       ready: false,
       reason: failure.reason,
@@ -142,13 +146,36 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       lastAttemptedRevision: revision,
       blockedBy: null,
       blockedSince: null,
+      nextRetryAt: nextRetryAt ?? null,
     });
-    return { delivery: name, outcome: 'Failed', reason: failure.reason, message: failure.message, revision };
+    return {
+      delivery: name,
+      outcome: 'Failed',
+      reason: failure.reason,
+      message: failure.message,
+      revision,
+      ...(nextRetryAt && { nextRetryAt }),
+    };
   } finally {
     // A release that fails only delays the next run until the lease expires; it must not hide the result.
     await lease
       .release()
       .catch((error: unknown) => deps.log?.(`could not release the lease of '${name}': ${String(error)}`));
+  }
+}
+
+/**
+ * Schedules the retry of a failed run (`retryInterval`); a retry that cannot be scheduled is
+ * logged, not fatal: the next regular run retries anyway.
+ */
+async function scheduleRetry(delivery: Delivery, deps: ReconcileDeps): Promise<string | undefined> {
+  const at = retryTime(delivery, deps.clock.now());
+  if (!at || !deps.retryTimer) return undefined;
+  try {
+    return (await deps.retryTimer.retryAt(delivery.name, at)).toISOString();
+  } catch (error) {
+    deps.log?.(`could not schedule the retry of '${delivery.name}': ${String(error)}`);
+    return undefined;
   }
 }
 
@@ -325,6 +352,8 @@ async function finish(
 ): Promise<void> {
   const now = deps.clock.now();
   await updateStatus(deps.db, name, {
+    // A retry is only pending after a failed run, which sets it.
+    nextRetryAt: null,
     ...status,
     lastReconcileAt: now.toISOString(),
     durationMs: now.getTime() - started.getTime(),

@@ -34,12 +34,14 @@ export interface DeliveryStatus {
   readonly blockedSince?: string;
   /** A newer revision held by a change freeze (`blocks: revisions`). */
   readonly pendingRevision?: string;
+  /** When a failed delivery is retried (`retryInterval`), if a retry is scheduled. */
+  readonly nextRetryAt?: string;
   readonly lastReconcileAt: string;
   readonly lastSuccessAt?: string;
   readonly durationMs?: number;
 }
 
-type Clearable = 'blockedBy' | 'blockedSince' | 'pendingRevision';
+type Clearable = 'blockedBy' | 'blockedSince' | 'pendingRevision' | 'nextRetryAt';
 
 /** A status write: fields left undefined are kept, the clearable ones set to null are removed. */
 export type StatusUpdate = Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs' | Clearable> & {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { handler } from '../../../functions/gate/handler.ts';
-import { startAwsRecorder } from '../../support/aws-recorder.ts';
+import { oneTimeScheduleBody, startAwsRecorder } from '../../support/aws-recorder.ts';
 import { engineDeps, registerDelivery } from '../../support/deliveries.ts';
 import { registerGate } from '../../support/gates.ts';
 import { testbed, uniqueName } from '../../support/testbed.ts';
@@ -91,18 +91,14 @@ describe('gate handler', () => {
     const body = JSON.parse(created[0]!.body) as Record<string, unknown>;
     const minute = new Date(Math.ceil(until / 60_000) * 60_000);
     expect(decodeURIComponent(created[0]!.path)).toBe(`/schedules/${gate}-${minute.getTime() / 1000}`);
-    expect(body).toMatchObject({
-      GroupName: 'sluice-windows',
-      ScheduleExpression: `at(${minute.toISOString().slice(0, 19)})`,
-      ScheduleExpressionTimezone: 'UTC',
-      ActionAfterCompletion: 'DELETE',
-      FlexibleTimeWindow: { Mode: 'OFF' },
-      Target: {
-        Arn: RECONCILE_ARN,
-        RoleArn: 'arn:aws:iam::000000000000:role/sluice-scheduler',
-        Input: JSON.stringify({ gateOpened: gate }),
-      },
-    });
+    expect(body).toMatchObject(
+      oneTimeScheduleBody(minute, {
+        group: 'sluice-windows',
+        functionArn: RECONCILE_ARN,
+        roleArn: 'arn:aws:iam::000000000000:role/sluice-scheduler',
+        input: { gateOpened: gate },
+      }),
+    );
   });
 
   it('"status" reads without writing', async () => {

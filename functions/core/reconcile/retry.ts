@@ -1,0 +1,35 @@
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { createOneTimeSchedule, type OneTimeScheduleTarget } from '../aws/one-time-schedule.ts';
+import type { Delivery } from '../config/index.ts';
+
+/** Arranges one more reconcile of a delivery at a given time. */
+export interface RetryTimer {
+  /** Resolves to the time the retry will run (Scheduler fires on whole minutes). */
+  retryAt(delivery: string, at: Date): Promise<Date>;
+}
+
+/**
+ * When a failed run is retried, as Flux's `retryInterval`: that long after the failure. Only
+ * when it comes before the next regular run (`interval`); otherwise that run is the retry.
+ */
+export function retryTime(
+  delivery: Pick<Delivery, 'intervalMs' | 'retryIntervalMs'>,
+  failedAt: Date,
+): Date | undefined {
+  const retry = delivery.retryIntervalMs;
+  if (retry === undefined || retry >= delivery.intervalMs) return undefined;
+  return new Date(failedAt.getTime() + retry);
+}
+
+/** Retries as one-time EventBridge Scheduler schedules that send `{"delivery": name}` to the reconcile function. */
+export function schedulerRetryTimer(scheduler: SchedulerClient, target: OneTimeScheduleTarget): RetryTimer {
+  return {
+    retryAt: (delivery, at) =>
+      createOneTimeSchedule(scheduler, target, {
+        prefix: `retry-${delivery}`,
+        at,
+        input: { delivery },
+        description: `sluice: retry the failed delivery '${delivery}' (retryInterval)`,
+      }),
+  };
+}
