@@ -165,12 +165,16 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
 }
 
 /**
- * Schedules the retry of a failed run (`retryInterval`); a retry that cannot be scheduled is
- * logged, not fatal: the next regular run retries anyway.
+ * Schedules the retry of a failed run (`retryInterval`), unless a retry is already pending: a
+ * failed interval or push run between retries must not start a second chain of them. A retry that
+ * cannot be scheduled is logged, not fatal: the next regular run retries anyway.
  */
 async function scheduleRetry(delivery: Delivery, deps: ReconcileDeps): Promise<string | undefined> {
-  const at = retryTime(delivery, deps.clock.now());
+  const now = deps.clock.now();
+  const at = retryTime(delivery, now);
   if (!at || !deps.retryTimer) return undefined;
+  const pending = (await getStatus(deps.db, delivery.name))?.nextRetryAt;
+  if (pending && Date.parse(pending) > now.getTime()) return pending;
   try {
     return (await deps.retryTimer.retryAt(delivery.name, at)).toISOString();
   } catch (error) {

@@ -36,7 +36,7 @@ function schedulesSince(before: number) {
 }
 
 describe('retryInterval', () => {
-  it('a failed run schedules a retry retryInterval later; the run that succeeds clears it', async () => {
+  it('a failed run schedules one retry retryInterval later; the run that succeeds clears it', async () => {
     const ns = uniqueName('retry');
     const repository = uniqueName('retry/app');
     const name = uniqueName('retry');
@@ -65,6 +65,13 @@ describe('retryInterval', () => {
       }),
     );
     expect((await getStatus(deps.db, name))?.nextRetryAt).toBe(minute.toISOString());
+
+    // Another failed run before the retry (the interval schedule, a push) keeps the pending retry
+    // rather than starting a second chain of them.
+    const beforeSecond = recorder.requests.length;
+    const [again] = await handler({ delivery: name }, context);
+    expect(again).toMatchObject({ outcome: 'Failed', nextRetryAt: minute.toISOString() });
+    expect(schedulesSince(beforeSecond)).toEqual([]);
 
     // What the schedule sends, once the artifact is fixed.
     await pushFiles(bed, repository, 'main', { 'cm.yaml': configMap(ns) });
