@@ -1,6 +1,7 @@
 // DynamoDB failing under a reconcile: throttling of any one call, a lease held by a crashed run,
 // and a lease lost mid-run (the renewal's conditional write fails). The run fails cleanly, never
-// leaves an object outside the inventory, and the next run converges.
+// leaves an object outside the inventory, and the next run converges. Also gate requests whose
+// transaction collides with another's.
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -8,6 +9,9 @@ import { KubeClient } from '../../functions/core/kube/client.ts';
 import { OWNER_LABEL } from '../../functions/core/manifests/objects.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import type { ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
+import { parseGateEvent } from '../../functions/core/gates/event.ts';
+import { handleGateEvent } from '../../functions/core/gates/requests.ts';
+import { CONFLICT_ATTEMPTS, getGateRequest, listGateAudit } from '../../functions/core/store/gates.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
 import { acquireLease, LEASE_TTL_MS } from '../../functions/core/store/lease.ts';
 import { getStatus } from '../../functions/core/store/status.ts';
@@ -15,6 +19,7 @@ import { deliveryKey } from '../../functions/core/store/table-client.ts';
 import { writesSince } from '../support/audit.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { faultyTable, type FaultyTable } from '../support/dynamodb-faults.ts';
+import { inProcessGateDeps, registerGate } from '../support/gates.ts';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../support/kube-fault-proxy.ts';
 import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
 
@@ -223,5 +228,45 @@ describe('a lease lost mid-run', () => {
     expect(await run(name, { ...engineDeps(), clock: later })).toMatchObject({ outcome: 'Succeeded' });
     expect(await ours(ns, name)).toEqual(['c', 'd']);
     expect(await inventoryNames(name)).toEqual(['c', 'd']);
+  });
+});
+
+describe('gate requests colliding in a DynamoDB transaction (TransactionConflict)', () => {
+  async function gateOn(table: FaultyTable) {
+    const gate = uniqueName('conflict');
+    await registerGate(deps, { name: gate, default: 'closed' });
+    return { gate, gateDeps: { ...inProcessGateDeps(deps), db: table.db } };
+  }
+  const open = (gate: string) =>
+    parseGateEvent({ gate, action: 'open', requestedBy: 'alice', reason: 'CHG-1', source: 'cli' });
+
+  it('are tried again: the request is recorded once and audited once', async () => {
+    let transactions = 0;
+    const table = faultyTable(bed.dynamodb.table, (call) =>
+      call.command === 'TransactWriteItemsCommand' && ++transactions <= 2 ? 'conflict' : undefined,
+    );
+    const { gate, gateDeps } = await gateOn(table);
+    const result = await handleGateEvent(open(gate), gateDeps);
+    expect(result).toMatchObject({ outcome: 'accepted', status: { state: 'open' } });
+    expect(transactions).toBe(3);
+    expect((await getGateRequest(deps.db, gate))?.requestedBy).toBe('alice');
+    expect((await listGateAudit(deps.db, gate)).map((r) => [r.requestedBy, r.outcome])).toEqual([
+      ['alice', 'accepted'],
+    ]);
+  });
+
+  it('give up after as many attempts, naming the gate, with nothing recorded', async () => {
+    const table = faultyTable(bed.dynamodb.table, (call) =>
+      call.command === 'TransactWriteItemsCommand' ? 'conflict' : undefined,
+    );
+    const { gate, gateDeps } = await gateOn(table);
+    await expect(handleGateEvent(open(gate), gateDeps)).rejects.toThrow(
+      `gate '${gate}': the open request by alice collided with other requests ${CONFLICT_ATTEMPTS} times; nothing was recorded`,
+    );
+    expect(table.failed.map((c) => c.command)).toEqual(
+      Array(CONFLICT_ATTEMPTS).fill('TransactWriteItemsCommand'),
+    );
+    expect(await getGateRequest(deps.db, gate)).toBeUndefined();
+    expect(await listGateAudit(deps.db, gate)).toEqual([]);
   });
 });

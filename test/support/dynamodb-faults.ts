@@ -1,7 +1,11 @@
 // A DynamoDB client for the real DynamoDB Local whose calls can be made to fail: throttling, or
 // nothing at all once a run is "killed". The failure is raised before the SDK's retry step, so the
 // engine sees it as it would see throttling that outlasted the SDK's retries.
-import { DynamoDBClient, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  ProvisionedThroughputExceededException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
 import { tableClient, type TableClient } from '../../functions/core/store/table-client.ts';
 
 export interface DynamoCall {
@@ -11,8 +15,11 @@ export interface DynamoCall {
   readonly command: string;
 }
 
-/** `throttle`: ProvisionedThroughputExceededException; `dead`: the process is gone, nothing answers. */
-export type DynamoFault = 'throttle' | 'dead';
+/**
+ * `throttle`: ProvisionedThroughputExceededException; `dead`: the process is gone, nothing answers;
+ * `conflict`: a transaction cancelled because another touched the same item (TransactionConflict).
+ */
+export type DynamoFault = 'throttle' | 'dead' | 'conflict';
 
 export interface FaultyTable {
   readonly db: TableClient;
@@ -42,6 +49,15 @@ export function faultyTable(
         throw new ProvisionedThroughputExceededException({
           message: `injected: the request rate for the table exceeds its throughput (${call.command})`,
           $metadata: { httpStatusCode: 400 },
+        });
+      }
+      if (fault === 'conflict') {
+        failed.push(call);
+        throw new TransactionCanceledException({
+          message:
+            'injected: Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]',
+          $metadata: { httpStatusCode: 400 },
+          CancellationReasons: [{ Code: 'TransactionConflict' }, { Code: 'None' }],
         });
       }
       if (fault === 'dead') {

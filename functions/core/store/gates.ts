@@ -50,12 +50,46 @@ function auditItem(gate: string, request: GateRequest, outcome: GateAuditRecord[
   };
 }
 
+/** How often a request whose transaction collided with another is tried again. */
+export const CONFLICT_ATTEMPTS = 6;
+
+/** The transaction was cancelled because another one touched the same item at the same moment. */
+function isTransactionConflict(error: unknown): boolean {
+  return (
+    error instanceof TransactionCanceledException &&
+    (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict')
+  );
+}
+
 /**
  * Stores `request` as the gate's last request unless a request at the same time or later is
  * already stored (then it is stale). Either way it is appended to the audit trail. The write
- * is conditional, so concurrent requests resolve by `requestedAt` and none is lost.
+ * is conditional, so concurrent requests resolve by `requestedAt` and none is lost; one that
+ * collides with another's transaction (DynamoDB's TransactionConflict) is tried again.
  */
 export async function recordGateRequest(
+  db: TableClient,
+  gate: string,
+  request: GateRequest,
+  now: Date,
+): Promise<'accepted' | 'stale'> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeGateRequest(db, gate, request, now);
+    } catch (error) {
+      if (!isTransactionConflict(error)) throw error;
+      if (attempt === CONFLICT_ATTEMPTS)
+        throw new Error(
+          `gate '${gate}': the ${request.action} request by ${request.requestedBy} collided with other requests ${attempt} times; nothing was recorded, try again`,
+          { cause: error },
+        );
+      // Jittered backoff: 20 ms, 40 ms, … so colliding writers fall out of step.
+      await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** (attempt - 1) * (0.5 + Math.random())));
+    }
+  }
+}
+
+async function writeGateRequest(
   db: TableClient,
   gate: string,
   request: GateRequest,
