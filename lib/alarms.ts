@@ -29,7 +29,7 @@ export function deliveryMetric(
   });
 }
 
-/** Per delivery: an alarm when a reconcile fails, and one when it has been blocked by gates too long. */
+/** Per delivery: an alarm when a reconcile fails, and one when it has been held too long (gates, the mass-deletion brake, dependencies). */
 export class DeliveryAlarms extends Construct {
   readonly failed = new Map<string, cloudwatch.Alarm>();
   readonly blocked = new Map<string, cloudwatch.Alarm>();
@@ -47,7 +47,7 @@ export class DeliveryAlarms extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
       const blocked = new cloudwatch.Alarm(this, `${delivery.name}-blocked`, {
-        alarmDescription: `sluice: delivery ${delivery.name} has been held by closed gates for more than ${formatDuration(threshold.toMilliseconds())}`,
+        alarmDescription: `sluice: delivery ${delivery.name} has been held (closed gates, the mass-deletion brake or a dependency not ready) for more than ${formatDuration(threshold.toMilliseconds())}`,
         metric: deliveryMetric(RECONCILE_METRICS.blockedSeconds, delivery, {
           statistic: cloudwatch.Stats.MAXIMUM,
         }),

@@ -122,6 +122,13 @@ export interface SluiceDelivery {
    */
   readonly gates?: SluiceGateRef[];
   /**
+   * Deliveries (names in `SluiceProps.deliveries`) that must be Ready, at the revision they last
+   * attempted, before this one is applied; when one succeeds, the deliveries waiting on it
+   * reconcile at once. Flux's `dependsOn`.
+   * @default - none
+   */
+  readonly dependsOn?: string[];
+  /**
    * What removing the delivery does to its objects.
    * @default 'Delete' when prune is true, else 'Orphan'
    */
@@ -234,7 +241,7 @@ export interface SluiceProps {
    */
   readonly alarmTopic?: sns.ITopic;
   /**
-   * A delivery held by closed gates for longer than this raises an alarm.
+   * A delivery held (by closed gates, the mass-deletion brake or a dependency not ready) for longer than this raises an alarm.
    * @default Duration.hours(24)
    */
   readonly blockedAlarmThreshold?: Duration;

@@ -4,6 +4,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { loadConfigFile, type Delivery } from '../../functions/core/config/index.ts';
 import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
 import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
+import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { getDelivery, listDeliveryNames, putDelivery } from '../../functions/core/store/deliveries.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
@@ -49,16 +50,23 @@ export function registerCommand(): Command {
 export function reconcileCommand(): Command {
   return new Command('reconcile')
     .description(
-      'Run one reconcile of a delivery now, in this process (exit 1 failed, 3 skipped, 4 held by a gate)',
+      'Run one reconcile of a delivery now, in this process (exit 1 failed, 3 skipped, 4 held by a gate or a dependency)',
     )
     .argument('<delivery>')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExample:\n  sluice reconcile oddy-test')
     .action(async (name: string, opts: { json?: boolean }) => {
-      const result = await reconcile(
-        name,
-        reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
-      );
+      const deps: ReconcileDeps = {
+        ...reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
+        // Deliveries that were waiting on one that just succeeded (dependsOn) follow it here too.
+        reconcileNow: async (waiting) => {
+          for (const dependent of waiting) {
+            const followed = await reconcile(dependent, deps);
+            log(`${dependent} (was waiting on it): ${followed.outcome}: ${followed.message}`);
+          }
+        },
+      };
+      const result = await reconcile(name, deps);
       if (opts.json) printJson(result);
       else {
         const counts = result.changes

@@ -61,8 +61,9 @@ function oneTimeScheduleTarget(functionArn: string | undefined): OneTimeSchedule
 /**
  * The composition root shared by the Lambda handlers and the CLI: real AWS SDK clients (their
  * endpoints overridable by AWS_ENDPOINT_URL_<SERVICE>), the system clock, EventBridge events when
- * SLUICE_EVENT_BUS is set, and retries of failed runs scheduled to invoke `functionArn` (the
- * reconcile function itself) when one-time schedules are configured.
+ * SLUICE_EVENT_BUS is set. Given `functionArn` (the reconcile function itself): deliveries waiting on
+ * one that succeeds are invoked there, and retries of failed runs scheduled to invoke it when
+ * one-time schedules are configured.
  */
 export function reconcileDepsFromEnvironment(options: {
   runId: string;
@@ -92,6 +93,9 @@ export function reconcileDepsFromEnvironment(options: {
     log: options.log,
     kubectl: kubectlFromEnvironment(),
     retryTimer: retryTarget ? schedulerRetryTimer(new SchedulerClient({}), retryTarget) : undefined,
+    reconcileNow: options.functionArn
+      ? lambdaReconcileNow(new LambdaClient({}), options.functionArn)
+      : undefined,
   };
 }
 

@@ -32,6 +32,16 @@ describe('Sluice props validation', () => {
     );
   });
 
+  it('dependsOn naming a delivery that is not in the props, or going round in a cycle', () => {
+    expect(errorOf({ deliveries: [delivery({ dependsOn: ['infra'] })] }).message).toBe(
+      'Sluice props: deliveries[oddy-test].dependsOn[0]: delivery "oddy-test" depends on "infra", which is not defined in deliveries',
+    );
+    const cycle = [delivery({ dependsOn: ['infra'] }), delivery({ name: 'infra', dependsOn: ['oddy-test'] })];
+    expect(errorOf({ deliveries: cycle }).message).toBe(
+      'Sluice props: deliveries[oddy-test].dependsOn: dependsOn forms a cycle: oddy-test → infra → oddy-test',
+    );
+  });
+
   it('an interval that is not whole minutes', () => {
     expect(errorOf({ deliveries: [delivery({ interval: Duration.seconds(90) })] }).message).toBe(
       'Sluice props: deliveries[oddy-test].interval: 1m30s is not whole minutes, as EventBridge Scheduler rates must be',

@@ -444,6 +444,21 @@ function impersonationOf(
   return { serviceAccount: { name: account.name, namespace } };
 }
 
+/** Delivery names, each once; `{ name }` objects (Flux's form) are accepted too. */
+const dependsOnSchema = z
+  .array(
+    z.union([name('delivery name'), strict({ name: name('delivery name') }).transform((ref) => ref.name)]),
+  )
+  .superRefine(
+    (names, ctx) => {
+      names.forEach((dependency, index) => {
+        if (names.indexOf(dependency) !== index)
+          ctx.addIssue({ code: 'custom', message: `"${dependency}" is listed twice`, path: [index] });
+      });
+    },
+    { when: (payload) => Array.isArray(payload.value) },
+  );
+
 export const deliverySchema = strict({
   name: name('delivery name'),
   source: sourceSchema,
@@ -456,6 +471,7 @@ export const deliverySchema = strict({
   suspend: z.boolean().optional(),
   cluster: clusterSchema,
   gates: gateRefsSchema.optional(),
+  dependsOn: dependsOnSchema.optional(),
   deletionPolicy: z.enum(['Delete', 'Orphan']).optional(),
   allowEmpty: z.boolean().optional(),
   targetNamespace: name('namespace name').optional(),
@@ -495,6 +511,7 @@ export const deliverySchema = strict({
     suspend: input.suspend ?? DEFAULTS.suspend,
     cluster: input.cluster,
     gates: input.gates ?? [],
+    dependsOn: input.dependsOn ?? [],
     deletionPolicy: input.deletionPolicy ?? DEFAULTS.deletionPolicy(prune),
     allowEmpty: input.allowEmpty ?? DEFAULTS.allowEmpty,
     ...(input.targetNamespace !== undefined && { targetNamespace: input.targetNamespace }),
@@ -583,6 +600,75 @@ function crossCheck(config: Record<string, unknown>, ctx: z.core.$RefinementCtx)
       );
     if (typeof delivery.pruneLimitGate === 'string') check(delivery.pruneLimitGate, ['pruneLimitGate']);
   });
+  checkDependencies(deliveries, ctx);
+}
+
+/** The `dependsOn` names of a delivery as written (`name` or `{ name }`). */
+function dependencyNames(delivery: unknown): (string | undefined)[] {
+  if (!isRecord(delivery) || !Array.isArray(delivery.dependsOn)) return [];
+  return delivery.dependsOn.map((ref: unknown) =>
+    typeof ref === 'string' ? ref : isRecord(ref) && typeof ref.name === 'string' ? ref.name : undefined,
+  );
+}
+
+/** Every `dependsOn` names another delivery of the config, and following them never comes back. */
+function checkDependencies(deliveries: readonly unknown[], ctx: z.RefinementCtx): void {
+  const nameOf = (item: unknown) => (isRecord(item) && typeof item.name === 'string' ? item.name : undefined);
+  const defined = new Set(deliveries.map(nameOf).filter((n) => n !== undefined));
+  const edges = new Map<string, string[]>();
+  deliveries.forEach((delivery, index) => {
+    const own = nameOf(delivery);
+    const names = dependencyNames(delivery);
+    names.forEach((dependency, refIndex) => {
+      if (dependency === undefined) return;
+      const path = ['deliveries', index, 'dependsOn', refIndex];
+      if (dependency === own) {
+        ctx.addIssue({ code: 'custom', message: `delivery "${own}" cannot depend on itself`, path });
+      } else if (!defined.has(dependency)) {
+        const near = closest(dependency, defined);
+        ctx.addIssue({
+          code: 'custom',
+          message: `delivery "${own ?? index}" depends on "${dependency}", which is not defined in deliveries${near ? ` (did you mean "${near}"?)` : ''}`,
+          path,
+        });
+      }
+    });
+    if (own !== undefined)
+      edges.set(
+        own,
+        names.filter((n): n is string => n !== undefined && n !== own && defined.has(n)),
+      );
+  });
+  const cycle = findCycle(edges);
+  if (cycle) {
+    const index = deliveries.findIndex((d) => nameOf(d) === cycle[0]);
+    ctx.addIssue({
+      code: 'custom',
+      message: `dependsOn forms a cycle: ${cycle.join(' → ')}`,
+      path: ['deliveries', index, 'dependsOn'],
+    });
+  }
+}
+
+/** A path that returns to where it started (`a → b → a`), if the graph has one. */
+function findCycle(edges: ReadonlyMap<string, readonly string[]>): string[] | undefined {
+  const done = new Set<string>();
+  const visit = (node: string, path: string[]): string[] | undefined => {
+    const seen = path.indexOf(node);
+    if (seen !== -1) return [...path.slice(seen), node];
+    if (done.has(node)) return undefined;
+    for (const next of edges.get(node) ?? []) {
+      const cycle = visit(next, [...path, node]);
+      if (cycle) return cycle;
+    }
+    done.add(node);
+    return undefined;
+  };
+  for (const node of edges.keys()) {
+    const cycle = visit(node, []);
+    if (cycle) return cycle;
+  }
+  return undefined;
 }
 
 export const configSchema = strict({

@@ -68,6 +68,8 @@ export interface Delivery {
   suspend: boolean;
   cluster: ClusterTarget;
   gates: GateRef[];
+  /** Flux's `.spec.dependsOn`: deliveries that must be Ready before this one is applied. */
+  dependsOn: string[];
   deletionPolicy: DeletionPolicy;
   allowEmpty: boolean;
   targetNamespace?: string;

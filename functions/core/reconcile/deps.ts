@@ -22,4 +22,6 @@ export interface ReconcileDeps {
   readonly kubectl?: string;
   /** Schedules the retry of a failed run when the delivery sets a `retryInterval` shorter than its `interval`. */
   readonly retryTimer?: RetryTimer;
+  /** Reconciles other deliveries now (those that were waiting on this one through `dependsOn`). */
+  readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
 }

@@ -25,6 +25,12 @@ import {
   type StatusUpdate,
 } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
+import {
+  dependencyMessage,
+  unreadyDependencies,
+  waitingDependents,
+  type UnreadyDependency,
+} from './dependencies.ts';
 import { checkPruneLimit, PruneLimitHold } from './prune-limit.ts';
 import { retryTime } from './retry.ts';
 
@@ -79,6 +85,8 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
   const started = deps.clock.now();
   let revision: string | undefined;
   try {
+    const unready = await unreadyDependencies(delivery, deps.db);
+    if (unready.length > 0) return await waitForDependencies(deps, name, started, unready);
     const gates = await evaluateGates(name, delivery.gates, deps.db, started);
     if (gates.blockAll.length > 0) {
       return await block(deps, name, started, [...gates.blockAll, ...gates.blockRevisions]);
@@ -126,6 +134,7 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       blockedSince: null,
       pendingRevision: null,
     });
+    await reconcileWaitingDependents(name, deps);
     return {
       delivery: name,
       outcome: 'Succeeded',
@@ -224,6 +233,36 @@ async function block(
     message,
     ...(pending && { revision: pending }),
   };
+}
+
+/** Records a run held until the deliveries it depends on are ready: nothing was applied or pruned. */
+async function waitForDependencies(
+  deps: ReconcileDeps,
+  name: string,
+  started: Date,
+  unready: readonly UnreadyDependency[],
+): Promise<ReconcileResult> {
+  const message = dependencyMessage(unready);
+  await finish(deps, name, started, 'Blocked', {
+    ready: false,
+    reason: 'DependencyNotReady',
+    message,
+    blockedBy: null,
+    blockedSince: (await getStatus(deps.db, name))?.blockedSince ?? started.toISOString(),
+  });
+  return { delivery: name, outcome: 'Blocked', reason: 'DependencyNotReady', message };
+}
+
+/** Now that `name` is ready, the deliveries that were waiting on it reconcile at once (Lambda: asynchronously). */
+async function reconcileWaitingDependents(name: string, deps: ReconcileDeps): Promise<void> {
+  if (!deps.reconcileNow) return;
+  try {
+    const waiting = await waitingDependents(name, deps.db);
+    if (waiting.length > 0) await deps.reconcileNow(waiting);
+  } catch (error) {
+    // Their own interval runs reconcile them anyway.
+    deps.log?.(`could not reconcile the deliveries waiting on '${name}': ${String(error)}`);
+  }
 }
 
 /** Records a run held by the mass-deletion brake: nothing was applied or pruned. */

@@ -8,8 +8,15 @@ const DELIVERIES: SpecKind = { key: deliveryKey, index: DELIVERY_INDEX };
 export const putDelivery = (db: TableClient, delivery: Delivery, registeredAt: Date): Promise<void> =>
   putSpec(db, DELIVERIES, delivery, registeredAt);
 
-export const getDelivery = (db: TableClient, name: string): Promise<Delivery | undefined> =>
-  getSpec<Delivery>(db, DELIVERIES, name);
+/** A delivery's spec; one stored before `dependsOn` existed depends on nothing. */
+export async function getDelivery(db: TableClient, name: string): Promise<Delivery | undefined> {
+  const spec = await getSpec<Omit<Delivery, 'dependsOn'> & Partial<Pick<Delivery, 'dependsOn'>>>(
+    db,
+    DELIVERIES,
+    name,
+  );
+  return spec && { ...spec, dependsOn: spec.dependsOn ?? [] };
+}
 
 export const listDeliveryNames = (db: TableClient): Promise<string[]> => listSpecNames(db, DELIVERIES);
 

@@ -87,12 +87,28 @@ describe('parseConfig', () => {
             { name: 'no-deploy-friday', blocks: 'revisions' },
             { name: 'sre-approval', blocks: 'all' },
           ],
+          dependsOn: [],
           deletionPolicy: 'Delete',
           allowEmpty: false,
         },
       ],
     };
     expect(parseConfig(parseYaml(DESIGN_EXAMPLE))).toStrictEqual(expected);
+  });
+
+  it("takes dependsOn as names or as Flux's { name } objects", () => {
+    const config = parseConfig({
+      deliveries: [
+        delivery({ name: 'infra' }),
+        delivery({ dependsOn: ['infra'] }),
+        delivery({ name: 'apps', dependsOn: [{ name: 'infra' }, 'oddy-test'] }),
+      ],
+    });
+    expect(config.deliveries.map((d) => [d.name, d.dependsOn])).toEqual([
+      ['infra', []],
+      ['oddy-test', ['infra']],
+      ['apps', ['infra', 'oddy-test']],
+    ]);
   });
 
   it('defaults both lists to empty', () => {
@@ -116,6 +132,7 @@ describe('parseConfig', () => {
       suspend: false,
       cluster: { kubeconfig: './kubeconfig', context: 'kind' },
       gates: [],
+      dependsOn: [],
       deletionPolicy: 'Orphan',
       allowEmpty: false,
     });
@@ -144,6 +161,7 @@ describe('parseConfig', () => {
           eks: { name: 'prod', region: 'cn-north-1', roleArn: 'arn:aws-cn:iam::123456789012:role/deploy' },
         },
         gates: [{ name: 'sre-approval' }],
+        dependsOn: ['infra'],
         targetNamespace: 'web',
         commonMetadata: {
           labels: { 'app.kubernetes.io/part-of': 'shop', team: '' },
@@ -172,6 +190,7 @@ describe('parseConfig', () => {
         eks: { name: 'prod', region: 'cn-north-1', roleArn: 'arn:aws-cn:iam::123456789012:role/deploy' },
       },
       gates: [{ name: 'sre-approval', blocks: 'all' }],
+      dependsOn: ['infra'],
       deletionPolicy: 'Orphan',
       allowEmpty: true,
       targetNamespace: 'web',
@@ -599,6 +618,36 @@ describe('invalid configs', () => {
       },
       'gates[freeze].schedules[0].window',
       '24 is not a duration',
+    ],
+    [
+      'dependency not in the config',
+      { deliveries: [delivery({ dependsOn: ['infar'] }), delivery({ name: 'infra' })] },
+      `${D}.dependsOn[0]`,
+      'delivery "oddy-test" depends on "infar", which is not defined in deliveries (did you mean "infra"?)',
+    ],
+    [
+      'dependency on itself',
+      { deliveries: [delivery({ dependsOn: ['oddy-test'] })] },
+      `${D}.dependsOn[0]`,
+      'delivery "oddy-test" cannot depend on itself',
+    ],
+    [
+      'dependency listed twice',
+      { deliveries: [delivery({ dependsOn: ['infra', { name: 'infra' }] }), delivery({ name: 'infra' })] },
+      `${D}.dependsOn[infra]`,
+      '"infra" is listed twice',
+    ],
+    [
+      'dependency cycle',
+      {
+        deliveries: [
+          delivery({ dependsOn: ['apps'] }),
+          delivery({ name: 'apps', dependsOn: ['infra'] }),
+          delivery({ name: 'infra', dependsOn: ['oddy-test'] }),
+        ],
+      },
+      `${D}.dependsOn`,
+      'dependsOn forms a cycle: oddy-test → apps → infra → oddy-test',
     ],
   ];
 

@@ -1,5 +1,6 @@
-// retryInterval: a failed run schedules its own retry, checked on the wire (Scheduler's
-// CreateSchedule) with the reconcile handler invoked as Lambda invokes it, on the real components.
+// What the reconcile function sets in motion itself, checked on the wire with the handler invoked
+// as Lambda invokes it, on the real components: the retry of a failed run (retryInterval, a
+// Scheduler CreateSchedule) and the deliveries waiting on one that succeeded (dependsOn, a Lambda Invoke).
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getStatus } from '../../../functions/core/store/status.ts';
@@ -20,6 +21,7 @@ beforeAll(async () => {
   recorder = await startAwsRecorder();
   Object.assign(process.env, {
     AWS_ENDPOINT_URL_SCHEDULER: recorder.url,
+    AWS_ENDPOINT_URL_LAMBDA: recorder.url,
     SLUICE_WINDOW_SCHEDULE_GROUP: 'sluice-one-time',
     SLUICE_SCHEDULER_ROLE_ARN: SCHEDULER_ROLE,
   });
@@ -97,5 +99,28 @@ describe('retryInterval', () => {
     ]);
     expect(schedulesSince(before)).toEqual([]);
     expect((await getStatus(deps.db, plain))?.nextRetryAt).toBeUndefined();
+  });
+});
+
+describe('dependsOn', () => {
+  it('a delivery that succeeds invokes the reconcile function, asynchronously, for each delivery waiting on it', async () => {
+    const ns = uniqueName('follow');
+    const [infraRepo, appRepo] = [uniqueName('follow/infra'), uniqueName('follow/app')];
+    const [infra, app] = [uniqueName('infra'), uniqueName('app')];
+    await createNamespace(bed.kubeConfig(), ns);
+    await pushFiles(bed, appRepo, 'main', { 'cm.yaml': configMap(ns) });
+    await registerDelivery(deps, bed, { name: infra, repository: infraRepo });
+    await registerDelivery(deps, bed, { name: app, repository: appRepo, dependsOn: [infra] });
+    expect((await handler({ delivery: app }, context))[0]).toMatchObject({ reason: 'DependencyNotReady' });
+
+    await pushFiles(bed, infraRepo, 'main', { 'cm.yaml': configMap(ns).replace('retried', 'infra') });
+    const before = recorder.requests.length;
+    expect((await handler({ delivery: infra }, context))[0]).toMatchObject({ outcome: 'Succeeded' });
+    const invokes = recorder.requests.slice(before).filter((r) => r.path.includes('/invocations'));
+    expect(invokes.map((r) => decodeURIComponent(r.path))).toEqual([
+      `/2015-03-31/functions/${RECONCILE_ARN}/invocations`,
+    ]);
+    expect(invokes[0]!.headers['x-amz-invocation-type']).toBe('Event');
+    expect(JSON.parse(invokes[0]!.body)).toEqual({ delivery: app });
   });
 });
