@@ -16,6 +16,7 @@ import { isDigest, pullArtifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
 import type { BlockingGate } from '../store/status.ts';
+import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './dependencies.ts';
 import type { ReconcileDeps } from './deps.ts';
 
 /** What a reconcile would do now, found without changing anything. */
@@ -28,8 +29,11 @@ export interface DeliveryDiff {
   readonly prune: readonly string[];
   readonly pruneEnabled: boolean;
   readonly unchanged: number;
-  /** Closed gates that would hold the run; `message` says how. */
+  /** Closed gates that would hold the run. */
   readonly blockedBy: readonly BlockingGate[];
+  /** Dependencies (`dependsOn`) not ready, which would hold the run. */
+  readonly waitingFor: readonly UnreadyDependency[];
+  /** How the run would be held, by dependencies or gates. */
   readonly blockedMessage?: string;
 }
 
@@ -50,8 +54,8 @@ function describeEntry(entry: InventoryEntry): string {
 
 /**
  * `sluice diff`: the delivery's artifact (or `revision`) built and compared with the cluster:
- * objects to create, to change (fields from a server-side dry-run), to prune, and the gates that
- * would hold the run. Nothing is written to the cluster or the table.
+ * objects to create, to change (fields from a server-side dry-run), to prune, and the
+ * dependencies and gates that would hold the run. Nothing is written to the cluster or the table.
  */
 export async function diffDelivery(
   name: string,
@@ -62,6 +66,11 @@ export async function diffDelivery(
   if (!delivery) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
   const gates = await evaluateGates(name, delivery.gates, deps.db, deps.clock.now());
   const blockedBy = [...gates.blockAll, ...gates.blockRevisions];
+  const waitingFor = await unreadyDependencies(delivery, deps.db);
+  const held = [
+    ...(waitingFor.length > 0 ? [dependencyMessage(waitingFor)] : []),
+    ...(blockedBy.length > 0 ? [waitingMessage(blockedBy)] : []),
+  ].join('; ');
 
   const source = sourceAt(delivery, options.revision);
   const artifact = await pullArtifact(source, { credentials: deps.registryCredentials(source) });
@@ -110,6 +119,7 @@ export async function diffDelivery(
     pruneEnabled: delivery.prune,
     unchanged,
     blockedBy,
-    ...(blockedBy.length > 0 && { blockedMessage: waitingMessage(blockedBy) }),
+    waitingFor,
+    ...(held && { blockedMessage: held }),
   };
 }

@@ -43,6 +43,7 @@ describe('diffDelivery', () => {
       prune: [],
       unchanged: 0,
       blockedBy: [],
+      waitingFor: [],
     });
     expect(writesSince(bed, ns, since)).toEqual([]);
     expect(await readInventory(deps.db, name)).toEqual([]);
@@ -111,6 +112,19 @@ describe('diffDelivery', () => {
     ]);
     await run(name, deps);
     expect((await sluice('diff', name, '--exit-code')).code).toBe(0);
+  });
+
+  it('names the dependencies and the closed gates that would hold the run', async () => {
+    const gate = uniqueName('hold');
+    await registerGate(deps, { name: gate, default: 'closed' });
+    const dependency = uniqueName('infra');
+    const { ns, name, push } = await setup({ gates: [{ name: gate }], dependsOn: [dependency] });
+    await push('main', { 'a.yaml': configMap('a', ns, '1') });
+    const diff = await diffDelivery(name, deps);
+    expect(diff.waitingFor).toEqual([{ name: dependency, why: 'not registered' }]);
+    expect(diff.blockedMessage).toBe(
+      `waiting for dependency '${dependency}' (not registered); waiting for gate '${gate}' (closed; no opening scheduled: open it with sluice gate open)`,
+    );
   });
 
   it('names the closed gates that would hold the run', async () => {
