@@ -42,6 +42,19 @@ export interface SluiceSource {
    * @default 'application/vnd.cncf.flux.content.v1.tar+gzip'
    */
   readonly layerMediaType?: string;
+  /**
+   * Refuse an artifact unless it carries a cosign signature (`cosign sign --key`) by one of these
+   * PEM public keys; Flux's `verify` with `provider: cosign`.
+   * @default - artifacts are not verified
+   */
+  readonly verify?: SluiceSignatureVerification;
+}
+
+/** cosign signature verification of a delivery's artifacts. */
+export interface SluiceSignatureVerification {
+  readonly provider: 'cosign';
+  /** PEM public keys (the contents of `cosign.pub`). */
+  readonly publicKeys: string[];
 }
 
 /** An EKS cluster by name, as in the config file. sluice cannot create its access entry. */
@@ -292,3 +305,5 @@ type MissingFrom<Schema, Props> = Record<Exclude<keyof Schema, keyof Props>, nev
 const _deliveryFields: MissingFrom<DeliveryInput, SluiceDelivery> &
   MissingFrom<SluiceDelivery, DeliveryInput> = {};
 const _gateFields: MissingFrom<GateInput, SluiceGate> & MissingFrom<SluiceGate, GateInput> = {};
+const _sourceFields: MissingFrom<DeliveryInput['source'], SluiceSource> &
+  MissingFrom<SluiceSource, DeliveryInput['source']> = {};

@@ -9,6 +9,7 @@ import { cronProblem, timeZoneProblem, unwrapCron } from '../gates/cron.ts';
 import { DEFAULTS } from './defaults.ts';
 import { DURATION_HINT, parseDuration } from './duration.ts';
 import { closest, isRecord } from './issues.ts';
+import { publicKeyProblem } from '../oci/verify.ts';
 import { patchProblems } from './patches.ts';
 import type {
   ClusterTarget,
@@ -184,6 +185,12 @@ const sourceSchema = strict({
       ? undefined
       : `"${type}" is not a media type (e.g. application/vnd.cncf.flux.content.v1.tar+gzip)`,
   ).optional(),
+  verify: strict({
+    provider: z.literal('cosign', { error: 'the only provider is "cosign"' }),
+    publicKeys: z
+      .array(checked(publicKeyProblem))
+      .min(1, { error: 'name at least one public key (PEM, as cosign.pub)' }),
+  }).optional(),
 })
   .superRefine(
     (source, ctx) => {
@@ -207,6 +214,7 @@ const sourceSchema = strict({
     provider: source.provider ?? defaultProvider(source.url),
     insecure: source.insecure ?? DEFAULTS.insecure,
     ...(source.layerMediaType !== undefined && { layerMediaType: source.layerMediaType }),
+    ...(source.verify !== undefined && { verify: source.verify }),
   }));
 
 const pathSchema = checked((path) => {

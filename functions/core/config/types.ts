@@ -36,6 +36,8 @@ export interface DeliverySource {
   /** Plain HTTP to the registry. */
   insecure: boolean;
   layerMediaType?: string;
+  /** Flux's `verify`: cosign signatures checked against these public keys before anything is used. */
+  verify?: { provider: 'cosign'; publicKeys: string[] };
 }
 
 export interface EksClusterTarget {

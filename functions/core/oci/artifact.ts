@@ -16,6 +16,7 @@ import {
   OCI_MANIFEST_MEDIA_TYPE,
   type OciSource,
 } from './source.ts';
+import { verifyCosignSignature } from './verify.ts';
 import { DEFAULT_UNPACK_LIMITS, packDirectory, unpackArtifact, type UnpackLimits } from './tarball.ts';
 
 /** An artifact's content and where it came from. */
@@ -77,7 +78,8 @@ export async function resolveArtifact(
 }
 
 /**
- * Resolves the source, fetches its manifest (checking its sha256), picks the layer by media type,
+ * Resolves the source, fetches its manifest (checking its sha256) and, with `verify`, its cosign
+ * signature, picks the layer by media type,
  * fetches it (checking sha256 and size against the descriptor) and unpacks it in memory.
  */
 export async function pullArtifact(source: OciSource, deps: ArtifactDeps): Promise<Artifact> {
@@ -94,6 +96,7 @@ export async function pullArtifact(source: OciSource, deps: ArtifactDeps): Promi
   if (manifest.mediaType === OCI_INDEX_MEDIA_TYPE || manifest.mediaType === DOCKER_LIST_MEDIA_TYPE) {
     throw artifactError(`${label}: is an image index (${manifest.mediaType}), not an artifact manifest`);
   }
+  if (source.verify) await verifyCosignSignature(client, repository, resolved.digest, source.verify);
   let parsed: ImageManifest;
   try {
     parsed = JSON.parse(manifest.body.toString('utf8')) as ImageManifest;

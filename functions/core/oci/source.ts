@@ -1,3 +1,5 @@
+import type { SignatureVerification } from './verify.ts';
+
 /** Where a delivery's artifact comes from: Flux's OCIRepository `spec.url` + `spec.ref`, in one. */
 export interface OciSource {
   /** `oci://host[:port]/repository/path`, without a tag or digest. */
@@ -14,6 +16,8 @@ export interface OciSource {
   readonly insecure?: boolean;
   /** The layer to unpack; Flux's content media type by default. */
   readonly layerMediaType?: string;
+  /** Refuse an artifact without a valid cosign signature by one of these keys. */
+  readonly verify?: SignatureVerification;
 }
 
 /** Media types `flux push artifact` writes. */

@@ -1,0 +1,130 @@
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { sha256Digest } from './digest.ts';
+import { describeReference } from './reference.ts';
+import { artifactError, RegistryError } from './errors.ts';
+import type { RegistryClient } from './registry-client.ts';
+
+/** Flux's OCIRepository `spec.verify`: cosign signatures checked against public keys. */
+export interface SignatureVerification {
+  readonly provider: 'cosign';
+  /** PEM public keys (`cosign.pub`); a signature by any one of them is enough. */
+  readonly publicKeys: readonly string[];
+}
+
+/** The layer annotation holding the base64 signature of the layer's payload. */
+export const COSIGN_SIGNATURE_ANNOTATION = 'dev.cosignproject.cosign/signature';
+const COSIGN_PAYLOAD_TYPE = 'cosign container image signature';
+const MAX_SIGNATURES = 32;
+const MAX_PAYLOAD_BYTES = 64 * 1024;
+
+interface SignatureLayer {
+  readonly digest?: string;
+  readonly size?: number;
+  readonly annotations?: Record<string, string>;
+}
+
+/** `sha256:<hex>` → `sha256-<hex>.sig`: the tag cosign stores an artifact's signatures under. */
+export function signatureTag(digest: string): string {
+  return `${digest.replace(':', '-')}.sig`;
+}
+
+/** What is wrong with a PEM public key, or undefined when Node.js can use it. */
+export function publicKeyProblem(pem: string): string | undefined {
+  try {
+    const key = createPublicKey(pem);
+    return key.asymmetricKeyType ? undefined : 'is not an asymmetric public key';
+  } catch (error) {
+    return `is not a PEM public key (${(error as Error).message})`;
+  }
+}
+
+/** ECDSA and RSA keys sign the payload's SHA-256; Ed25519 signs the payload itself. */
+function verifiesWith(key: KeyObject, payload: Buffer, signature: Buffer): boolean {
+  const algorithm = key.asymmetricKeyType === 'ed25519' ? null : 'sha256';
+  try {
+    return verify(algorithm, payload, key, signature);
+  } catch {
+    return false;
+  }
+}
+
+/** Why a signature payload does not vouch for `digest`, or undefined when it does. */
+function payloadProblem(payload: Buffer, digest: string): string | undefined {
+  let parsed: { critical?: { type?: unknown; image?: Record<string, unknown> } };
+  try {
+    parsed = JSON.parse(payload.toString('utf8')) as typeof parsed;
+  } catch {
+    return 'its payload is not JSON';
+  }
+  const critical = parsed.critical;
+  if (critical?.type !== COSIGN_PAYLOAD_TYPE)
+    return `its payload's critical.type is not "${COSIGN_PAYLOAD_TYPE}"`;
+  const signed = critical.image?.['docker-manifest-digest'];
+  if (signed !== digest)
+    return `it signs ${typeof signed === 'string' ? signed : 'no digest'}, not ${digest}`;
+  return undefined;
+}
+
+/**
+ * Checks that `digest` in `repository` carries a cosign signature (tag-based discovery:
+ * `sha256-<hex>.sig`) made by one of the public keys: the signature verifies over the payload,
+ * and the payload names this very digest. Fails naming the artifact and what was wrong.
+ */
+export async function verifyCosignSignature(
+  client: RegistryClient,
+  repository: string,
+  digest: string,
+  verification: SignatureVerification,
+): Promise<void> {
+  const label = describeReference(client.host, repository, digest);
+  const keys = verification.publicKeys.map((pem) => createPublicKey(pem));
+  const tag = signatureTag(digest);
+  let body: Buffer;
+  try {
+    body = (await client.getManifest(repository, tag)).body;
+  } catch (error) {
+    if (error instanceof RegistryError && error.status === 404)
+      throw artifactError(`${label}: is not signed: there is no cosign signature (tag ${tag} not found)`);
+    throw error;
+  }
+  let layers: SignatureLayer[];
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { layers?: unknown };
+    layers = Array.isArray(parsed.layers) ? (parsed.layers as SignatureLayer[]) : [];
+  } catch {
+    throw artifactError(`${label}: the signature manifest ${tag} is not JSON`);
+  }
+  const signatures = layers.filter(
+    (layer) => typeof layer.annotations?.[COSIGN_SIGNATURE_ANNOTATION] === 'string',
+  );
+  if (signatures.length === 0)
+    throw artifactError(`${label}: the signature manifest ${tag} holds no cosign signature`);
+
+  const problems: string[] = [];
+  for (const [index, layer] of signatures.slice(0, MAX_SIGNATURES).entries()) {
+    const what = `signature ${index + 1}`;
+    if (typeof layer.digest !== 'string' || !/^sha256:[a-f0-9]{64}$/.test(layer.digest)) {
+      problems.push(`${what}: no valid payload digest`);
+      continue;
+    }
+    const payload = await client.getBlob(
+      repository,
+      layer.digest,
+      MAX_PAYLOAD_BYTES,
+      'the signature payload limit',
+    );
+    if (sha256Digest(payload) !== layer.digest) {
+      problems.push(`${what}: its payload's sha256 is not ${layer.digest}`);
+      continue;
+    }
+    const signature = Buffer.from(layer.annotations![COSIGN_SIGNATURE_ANNOTATION]!, 'base64');
+    if (!keys.some((key) => verifiesWith(key, payload, signature))) {
+      problems.push(`${what}: made by none of the ${keys.length} public key(s)`);
+      continue;
+    }
+    const problem = payloadProblem(payload, digest);
+    if (!problem) return;
+    problems.push(`${what}: ${problem}`);
+  }
+  throw artifactError(`${label}: no cosign signature verifies (${problems.join('; ')})`);
+}
