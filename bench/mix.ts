@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import { namespacedCrd } from '../test/support/crd.ts';
 
 /** How many namespaces the realistic mix spreads its objects over. */
 export const MIX_NAMESPACES = 20;
@@ -27,40 +28,18 @@ export const crdGroup = (prefix: string) => `${prefix}.bench.sluice.io`;
 export const namespaceOf = (prefix: string, i: number) => `${prefix}-${String(i).padStart(2, '0')}`;
 
 function crd(prefix: string): Obj {
-  const group = crdGroup(prefix);
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `widgets.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  properties: {
-                    size: { type: 'integer' },
-                    color: { type: 'string' },
-                    replicas: { type: 'integer', default: 1 },
-                    tags: { type: 'array', items: { type: 'string' } },
-                  },
-                },
-              },
-            },
-          },
-        },
-      ],
+  return namespacedCrd({
+    group: crdGroup(prefix),
+    kind: 'Widget',
+    plural: 'widgets',
+    listKind: 'WidgetList',
+    specProperties: {
+      size: { type: 'integer' },
+      color: { type: 'string' },
+      replicas: { type: 'integer', default: 1 },
+      tags: { type: 'array', items: { type: 'string' } },
     },
-  };
+  });
 }
 
 function namespaced(kind: (typeof PATTERN)[number], k: number, namespace: string, options: MixOptions): Obj {

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { httpsRequest } from './https.ts';
 import { testbed, uniqueName } from './testbed.ts';
+import { namespacedCrd } from './crd.ts';
 
 const bed = testbed();
 
@@ -17,29 +18,14 @@ describe('kube-apiserver', () => {
 
   it('server-side applies a CRD, reports it Established, and serves its custom resources', async () => {
     const group = `${uniqueName('smoke')}.sluice.test`;
-    await apply({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `widgets.${group}` },
-      spec: {
+    await apply(
+      namespacedCrd({
         group,
-        scope: 'Namespaced',
-        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: {
-              openAPIV3Schema: {
-                type: 'object',
-                properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
-              },
-            },
-          },
-        ],
-      },
-    });
+        kind: 'Widget',
+        plural: 'widgets',
+        specProperties: { size: { type: 'integer' } },
+      }),
+    );
     await expect
       .poll(
         async () => {

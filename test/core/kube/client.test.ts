@@ -4,42 +4,21 @@ import { describe, expect, it } from 'vitest';
 import { apiErrorMessage, KubeClient, statusCodeOf } from '../../../functions/core/kube/client.ts';
 import { waitForCrdsEstablished } from '../../../functions/core/kube/wait.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { namespacedCrd } from '../../support/crd.ts';
 
 const bed = testbed();
 const kc = bed.kubeConfig();
 
 function crd(group: string) {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `dials.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { plural: 'dials', singular: 'dial', kind: 'Dial' },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  properties: {
-                    level: { type: 'integer', default: 3 },
-                    extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                  },
-                },
-              },
-            },
-          },
-        },
-      ],
+  return namespacedCrd({
+    group,
+    kind: 'Dial',
+    plural: 'dials',
+    specProperties: {
+      level: { type: 'integer', default: 3 },
+      extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
     },
-  };
+  });
 }
 
 describe('KubeClient', () => {
