@@ -18,6 +18,11 @@ function notReadyBecause(status: DeliveryStatus | undefined): string | undefined
   return undefined;
 }
 
+/** Whether a delivery with this status counts as ready for the deliveries depending on it. */
+export function isUpToDate(status: DeliveryStatus | undefined): boolean {
+  return notReadyBecause(status) === undefined;
+}
+
 /** The deliveries `delivery` depends on that are not ready, in `dependsOn` order. */
 export async function unreadyDependencies(delivery: Delivery, db: TableClient): Promise<UnreadyDependency[]> {
   const unready: UnreadyDependency[] = [];

@@ -7,7 +7,7 @@ import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease } from '../store/lease.ts';
 import { getStatus } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
-import { unreadyDependencies } from './dependencies.ts';
+import { isUpToDate, unreadyDependencies } from './dependencies.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 import {
@@ -54,7 +54,8 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     const credentials = deps.registryCredentials(delivery.source);
     let held: string | undefined;
     let source = delivery.source;
-    const lastApplied = (await getStatus(deps.db, name))?.lastAppliedRevision;
+    const previous = await getStatus(deps.db, name);
+    const lastApplied = previous?.lastAppliedRevision;
     if (gates.blockRevisions.length > 0) {
       const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
       if (current.revision !== lastApplied) {
@@ -70,7 +71,7 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     if (held) {
       const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(gates.blockRevisions)}`;
       await finish(deps, name, started, 'Blocked', {
-        ...blockedStatus(gates.blockRevisions, started, await getStatus(deps.db, name)),
+        ...blockedStatus(gates.blockRevisions, started, previous),
         message,
         lastAppliedRevision: artifact.revision,
         lastAttemptedRevision: held,
@@ -94,7 +95,8 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       blockedSince: null,
       pendingRevision: null,
     });
-    await reconcileWaitingDependents(name, deps);
+    // Deliveries can only be waiting on this one if it was not ready before this run.
+    if (!isUpToDate(previous)) await reconcileWaitingDependents(name, deps);
     return {
       delivery: name,
       outcome: 'Succeeded',
