@@ -23,9 +23,23 @@ export interface BenchOutcome {
   readonly sections: readonly Section[];
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const line = (cells: readonly string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|')).join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** One benchmark's section: title, method, table, notes, each followed by a blank line. */
+export function renderSection(section: Section): string[] {
+  const parts = [`## ${section.title}`, '', section.method, ''];
+  if (section.table) parts.push(table(section.table.header, section.table.rows), '');
+  for (const note of section.notes ?? []) parts.push(`- ${note}`);
+  if (section.notes?.length) parts.push('');
+  return parts;
+}
+
+/** A row of the targets table. */
+export function targetRow(t: TargetCheck): string[] {
+  return [t.benchmark, t.sluice, t.reference, t.ratio, t.target, t.holds ? 'yes' : '**no**'];
 }
 
 /** docs/benchmarks.md: machine and versions, the targets, then each benchmark's figures. */
@@ -70,18 +84,10 @@ export function renderReport(
     '',
     `## Targets (${held} of ${targets.length} hold)`,
     '',
-    table(
-      ['benchmark', 'sluice', 'reference', 'ratio', 'target', 'holds'],
-      targets.map((t) => [t.benchmark, t.sluice, t.reference, t.ratio, t.target, t.holds ? 'yes' : '**no**']),
-    ),
+    table(['benchmark', 'sluice', 'reference', 'ratio', 'target', 'holds'], targets.map(targetRow)),
     '',
   ];
-  for (const section of sections) {
-    parts.push(`## ${section.title}`, '', section.method, '');
-    if (section.table) parts.push(table(section.table.header, section.table.rows), '');
-    for (const note of section.notes ?? []) parts.push(`- ${note}`);
-    if (section.notes?.length) parts.push('');
-  }
+  for (const section of sections) parts.push(...renderSection(section));
   if (options.appendix) parts.push(options.appendix.trim(), '');
   return parts.join('\n');
 }

@@ -9,6 +9,7 @@ import { startBenchBed } from './bed.ts';
 import { apiLimitBench } from './cases/api-limit.ts';
 import { applyOutcome, applyRound, type ApplyRound } from './cases/apply.ts';
 import { bundlesBench } from './cases/bundles.ts';
+import { limitsBench } from './cases/limits.ts';
 import { noopBench } from './cases/noop.ts';
 import { pruneOutcome, pruneRound, type PruneRound } from './cases/prune.ts';
 import { pushBench } from './cases/push.ts';
@@ -70,11 +71,22 @@ async function main(): Promise<void> {
     const limit = await apiLimitBench(ctx, applied, pruned);
     say('6 + 7. 100 objects; 5,000 objects in a child process running the bundled handler');
     const scaling = await scalingBench(ctx, bundles.reconcileBundle, applied, limit.floorMs);
+    say('8. the largest artifacts the limits accept, in a child process running the bundled handler');
+    const largest = await limitsBench(ctx, bundles.reconcileBundle, say);
 
     const appendixFile = join(root, 'bench', 'optimisations.md');
     const report = renderReport(
       machine,
-      [applyOutcome(applied), noop!, pruneOutcome(pruned), push!, bundles.outcome, scaling, limit.outcome],
+      [
+        applyOutcome(applied),
+        noop!,
+        pruneOutcome(pruned),
+        push!,
+        bundles.outcome,
+        scaling,
+        largest,
+        limit.outcome,
+      ],
       {
         totalMs: performance.now() - started,
         load: [loadBefore, loadavg()[0]!],

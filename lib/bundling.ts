@@ -13,12 +13,17 @@ export function handlerEntry(name: HandlerName): string {
 }
 
 /**
- * Packages the bundles take from elsewhere: node-fetch, which @kubernetes/client-node imports, is
- * replaced by the runtime's own fetch (see functions/shims/node-fetch.ts).
+ * Packages the bundles take from elsewhere, each for a part of @kubernetes/client-node that sluice
+ * does not use or can serve with what the bundle already holds (see each file in functions/shims):
+ * node-fetch (the runtime's own fetch), js-yaml (the `yaml` package reads kubeconfigs), the SOCKS
+ * proxy agent (sluice's transport makes its own agent) and jsonpath-plus (legacy auth-providers).
  */
-export const ALIASES: Readonly<Record<string, string>> = {
-  'node-fetch': join(PROJECT_ROOT, 'functions', 'shims', 'node-fetch.ts'),
-};
+export const ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
+  ['node-fetch', 'js-yaml', 'socks-proxy-agent', 'jsonpath-plus'].map((name) => [
+    name,
+    join(PROJECT_ROOT, 'functions', 'shims', `${name}.ts`),
+  ]),
+);
 
 /**
  * How every sluice handler is bundled: by the esbuild in node_modules (never Docker), as one ES

@@ -122,13 +122,14 @@ export class Sluice extends Construct {
     // Retries of failed runs (retryInterval): the reconcile function schedules itself.
     for (const statement of oneTimeScheduleStatements) deployerRole.addToPrincipalPolicy(statement);
 
+    const kubectlLayer = new KubectlV33Layer(this, 'KubectlLayer');
     const reconcile = new SluiceFunction(this, 'Reconcile', {
       handler: 'reconcile',
       description: 'sluice: reconcile deliveries (pull from ECR, build, apply, prune)',
       role: deployerRole,
       // The kubectl in the layer is an x86-64 binary.
       architecture: lambda.Architecture.X86_64,
-      layers: [new KubectlV33Layer(this, 'KubectlLayer')],
+      layers: [kubectlLayer],
       memorySize: props.reconcileMemorySize ?? 1024,
       timeout: props.reconcileTimeout ?? Duration.minutes(15),
       environment: {
@@ -170,8 +171,10 @@ export class Sluice extends Construct {
     this.gateFunction = gate;
 
     // The spec function deletes removed deliveries from their clusters, so it shares the
-    // reconcile function's role (and with it the clusters' access entries). Invoking the reconcile
-    // function is a policy of its own: in the role's default policy it would be a circular dependency.
+    // reconcile function's role (and with it the clusters' access entries and ECR pulls), and the
+    // kubectl layer: it builds the other deliveries' artifacts to keep what they apply. Invoking the
+    // reconcile function is a policy of its own: in the role's default policy it would be a circular
+    // dependency.
     const specInvokesReconcile = new iam.Policy(this, 'SpecInvokesReconcile', {
       roles: [deployerRole],
       statements: [invokeStatement(reconcile.functionArn)],
@@ -180,9 +183,15 @@ export class Sluice extends Construct {
       handler: 'spec',
       description: 'sluice: write delivery and gate specs on deploy; delete removed deliveries',
       role: deployerRole,
+      architecture: lambda.Architecture.X86_64,
+      layers: [kubectlLayer],
       memorySize: 1024,
       timeout: Duration.minutes(15),
-      environment: { SLUICE_TABLE: table.tableName, SLUICE_RECONCILE_FUNCTION: reconcile.functionArn },
+      environment: {
+        SLUICE_TABLE: table.tableName,
+        SLUICE_RECONCILE_FUNCTION: reconcile.functionArn,
+        SLUICE_KUBECTL: LAYER_KUBECTL,
+      },
       logRetention,
       ...vpcPlacement,
     }).function;

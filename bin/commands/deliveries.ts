@@ -130,15 +130,23 @@ export function unregisterCommand(): Command {
     .option('--json', 'print what was deleted and kept as JSON')
     .addHelpText('after', '\nExample:\n  sluice unregister oddy-test')
     .action(async (name: string, opts: { json?: boolean }) => {
-      const result = await deleteDelivery(
-        name,
-        reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
-      );
+      const deps: ReconcileDeps = {
+        ...reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
+        // Deliveries that kept some of its objects take them over here, now.
+        reconcileNow: async (keepers) => {
+          for (const keeper of keepers) {
+            const followed = await reconcile(keeper, deps);
+            log(`${keeper} (takes over objects of ${name}): ${followed.outcome}: ${followed.message}`);
+          }
+        },
+      };
+      const result = await deleteDelivery(name, deps);
       if (opts.json) return printJson({ delivery: name, ...result });
       const skipped = result.skipped.map((s) => `\n  kept ${s.id}: ${s.reason}`).join('');
+      const kept = result.kept.map((k) => `\n  kept ${k.id}: delivery '${k.delivery}' applies it`).join('');
       process.stdout.write(
         result.policy === 'Delete'
-          ? `delivery ${name} removed; ${result.deleted.length} objects deleted${skipped}\n`
+          ? `delivery ${name} removed; ${result.deleted.length} objects deleted${kept}${skipped}\n`
           : `delivery ${name} removed; its objects were orphaned (deletionPolicy: Orphan)\n`,
       );
     });

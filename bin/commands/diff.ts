@@ -20,6 +20,8 @@ function printDiff(diff: DeliveryDiff): void {
         : `  keep    ${object} (no longer in the artifact; prune: false)`,
     );
   }
+  for (const { object, owner } of diff.conflicts)
+    out.push(colour.red(`! owned   ${object} belongs to delivery '${owner}' (the run would fail)`));
   out.push(`  ${diff.unchanged} unchanged`);
   if (diff.blockedMessage) out.push(colour.red(`! held: ${diff.blockedMessage}`));
   process.stdout.write(`${out.join('\n')}\n`);

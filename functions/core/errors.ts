@@ -10,6 +10,10 @@ export type FailureReason =
   | 'PruneFailed'
   | 'HealthCheckFailed'
   | 'PruneLimitExceeded'
+  /** Deleting a CRD or Namespace would take objects with it that this run is not pruning. */
+  | 'PruneWouldCascade'
+  /** An object is owned by another registered delivery. */
+  | 'OwnershipConflict'
   | 'GateClosed';
 
 /** An error the engine reports in status: `reason` classifies it, `message` names the thing. */

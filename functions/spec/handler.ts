@@ -15,13 +15,17 @@ const logger = new Logger({ serviceName: 'sluice-spec' });
  */
 export async function handler(event: SpecResourceEvent, context: Context): Promise<SpecResourceResponse> {
   const log = (message: string) => logger.info(message);
-  const deps = reconcileDepsFromEnvironment({ runId: context.awsRequestId, log });
   const reconcileFunction = process.env.SLUICE_RECONCILE_FUNCTION;
+  const reconcileNow = reconcileFunction
+    ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction)
+    : undefined;
+  // reconcileNow also lets the deliveries that kept a removed one's objects take them over at once.
+  const deps = { ...reconcileDepsFromEnvironment({ runId: context.awsRequestId, log }), reconcileNow };
   const response = await handleSpecEvent(event, {
     db: deps.db,
     clock: systemClock,
     deleteDelivery: (name) => deleteDelivery(name, deps),
-    reconcileNow: reconcileFunction ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction) : undefined,
+    reconcileNow,
     log,
   });
   logger.info(`${event.RequestType} ${event.ResourceProperties.Kind} ${event.ResourceProperties.Name}`, {

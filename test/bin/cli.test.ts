@@ -1,10 +1,11 @@
 // The sluice CLI as a user runs it (a separate process, settings from the environment), on the real components.
+import { CoreV1Api } from '@kubernetes/client-node';
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sluice } from '../support/cli.ts';
-import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
+import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
 
@@ -33,7 +34,7 @@ describe('sluice CLI', () => {
 
     writeFileSync(
       join(dir, 'sluice.yaml'),
-      `deliveries:\n  - name: ${name}\n    source: { url: "${url}", tag: v1, provider: aws }\n    prune: true\n    cluster: { kubeconfig: ${bed.kube.kubeconfig} }\n`,
+      `deliveries:\n  - name: ${name}\n    source: { url: "${url}", tag: v1, provider: aws }\n    prune: true\n    cluster: { kubeconfig: ${kubeconfigCopy()} }\n`,
     );
     expect((await sluice('register', '-f', join(dir, 'sluice.yaml'))).stdout).toContain(
       `delivery ${name} registered`,
@@ -78,7 +79,7 @@ describe('sluice CLI', () => {
     });
     writeFileSync(
       join(dir, 'sluice.yaml'),
-      `gates:\n  - name: ${name}-gate\n    default: open\ndeliveries:\n  - name: ${name}\n    source: { url: "${url}", tag: v1, provider: aws }\n    prune: true\n    cluster: { kubeconfig: ${bed.kube.kubeconfig} }\n`,
+      `gates:\n  - name: ${name}-gate\n    default: open\ndeliveries:\n  - name: ${name}\n    source: { url: "${url}", tag: v1, provider: aws }\n    prune: true\n    cluster: { kubeconfig: ${kubeconfigCopy()} }\n`,
     );
     const registered = await sluice('register', '-f', join(dir, 'sluice.yaml'), '--json');
     expect(JSON.parse(registered.stdout)).toEqual({ gates: [`${name}-gate`], deliveries: [name] });
@@ -89,7 +90,37 @@ describe('sluice CLI', () => {
       policy: 'Delete',
       deleted: [`${ns}_cli__ConfigMap`],
       skipped: [],
+      kept: [],
     });
+  });
+
+  it('unregister keeps what another delivery on the cluster applies, names it, and lets that one take it over', async () => {
+    const ns = uniqueName('clirename');
+    const [before, after] = [uniqueName('before'), uniqueName('after')];
+    const url = `oci://${bed.registry.host}/${uniqueName('cli/rename')}`;
+    await createNamespace(bed.kubeConfig(), ns);
+    const dir = deployDir(ns);
+    expect((await sluice('push', join(dir, 'deploy'), `${url}:v1`)).code).toBe(0);
+    const kubeconfig = kubeconfigCopy();
+    const delivery = (name: string) =>
+      `  - name: ${name}\n    source: { url: "${url}", tag: v1, provider: aws }\n    prune: true\n    cluster: { kubeconfig: ${kubeconfig} }\n`;
+    writeFileSync(join(dir, 'sluice.yaml'), `deliveries:\n${delivery(before)}${delivery(after)}`);
+    expect((await sluice('register', '-f', join(dir, 'sluice.yaml'))).code).toBe(0);
+    expect((await sluice('reconcile', before)).code).toBe(0);
+
+    const removed = await sluice('unregister', before);
+    expect(removed.code).toBe(0);
+    expect(removed.stdout).toBe(
+      `delivery ${before} removed; 0 objects deleted\n  kept ${ns}_cli__ConfigMap: delivery '${after}' applies it\n`,
+    );
+    expect(removed.stderr).toContain(
+      `${after} (takes over objects of ${before}): Succeeded: Applied revision: v1@`,
+    );
+    const configMap = await bed
+      .kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .readNamespacedConfigMap({ name: 'cli', namespace: ns });
+    expect(configMap.metadata?.labels?.['sluice.io/delivery']).toBe(after);
   });
 
   it('exits 1 with the reason when a reconcile fails, and names bad config fields', async () => {

@@ -167,10 +167,12 @@ describe('functions', () => {
     expect(groupName(windowGroup)).not.toBe(groupName(recurringGroup));
   });
 
-  it('spec: shares the reconcile role, 15 minutes to delete a delivery from its cluster', () => {
+  it('spec: shares the reconcile role and kubectl layer (it builds other deliveries on a removal), 15 minutes', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^sluice: write delivery and gate specs'),
       Runtime: 'nodejs22.x',
+      Architectures: ['x86_64'],
+      Layers: [refOf(logicalId(template, 'AWS::Lambda::LayerVersion'))],
       Role: arnOf(deployerRole),
       Timeout: 900,
       Environment: {
@@ -178,6 +180,7 @@ describe('functions', () => {
           NODE_OPTIONS: '--enable-source-maps',
           SLUICE_TABLE: refOf(table),
           SLUICE_RECONCILE_FUNCTION: arnOf(reconcile),
+          SLUICE_KUBECTL: LAYER_KUBECTL,
         },
       },
     });

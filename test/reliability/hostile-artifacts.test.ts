@@ -2,6 +2,7 @@
 // objects the API server refuses, sources that resolve to nothing, and a mass deletion. Each
 // leaves the cluster, the inventory and the last applied revision as they were.
 import { gzipSync } from 'node:zlib';
+import { DEFAULT_UNPACK_LIMITS } from '../../functions/core/limits.ts';
 import { headerBlock, tarOf, tgzOf } from '../core/oci/tar-fixtures.ts';
 import { testbed } from '../support/testbed.ts';
 import { GOOD_OBJECTS, hostileSuite, type HostileCase } from './hostile.ts';
@@ -79,9 +80,9 @@ const cases: HostileCase[] = [
   },
   {
     name: 'a layer descriptor larger than maxCompressedBytes',
-    push: (h) => h.pushLayer(tgzOf([ok(h)]), { sizeDelta: 60 * MiB }),
+    push: (h) => h.pushLayer(tgzOf([ok(h)]), { sizeDelta: DEFAULT_UNPACK_LIMITS.maxCompressedBytes + MiB }),
     reason: 'ArtifactFailed',
-    message: /more than the limit maxCompressedBytes \(52428800 bytes\)/,
+    message: new RegExp(`more than the limit maxCompressedBytes \\(${DEFAULT_UNPACK_LIMITS.maxCompressedBytes} bytes\\)`),
   },
   // The source.
   {
@@ -193,7 +194,7 @@ const cases: HostileCase[] = [
     outcome: 'Blocked',
     reason: 'PruneLimitExceeded',
     message: new RegExp(
-      `would prune ${GOOD_OBJECTS - 3} of the ${GOOD_OBJECTS} objects .*more than pruneLimit 50%; nothing was applied or pruned`,
+      `would delete ${GOOD_OBJECTS - 3} of the ${GOOD_OBJECTS} objects .*more than pruneLimit 50%; nothing was applied or pruned`,
     ),
   },
 ];

@@ -14,6 +14,7 @@ import { handleGateEvent } from '../../functions/core/gates/requests.ts';
 import { CONFLICT_ATTEMPTS, getGateRequest, listGateAudit } from '../../functions/core/store/gates.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
 import { acquireLease, LEASE_TTL_MS } from '../../functions/core/store/lease.ts';
+import { leaveLease } from '../support/lease.ts';
 import { getStatus } from '../../functions/core/store/status.ts';
 import { deliveryKey } from '../../functions/core/store/table-client.ts';
 import { writesSince } from '../support/audit.ts';
@@ -28,7 +29,6 @@ const kc = bed.kubeConfig();
 const kube = new KubeClient(kc);
 const core = kc.makeApiClient(CoreV1Api);
 const deps = engineDeps();
-const later = { now: () => new Date(Date.now() + LEASE_TTL_MS + 5_000) };
 
 const configMap = (name: string, ns: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  v: "${value}"\n`;
@@ -93,7 +93,7 @@ describe('DynamoDB throttling', () => {
       const table: FaultyTable = faultyTable(bed.dynamodb.table, (call) =>
         call.index === k ? 'throttle' : undefined,
       );
-      const outcome = await runCatching(name, { ...deps, db: table.db });
+      const outcome = await runCatching(name, { ...deps, db: table.db, leaseTtlMs: 1_000 });
       const throttled = table.failed[0];
       const context = `throttled call ${k} (${throttled?.command}): ${outcome instanceof Error ? outcome.message : `${outcome.outcome}: ${outcome.message}`}`;
 
@@ -114,13 +114,8 @@ describe('DynamoDB throttling', () => {
           context,
         ).toBeDefined();
 
-      let recovery = await run(name, engineDeps());
-      if (recovery.outcome === 'Skipped') {
-        // The throttled call was the lease release: the lease lapses after its TTL.
-        expect(recovery.reason, context).toBe('LeaseHeld');
-        expect(throttled?.index, context).toBe(table.calls.at(-1)?.index);
-        recovery = await run(name, { ...engineDeps(), clock: later });
-      }
+      // A lease left behind (its release throttled) is watched go unrenewed for its TTL, then taken over.
+      const recovery = await run(name, engineDeps());
       expect(recovery.outcome, context).toBe('Succeeded');
       expect(await ours(ns, name), context).toEqual([...wanted].sort());
       expect(await inventoryNames(name), context).toEqual([...wanted].sort());
@@ -132,12 +127,14 @@ describe('DynamoDB throttling', () => {
 });
 
 describe('a lease held by a crashed run', () => {
-  it('makes the next run skip without touching the cluster until it expires; then the run converges', async () => {
+  it('makes the next run skip without touching the cluster while it lasts; then the run converges', async () => {
     const { ns, name, revision } = await delivery('crashed');
     await revision(['a', 'b'], '1');
     expect((await run(name, deps)).outcome).toBe('Succeeded');
     const status = await getStatus(deps.db, name);
-    expect(await acquireLease(deps.db, name, 'crashed-run', deps.clock)).toBeDefined();
+    // A live holder (renewing) makes every other run skip, whatever the clocks say.
+    const live = await acquireLease(deps.db, name, 'live-run', deps.clock, { ttlMs: 900 });
+    expect(live).toBeDefined();
 
     await revision(['b', 'c'], '2');
     const since = new Date().toISOString();
@@ -146,8 +143,11 @@ describe('a lease held by a crashed run', () => {
     expect(writesSince(bed, ns, since)).toEqual([]);
     expect(await getStatus(deps.db, name)).toEqual(status);
     expect(await ours(ns, name)).toEqual(['a', 'b']);
+    await live?.release();
 
-    expect(await run(name, { ...engineDeps(), clock: later })).toMatchObject({ outcome: 'Succeeded' });
+    // A holder that died: the next run watches its lease go unrenewed for its TTL, then takes over.
+    await leaveLease(deps.db, name, 'crashed-run', 1_000);
+    expect(await run(name, engineDeps())).toMatchObject({ outcome: 'Succeeded' });
     expect(await ours(ns, name)).toEqual(['b', 'c']);
     expect(await inventoryNames(name)).toEqual(['b', 'c']);
   });
@@ -179,8 +179,8 @@ describe('a lease lost mid-run', () => {
           new UpdateCommand({
             TableName: deps.db.table,
             Key: { pk: deliveryKey(name), sk: 'status' },
-            UpdateExpression: 'SET leaseHolder = :thief, leaseExpiresAt = :until',
-            ExpressionAttributeValues: { ':thief': 'another-run', ':until': Date.now() + LEASE_TTL_MS },
+            UpdateExpression: 'SET leaseHolder = :thief, leaseTtlMs = :ttl ADD leaseToken :one',
+            ExpressionAttributeValues: { ':thief': 'another-run', ':ttl': 1_000, ':one': 1 },
           }),
         );
         vi.advanceTimersByTime(LEASE_TTL_MS / 3);
@@ -204,12 +204,14 @@ describe('a lease lost mid-run', () => {
     const inventory = await readInventory(deps.db, name);
     await revision(['c', 'd'], '2');
     const since = new Date().toISOString();
+    const status = await getStatus(deps.db, name);
     const result = await runLosingLease(name, (request) => request.url.includes('dryRun='));
-    expect(result).toMatchObject({ outcome: 'Failed' });
+    expect(result).toMatchObject({ outcome: 'Skipped', reason: 'LeaseLost' });
     expect(result.message).toMatch(
-      new RegExp(`lost the lease of delivery '${name}' to another run; stopping before the next change`),
+      new RegExp(`lost the lease of delivery '${name}' to another run; stopped before the next change`),
     );
     expect(writesSince(bed, ns, since)).toEqual([]);
+    expect(await getStatus(deps.db, name)).toEqual(status); // its status write was fenced off
     expect(await ours(ns, name)).toEqual(['a', 'b', 'c']);
     expect(await readInventory(deps.db, name)).toEqual(inventory);
   });
@@ -220,12 +222,12 @@ describe('a lease lost mid-run', () => {
     expect((await run(name, deps)).outcome).toBe('Succeeded');
     await revision(['c', 'd'], '2');
     const result = await runLosingLease(name, (request) => request.write);
-    expect(result.outcome).toBe('Failed');
-    expect(result.message).toMatch(/lost the lease .*stopping before the next change/);
+    expect(result).toMatchObject({ outcome: 'Skipped', reason: 'LeaseLost' });
+    expect(result.message).toMatch(/lost the lease .*stopped before the next change/);
     expect(await ours(ns, name)).toEqual(['a', 'b', 'c', 'd']); // applied, not pruned
     expect(await inventoryNames(name)).toEqual(['a', 'b', 'c', 'd']); // the write-ahead union
 
-    expect(await run(name, { ...engineDeps(), clock: later })).toMatchObject({ outcome: 'Succeeded' });
+    expect(await run(name, engineDeps())).toMatchObject({ outcome: 'Succeeded' });
     expect(await ours(ns, name)).toEqual(['c', 'd']);
     expect(await inventoryNames(name)).toEqual(['c', 'd']);
   });

@@ -31,9 +31,14 @@ export interface FaultyTable {
   readonly conditionalFailures: readonly DynamoCall[];
 }
 
+/**
+ * @param before awaited before each call is sent: a test does something else "meanwhile" there
+ * (another run, a removal), at an exact point of the run under test.
+ */
 export function faultyTable(
   table: string,
   faultFor: (call: DynamoCall) => DynamoFault | undefined,
+  before?: (call: DynamoCall) => Promise<void>,
 ): FaultyTable {
   const client = new DynamoDBClient({});
   const calls: DynamoCall[] = [];
@@ -43,6 +48,7 @@ export function faultyTable(
     (next, context) => async (args) => {
       const call = { index: calls.length + 1, command: context.commandName ?? 'unknown' };
       calls.push(call);
+      await before?.(call);
       const fault = faultFor(call);
       if (fault === 'throttle') {
         failed.push(call);

@@ -21,7 +21,6 @@ import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
-import { LEASE_TTL_MS } from '../../functions/core/store/lease.ts';
 import type { Components } from './components.ts';
 import { faultyTable } from './dynamodb-faults.ts';
 import type { FaultPlan, KubeFault, KubeFaultProxy } from './kube-fault-proxy.ts';
@@ -55,6 +54,9 @@ export interface ScenarioReport {
   readonly converged: boolean;
   readonly recovery: string;
 }
+
+/** The faulty run's lease TTL: how long the recovery run watches the dead run's lease before taking over. */
+const DEAD_RUN_LEASE_TTL_MS = 1_000;
 
 /** Small, seedable PRNG (mulberry32). */
 export function seededRandom(seed: number): () => number {
@@ -280,6 +282,7 @@ export async function runKillScenario(env: ScenarioEnv, seed: number): Promise<S
   try {
     faultyResult = await reconcile(name, {
       ...directDeps(),
+      leaseTtlMs: DEAD_RUN_LEASE_TTL_MS,
       db: table.db,
       connect: async () => proxy.kubeConfig(),
     });
@@ -309,13 +312,12 @@ export async function runKillScenario(env: ScenarioEnv, seed: number): Promise<S
   const orphansAtKill = await orphansNow();
   const wrongAtKill = await missing(mustSurvive(inBoth));
 
-  // Recovery: revision C, after the dead run's lease has expired.
+  // Recovery: revision C; the run watches the dead run's lease go unrenewed for its TTL, then takes over.
   await pushRevision(bed, repository, revC);
-  const later = { now: () => new Date(Date.now() + LEASE_TTL_MS + 5_000) };
   let recovery: ReconcileResult | undefined;
   let recoveryError: unknown;
   try {
-    recovery = await reconcile(name, directDeps(later));
+    recovery = await reconcile(name, directDeps());
   } catch (error) {
     recoveryError = error;
   }

@@ -28,6 +28,8 @@ export interface RegistryFaultProxy {
   /** `127.0.0.1:<port>`, for `oci://<host>/<repository>` (loopback registries are reached over http). */
   readonly host: string;
   tamper(tamper: Tamper | undefined): void;
+  /** Awaited before a request is forwarded: something else happens "meanwhile" (a push). */
+  beforeForward(hook: ((request: RegistryRequest) => Promise<void>) | undefined): void;
   close(): Promise<void>;
 }
 
@@ -41,10 +43,12 @@ const HOP_BY_HOP = new Set([
 
 export async function startRegistryFaultProxy(bed: Components): Promise<RegistryFaultProxy> {
   let tamper: Tamper | undefined;
+  let before: ((request: RegistryRequest) => Promise<void>) | undefined;
 
   const handle = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     const method = req.method ?? 'GET';
     const path = req.url ?? '/';
+    await before?.({ method, path });
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(req.headers)) {
       if (typeof value === 'string' && !HOP_BY_HOP.has(key) && key !== 'host') headers[key] = value;
@@ -88,6 +92,9 @@ export async function startRegistryFaultProxy(bed: Components): Promise<Registry
     host: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     tamper(next) {
       tamper = next;
+    },
+    beforeForward(hook) {
+      before = hook;
     },
     close: () =>
       new Promise<void>((resolve) => {

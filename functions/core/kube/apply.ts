@@ -18,11 +18,30 @@ export interface ChangeSet {
   readonly unchanged: string[];
 }
 
+type KindRef = { apiVersion: string; kind: string; namespace?: string };
+
 /** The live objects this delivery owns, by inventory id: one list request per kind. */
-export async function listOwned(
+export function listOwned(
   kube: KubeClient,
-  kinds: Iterable<{ apiVersion: string; kind: string; namespace?: string }>,
+  kinds: Iterable<KindRef>,
   deliveryName: string,
+): Promise<Map<string, KubernetesObject>> {
+  return listLabelled(kube, kinds, `${OWNER_LABEL}=${deliveryName}`);
+}
+
+/** The live objects of these kinds that carry another delivery's owner label, by inventory id. */
+export function listOwnedByOthers(
+  kube: KubeClient,
+  kinds: Iterable<KindRef>,
+  deliveryName: string,
+): Promise<Map<string, KubernetesObject>> {
+  return listLabelled(kube, kinds, `${OWNER_LABEL},${OWNER_LABEL}!=${deliveryName}`);
+}
+
+async function listLabelled(
+  kube: KubeClient,
+  kinds: Iterable<KindRef>,
+  selector: string,
 ): Promise<Map<string, KubernetesObject>> {
   const live = new Map<string, KubernetesObject>();
   const unique = new Map<string, { apiVersion: string; kind: string; namespaces: Set<string> }>();
@@ -32,7 +51,6 @@ export async function listOwned(
     if (namespace) entry.namespaces.add(namespace);
     unique.set(key, entry);
   }
-  const selector = `${OWNER_LABEL}=${deliveryName}`;
   await forEachBounded([...unique.values()], APPLY_CONCURRENCY, async ({ apiVersion, kind, namespaces }) => {
     if (!(await kube.resource(apiVersion, kind))) return;
     for (const object of await listVisible(kube, apiVersion, kind, selector, namespaces)) {
@@ -92,20 +110,35 @@ const IMMUTABLE_HINT = `(annotate the object with ${FORCE_ANNOTATION}: enabled t
 
 /**
  * Server-side dry-run of each object; every failure is reported, naming the file and object.
- * An immutable-field change passes when the object may be recreated (`sluice.io/force: enabled`).
+ * An immutable-field change passes when the object may be recreated (`sluice.io/force: enabled`)
+ * and is one this delivery owns (in `owned`, listed by its owner label): those are returned, as
+ * objects the run will delete and create again.
  */
-export async function dryRun(kube: KubeClient, objects: readonly DesiredObject[]): Promise<void> {
+export async function dryRun(
+  kube: KubeClient,
+  objects: readonly DesiredObject[],
+  owned: ReadonlyMap<string, KubernetesObject>,
+): Promise<DesiredObject[]> {
   const problems: string[] = [];
-  await forEachBounded(objects, APPLY_CONCURRENCY, async ({ object, origin }) => {
+  const recreated: DesiredObject[] = [];
+  await forEachBounded(objects, APPLY_CONCURRENCY, async (desired) => {
+    const { object, origin } = desired;
     try {
       await kube.apply(object, { dryRun: true });
     } catch (error) {
-      if (isImmutableError(error) && mayRecreate(object)) return;
-      const hint = isImmutableError(error) ? ` ${IMMUTABLE_HINT}` : '';
+      const immutable = isImmutableError(error);
+      if (immutable && mayRecreate(object) && owned.has(desired.entry.id))
+        return void recreated.push(desired);
+      const hint = !immutable
+        ? ''
+        : mayRecreate(object)
+          ? ` (${FORCE_ANNOTATION} recreates only objects labelled ${OWNER_LABEL}=${object.metadata?.labels?.[OWNER_LABEL]}; this one is not, and is left alone)`
+          : ` ${IMMUTABLE_HINT}`;
       problems.push(`${origin}: ${describeObject(object)}: ${apiErrorMessage(error)}${hint}`);
     }
   });
   if (problems.length > 0) failValidation(problems.sort());
+  return recreated;
 }
 
 /**
@@ -143,7 +176,8 @@ export async function applyStaged(
         timeoutMs,
       );
       const later = deferred.filter((d) => stageOf(d.object) !== 'definitions' && changed.includes(d));
-      await dryRun(kube, later);
+      // Their kind or namespace is new: nothing of them can be live yet, so none may be recreated.
+      await dryRun(kube, later, new Map());
     }
   }
   return { created, configured };
@@ -156,7 +190,15 @@ async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void>
     if (!isImmutableError(error)) throw error;
     if (!mayRecreate(desired.object))
       throw new SluiceError('ApplyFailed', `${apiErrorMessage(error)} ${IMMUTABLE_HINT}`);
-    await kube.delete(desired.object);
+    // Read again: only the object this delivery owns is deleted, and only that very object (uid).
+    const live = await kube.get(desired.object);
+    const owner = desired.object.metadata?.labels?.[OWNER_LABEL];
+    if (live && live.metadata?.labels?.[OWNER_LABEL] !== owner)
+      throw new SluiceError(
+        'ApplyFailed',
+        `${apiErrorMessage(error)} (not recreated: it is not labelled ${OWNER_LABEL}=${owner}, so it is not ours to delete)`,
+      );
+    if (live) await kube.delete(live, { uid: live.metadata?.uid });
     await waitUntilGone(kube, desired.object);
     await kube.apply(desired.object);
   }

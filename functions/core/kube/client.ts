@@ -1,6 +1,6 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { ApiException } from './client-node.ts';
-import { Discovery, type ServedResource } from './discovery.ts';
+import { Discovery, type ServedKind, type ServedResource } from './discovery.ts';
 import { KubeTransport } from './transport.ts';
 
 /** The field manager every sluice write uses. */
@@ -29,6 +29,16 @@ export function apiErrorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Whether `error` is the API server saying that the object `name` does not exist (a Status
+ * NotFound naming it), not that the resource or group version is not served (404 without a name).
+ */
+export function isObjectNotFound(error: unknown, name: string | undefined): boolean {
+  if (!(error instanceof ApiException) || error.code !== 404) return false;
+  const status = error.body as { reason?: string; details?: { name?: string } } | undefined;
+  return status?.reason === 'NotFound' && status.details?.name === name;
+}
+
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -51,7 +61,14 @@ export class KubeClient {
   private readonly transport: KubeTransport;
   private readonly discovery: Discovery;
 
-  constructor(kubeConfig: KubeConfig) {
+  /**
+   * @param beforeWrite awaited before every apply (not dry-run) and delete: a run's lease check,
+   * so a run that lost its lease sends no further write.
+   */
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly beforeWrite: () => Promise<void> = async () => undefined,
+  ) {
     this.transport = new KubeTransport(kubeConfig);
     this.discovery = new Discovery(this.transport);
   }
@@ -62,8 +79,24 @@ export class KubeClient {
     return found ? { namespaced: found.namespaced } : undefined;
   }
 
+  /** The group versions of `group` (`''` for core) that serve `kind`, preferred first. */
+  async servedVersions(group: string, kind: string): Promise<string[]> {
+    return this.discovery.servedVersions(group, kind);
+  }
+
+  /** Every namespaced kind that supports all of `verbs`, in one version (its group's preferred). */
+  async namespacedKinds(verbs: readonly string[]): Promise<ServedKind[]> {
+    return this.discovery.namespacedKinds(verbs);
+  }
+
+  /** Forgets what discovery learned, so the next request sees the kinds served now (after CRDs changed). */
+  forgetDiscovery(): void {
+    this.discovery.forget();
+  }
+
   /** Server-side apply under the sluice field manager, taking ownership of conflicting fields. */
   async apply<T extends KubernetesObject>(object: T, options: { dryRun?: boolean } = {}): Promise<T> {
+    if (!options.dryRun) await this.beforeWrite();
     return this.transport.request<T>({
       method: 'PATCH',
       path: await this.objectPath(object),
@@ -73,6 +106,7 @@ export class KubeClient {
     });
   }
 
+  /** The object, or undefined when the API server says it does not exist (see isObjectNotFound). */
   async get(object: KubernetesObject): Promise<KubernetesObject | undefined> {
     try {
       return await this.transport.request<KubernetesObject>({
@@ -80,7 +114,7 @@ export class KubeClient {
         path: await this.objectPath(object),
       });
     } catch (error) {
-      if (statusCodeOf(error) === 404) return undefined;
+      if (isObjectNotFound(error, object.metadata?.name)) return undefined;
       throw error;
     }
   }
@@ -109,10 +143,11 @@ export class KubeClient {
   }
 
   /**
-   * Deletes with background propagation; an object already gone counts as deleted. With `uid`, only
-   * that object: one replaced under the same name since fails with 409 Conflict.
+   * Deletes with background propagation; an object the API server says does not exist counts as
+   * deleted. With `uid`, only that object: one replaced under the same name since fails with 409 Conflict.
    */
   async delete(object: KubernetesObject, options: { uid?: string } = {}): Promise<void> {
+    await this.beforeWrite();
     try {
       await this.transport.request({
         method: 'DELETE',
@@ -125,7 +160,7 @@ export class KubeClient {
         },
       });
     } catch (error) {
-      if (statusCodeOf(error) !== 404) throw error;
+      if (!isObjectNotFound(error, object.metadata?.name)) throw error;
     }
   }
 

@@ -5,6 +5,14 @@ import type { KubeTransport } from './transport.ts';
 export interface ServedResource {
   readonly name: string;
   readonly namespaced: boolean;
+  /** What may be done with it (`get`, `list`, `delete`, …). */
+  readonly verbs: readonly string[];
+}
+
+/** A kind served in one group version. */
+export interface ServedKind extends ServedResource {
+  readonly apiVersion: string;
+  readonly kind: string;
 }
 
 /** `group/version` (or `v1` for the core group) → kind → resource. */
@@ -12,6 +20,8 @@ type ServedKinds = Map<string, Map<string, ServedResource>>;
 
 interface Snapshot {
   readonly kinds: ServedKinds;
+  /** Every served group version, each group's in the server's order of preference. */
+  readonly groupVersions: readonly string[];
   /** Group versions whose resources the aggregated answer may leave out (freshness Stale). */
   readonly stale: ReadonlySet<string>;
   /** Whether the server answered with aggregated discovery (else: one request per group version). */
@@ -36,8 +46,16 @@ interface DiscoveryList {
         readonly resource: string;
         readonly scope?: string;
         readonly responseKind?: { readonly kind?: string };
+        readonly verbs?: readonly string[];
       }[];
     }[];
+  }[];
+  /** Plain discovery of `/api` (APIVersions). */
+  readonly versions?: readonly string[];
+  /** Plain discovery of `/apis` (APIGroupList). */
+  readonly groups?: readonly {
+    readonly versions?: readonly { readonly groupVersion: string }[];
+    readonly preferredVersion?: { readonly groupVersion: string };
   }[];
 }
 
@@ -46,6 +64,7 @@ interface ResourceList {
     readonly name: string;
     readonly kind: string;
     readonly namespaced: boolean;
+    readonly verbs?: readonly string[];
   }[];
 }
 
@@ -69,6 +88,61 @@ export class Discovery {
     if (hit) return hit;
     if (this.generation === seen) this.refresh();
     return this.lookUp(await this.current(), apiVersion, kind, true);
+  }
+
+  /** The group versions of `group` that serve `kind`, preferred first; asks again once when there is none. */
+  async servedVersions(group: string, kind: string): Promise<string[]> {
+    const seen = this.generation;
+    const found = await this.versionsServing(await this.current(), group, kind);
+    if (found.length > 0) return found;
+    if (this.generation === seen) this.refresh();
+    return this.versionsServing(await this.current(), group, kind);
+  }
+
+  /**
+   * Every namespaced kind that supports all of `verbs`, once per group and resource (in the
+   * group's preferred version that serves it).
+   */
+  async namespacedKinds(verbs: readonly string[]): Promise<ServedKind[]> {
+    const snapshot = await this.current();
+    const found: ServedKind[] = [];
+    const seen = new Set<string>();
+    for (const apiVersion of snapshot.groupVersions) {
+      const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+      for (const [kind, resource] of (await this.kindsOf(snapshot, apiVersion)) ?? []) {
+        const key = `${group}/${resource.name}`;
+        if (!resource.namespaced || seen.has(key) || !verbs.every((verb) => resource.verbs.includes(verb)))
+          continue;
+        seen.add(key);
+        found.push({ ...resource, apiVersion, kind });
+      }
+    }
+    return found;
+  }
+
+  /** Forgets what was learned: the next question asks the server again (after CRDs changed). */
+  forget(): void {
+    this.snapshot = undefined;
+    this.generation++;
+    this.perVersion.clear();
+  }
+
+  private async versionsServing(snapshot: Snapshot, group: string, kind: string): Promise<string[]> {
+    const found: string[] = [];
+    for (const apiVersion of snapshot.groupVersions) {
+      const inGroup = group ? apiVersion.startsWith(`${group}/`) : !apiVersion.includes('/');
+      if (inGroup && (await this.kindsOf(snapshot, apiVersion))?.has(kind)) found.push(apiVersion);
+    }
+    return found;
+  }
+
+  /** The kinds one group version serves: from the snapshot, or asked for (servers without aggregated discovery). */
+  private async kindsOf(
+    snapshot: Snapshot,
+    apiVersion: string,
+  ): Promise<ReadonlyMap<string, ServedResource> | undefined> {
+    if (snapshot.aggregated) return snapshot.kinds.get(apiVersion);
+    return this.groupVersionKinds(apiVersion);
   }
 
   private current(): Promise<Snapshot> {
@@ -97,13 +171,17 @@ export class Discovery {
     if (found) return found;
     const askGroupVersion = !snapshot.aggregated || (afterRefresh && snapshot.stale.has(apiVersion));
     if (!askGroupVersion) return undefined;
+    return (await this.groupVersionKinds(apiVersion))?.get(kind);
+  }
+
+  private groupVersionKinds(apiVersion: string): Promise<Map<string, ServedResource> | undefined> {
     let kinds = this.perVersion.get(apiVersion);
     if (!kinds) {
       kinds = this.loadGroupVersion(apiVersion);
       kinds.catch(() => this.perVersion.delete(apiVersion));
       this.perVersion.set(apiVersion, kinds);
     }
-    return (await kinds)?.get(kind);
+    return kinds;
   }
 
   private async load(): Promise<Snapshot> {
@@ -115,7 +193,16 @@ export class Discovery {
     const aggregated = core?.kind === 'APIGroupDiscoveryList' && groups?.kind === 'APIGroupDiscoveryList';
     const kinds: ServedKinds = new Map();
     const stale = new Set<string>();
-    if (!aggregated) return { kinds, stale, aggregated };
+    if (!aggregated) {
+      const groupVersions = [...(core?.versions ?? [])];
+      for (const group of groups?.groups ?? []) {
+        const preferred = group.preferredVersion?.groupVersion;
+        if (preferred) groupVersions.push(preferred);
+        for (const { groupVersion } of group.versions ?? [])
+          if (groupVersion !== preferred) groupVersions.push(groupVersion);
+      }
+      return { kinds, groupVersions, stale, aggregated };
+    }
     for (const group of [...(core.items ?? []), ...(groups.items ?? [])]) {
       const name = group.metadata?.name ?? '';
       for (const version of group.versions ?? []) {
@@ -125,12 +212,16 @@ export class Discovery {
         for (const resource of version.resources ?? []) {
           const kindName = resource.responseKind?.kind;
           if (kindName && !byKind.has(kindName))
-            byKind.set(kindName, { name: resource.resource, namespaced: resource.scope === 'Namespaced' });
+            byKind.set(kindName, {
+              name: resource.resource,
+              namespaced: resource.scope === 'Namespaced',
+              verbs: resource.verbs ?? [],
+            });
         }
         kinds.set(apiVersion, byKind);
       }
     }
-    return { kinds, stale, aggregated };
+    return { kinds, groupVersions: [...kinds.keys()], stale, aggregated };
   }
 
   /** One group version's resources (`GET /apis/<group>/<version>`), for servers without aggregated discovery. */
@@ -141,7 +232,11 @@ export class Discovery {
       const byKind = new Map<string, ServedResource>();
       for (const resource of list?.resources ?? []) {
         if (!resource.name.includes('/') && !byKind.has(resource.kind))
-          byKind.set(resource.kind, { name: resource.name, namespaced: resource.namespaced });
+          byKind.set(resource.kind, {
+            name: resource.name,
+            namespaced: resource.namespaced,
+            verbs: resource.verbs ?? [],
+          });
       }
       return byKind;
     } catch (error) {

@@ -1,9 +1,16 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { stableHash } from '../manifests/hash.ts';
+import {
+  artifactCrds,
+  crdKey,
+  crdVersionProblem,
+  customResourceProblems,
+  type CustomResource,
+} from '../manifests/crds.ts';
 import { entryFor, type InventoryEntry } from '../manifests/inventory.ts';
 import { describeObject, groupOf, OWNER_LABEL, type Manifest } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
-import type { KubeClient } from './client.ts';
+import { statusCodeOf, type KubeClient } from './client.ts';
 import { compareApplyOrder } from './stages.ts';
 
 /** An object ready to apply: namespace settled, owner label stamped, with its inventory entry. */
@@ -17,36 +24,23 @@ export interface DesiredObject {
   readonly deferred: boolean;
 }
 
-interface CrdDefinition {
-  readonly namespaced: boolean;
-}
-
-/** Kinds defined by CRDs in the set, keyed `apiVersion/kind`. */
-function definedKinds(manifests: readonly Manifest[]): Map<string, CrdDefinition> {
-  const kinds = new Map<string, CrdDefinition>();
-  for (const { object } of manifests) {
-    if (
-      object.kind !== 'CustomResourceDefinition' ||
-      groupOf(object.apiVersion ?? '') !== 'apiextensions.k8s.io'
-    )
-      continue;
-    const spec = object.spec as
-      | { group?: string; scope?: string; names?: { kind?: string }; versions?: { name?: string }[] }
-      | undefined;
-    for (const version of spec?.versions ?? []) {
-      kinds.set(`${spec?.group}/${version.name}/${spec?.names?.kind}`, {
-        namespaced: spec?.scope === 'Namespaced',
-      });
-    }
+/** Whether namespace `name` is known to be missing; a namespace it may not read counts as present. */
+async function namespaceMissing(kube: KubeClient, name: string): Promise<boolean> {
+  try {
+    return (await kube.get({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })) === undefined;
+  } catch (error) {
+    if (statusCodeOf(error) === 403) return false;
+    throw error;
   }
-  return kinds;
 }
 
 /**
  * Settles each manifest against the cluster's API: the kind must be served (or defined by a CRD
- * in the set), namespaced objects get `targetNamespace` if set, else `default` when they name
- * none, cluster-scoped
- * ones lose theirs; the owner label is stamped; duplicates are refused. Sorted in apply order.
+ * in the set, in a version it serves), namespaced objects get `targetNamespace` if set, else
+ * `default` when they name none, cluster-scoped ones lose theirs; the owner label is stamped;
+ * duplicates are refused. Custom resources of kinds not served yet cannot be dry-run before
+ * their CRD is applied, so they are checked here instead, before any write: against their CRD's
+ * schema, metadata rules, and that their namespace exists. Sorted in apply order.
  */
 export async function prepareObjects(
   manifests: readonly Manifest[],
@@ -54,20 +48,28 @@ export async function prepareObjects(
   deliveryName: string,
   targetNamespace?: string,
 ): Promise<DesiredObject[]> {
-  const crdKinds = definedKinds(manifests);
+  const { crds, problems } = artifactCrds(manifests);
+  const newKindResources: (CustomResource & { readonly origin: string })[] = [];
+  const missing = new Map<string, Promise<boolean>>();
   const newNamespaces = new Set(
     manifests
       .filter(({ object }) => object.kind === 'Namespace' && object.apiVersion === 'v1')
       .map(({ object }) => object.metadata?.name),
   );
   const served = new Map<string, Promise<{ namespaced: boolean } | undefined>>();
-  const problems: string[] = [];
   const byId = new Map<string, DesiredObject>();
 
   for (const { object: raw, origin } of manifests) {
     const key = `${raw.apiVersion}/${raw.kind}`;
     if (!served.has(key)) served.set(key, kube.resource(raw.apiVersion!, raw.kind!));
-    const info = (await served.get(key)) ?? crdKinds.get(key);
+    const servedInfo = await served.get(key);
+    const crd = crds.get(crdKey(groupOf(raw.apiVersion!), raw.kind!));
+    const versionProblem = crd && crdVersionProblem(raw, crd);
+    if (versionProblem) {
+      problems.push(`${origin}: ${describeObject(raw)}: ${versionProblem}`);
+      continue;
+    }
+    const info = servedInfo ?? (crd && { namespaced: crd.namespaced });
     if (!info) {
       problems.push(
         `${origin}: ${describeObject(raw)}: kind ${raw.kind} is not served by the cluster in apiVersion ${raw.apiVersion}, and no CustomResourceDefinition in the artifact defines it`,
@@ -84,9 +86,23 @@ export async function prepareObjects(
       problems.push(`${origin}: ${describeObject(object)} is defined twice (also in ${duplicate.origin})`);
       continue;
     }
-    const deferred = (await served.get(key)) === undefined || newNamespaces.has(metadata.namespace);
+    const newKind = servedInfo === undefined;
+    if (newKind && crd) {
+      newKindResources.push({ object, crd, origin });
+      const namespace = metadata.namespace;
+      if (namespace && !newNamespaces.has(namespace)) {
+        if (!missing.has(namespace)) missing.set(namespace, namespaceMissing(kube, namespace));
+        if (await missing.get(namespace))
+          problems.push(`${origin}: ${describeObject(object)}: namespaces "${namespace}" not found`);
+      }
+    }
+    const deferred = newKind || newNamespaces.has(metadata.namespace);
     byId.set(entry.id, { object, origin, entry, hash: stableHash(object), deferred });
   }
+  customResourceProblems(newKindResources).forEach((found, i) => {
+    const { object, origin } = newKindResources[i]!;
+    for (const problem of found) problems.push(`${origin}: ${describeObject(object)}: ${problem}`);
+  });
   if (problems.length > 0) failValidation(problems);
   return [...byId.values()].sort((a, b) => compareApplyOrder(a.object, b.object));
 }

@@ -1,18 +1,21 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 
 /**
- * Apply stages, as Flux's kustomize-controller stages them: cluster definitions first (and the
- * CRDs waited on until Established), then classes, then everything else.
+ * Apply stages, much as Flux's kustomize-controller stages them: definitions first (CRDs, waited
+ * on until Established, and Namespaces), then cluster roles and their bindings with the classes,
+ * then everything else. The definitions stage holds only what other objects cannot be dry-run
+ * without, because the objects that need it are dry-run only once it is applied: whatever else it
+ * held would stay applied when one of them fails. Prune goes in the reverse order.
  */
 export type Stage = 'definitions' | 'classes' | 'workloads';
 export const STAGES: readonly Stage[] = ['definitions', 'classes', 'workloads'];
 
-const DEFINITION_KINDS = new Set([
-  'CustomResourceDefinition',
-  'Namespace',
-  'ClusterRole',
-  'ClusterRoleBinding',
-]);
+const DEFINITION_KINDS = new Set(['CustomResourceDefinition', 'Namespace']);
+/** Cluster-wide RBAC, at the front of the classes stage: in place before any workload runs. */
+const CLUSTER_RBAC_KINDS = new Set(['ClusterRole', 'ClusterRoleBinding']);
+
+/** Kinds ahead of all others in their stage, in this order. */
+const FIRST_KINDS = ['CustomResourceDefinition', 'Namespace', 'ClusterRole', 'ClusterRoleBinding'];
 
 /** Within the last stage, kinds go in this order (kustomize's); unknown kinds after, by name. */
 const KIND_ORDER = [
@@ -47,13 +50,13 @@ const LAST_KINDS = ['MutatingWebhookConfiguration', 'ValidatingWebhookConfigurat
 export function stageOf(object: KubernetesObject): Stage {
   const kind = object.kind ?? '';
   if (DEFINITION_KINDS.has(kind)) return 'definitions';
-  if (kind.endsWith('Class')) return 'classes';
+  if (CLUSTER_RBAC_KINDS.has(kind) || kind.endsWith('Class')) return 'classes';
   return 'workloads';
 }
 
 function kindRank(kind: string): number {
-  if (kind === 'CustomResourceDefinition') return -3;
-  if (kind === 'Namespace') return -2;
+  const first = FIRST_KINDS.indexOf(kind);
+  if (first !== -1) return first - FIRST_KINDS.length;
   const last = LAST_KINDS.indexOf(kind);
   if (last !== -1) return 1000 + last;
   const known = KIND_ORDER.indexOf(kind);

@@ -1,4 +1,5 @@
 import type { Delivery } from '../config/index.ts';
+import { DEFAULT_BUILD_LIMITS, type BuildLimits } from '../limits.ts';
 import { applyPatchesAndImages } from './delivery-patches.ts';
 import { buildKustomization } from './kustomize-build.ts';
 import { artifactDir, kustomizationIn } from './kustomization.ts';
@@ -10,6 +11,8 @@ import { checkRequiredFields } from './validate.ts';
 export interface BuildOptions {
   /** The kubectl binary whose `kustomize` builds kustomizations and delivery patches (default: `kubectl` on PATH). */
   readonly kubectl?: string;
+  /** What the build may read and make. @default DEFAULT_BUILD_LIMITS */
+  readonly limits?: BuildLimits;
 }
 
 /**
@@ -24,11 +27,17 @@ export async function buildManifests(
   revision: string,
   options: BuildOptions = {},
 ): Promise<Manifest[]> {
-  const kustomize = { kubectl: options.kubectl ?? 'kubectl', timeoutMs: delivery.timeoutMs };
+  const limits = options.limits ?? DEFAULT_BUILD_LIMITS;
+  const kustomize = {
+    kubectl: options.kubectl ?? 'kubectl',
+    timeoutMs: delivery.timeoutMs,
+    maxOutputBytes: limits.maxManifestBytes,
+    maxObjects: limits.maxObjects,
+  };
   const dir = artifactDir(delivery.path);
   const built = kustomizationIn(files, dir)
     ? await buildKustomization(files, dir, kustomize)
-    : loadManifests(files, delivery.path, revision);
+    : await loadManifests(files, delivery.path, revision, limits);
   checkRequiredFields(built);
   const patched = await applyPatchesAndImages(built, delivery, kustomize);
   return applyDeliveryTransforms(patched, delivery);

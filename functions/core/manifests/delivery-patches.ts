@@ -3,7 +3,7 @@ import { patchProblems } from '../config/patches.ts';
 import type { Delivery, DeliveryPatch, ImageOverride, PatchTarget } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { inTempDir, runKustomize, writeTree, type KustomizeOptions } from './kustomize.ts';
-import { parseManifests } from './load.ts';
+import { parseManifests, parseOptions } from './load.ts';
 import type { Manifest } from './objects.ts';
 
 type KubeObject = Manifest['object'];
@@ -125,7 +125,9 @@ async function kustomizeObjects(
       ['kustomization.yaml', stringify(kustomization)],
     ]);
     const output = await runKustomize(dir, options, { home: dir, hide: dir, as: '' });
-    return parseManifests(output, ORIGIN_OF_NEW_OBJECTS).map((manifest) => manifest.object);
+    return (await parseManifests(output, ORIGIN_OF_NEW_OBJECTS, parseOptions(options.maxObjects))).map(
+      (m) => m.object,
+    );
   });
 }
 

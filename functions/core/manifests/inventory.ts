@@ -27,9 +27,50 @@ export function entryFor(object: KubernetesObject): InventoryEntry {
   };
 }
 
+/** An inventory entry that does not name an object: it can be neither pruned nor declared gone. */
+export class InventoryEntryError extends Error {
+  override readonly name = 'InventoryEntryError';
+  constructor(
+    readonly entry: InventoryEntry,
+    why: string,
+  ) {
+    super(`inventory entry '${entry.id}' (version '${entry.v}') cannot be parsed: ${why}`);
+  }
+}
+
+/**
+ * Parses an id as cli-utils' ParseObjMetadata does: namespaces, groups and kinds cannot contain
+ * `_`, names can, so the namespace ends at the first `_`, the kind starts after the last, the
+ * group sits between the last two and the name is everything in between.
+ * Throws InventoryEntryError for an id with too few fields or an empty name, kind or version.
+ */
 export function refOf(entry: InventoryEntry): ObjectRef {
-  const [namespace = '', name = '', group = '', kind = ''] = entry.id.split('_');
-  return { namespace, name, group, kind, version: entry.v };
+  const id = entry.id;
+  const first = id.indexOf('_');
+  const last = id.lastIndexOf('_');
+  const beforeLast = last > first ? id.lastIndexOf('_', last - 1) : -1;
+  if (first === -1 || beforeLast <= first)
+    throw new InventoryEntryError(entry, 'expected <namespace>_<name>_<group>_<kind>');
+  const ref: ObjectRef = {
+    namespace: id.slice(0, first),
+    name: id.slice(first + 1, beforeLast),
+    group: id.slice(beforeLast + 1, last),
+    kind: id.slice(last + 1),
+    version: entry.v ?? '',
+  };
+  for (const field of ['name', 'kind', 'version'] as const)
+    if (!ref[field]) throw new InventoryEntryError(entry, `empty ${field}`);
+  return ref;
+}
+
+/** `Kind/namespace/name` or `Kind/name`, as describeObject names objects; the raw id if it cannot be parsed. */
+export function describeEntry(entry: InventoryEntry): string {
+  try {
+    const ref = refOf(entry);
+    return `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+  } catch {
+    return entry.id;
+  }
 }
 
 export function apiVersionOf(ref: ObjectRef): string {

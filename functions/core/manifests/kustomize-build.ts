@@ -2,9 +2,11 @@ import { join, posix } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import { isRecord } from '../config/issues.ts';
+import { DEFAULT_BUILD_LIMITS } from '../limits.ts';
 import { inspectKustomizations, kustomizationIn } from './kustomization.ts';
 import { inTempDir, runKustomize, writeTree, type KustomizeOptions } from './kustomize.ts';
-import { parseManifests } from './load.ts';
+import { countDocuments } from './count.ts';
+import { checkDocumentCount, parseManifests, parseOptions } from './load.ts';
 import type { Manifest } from './objects.ts';
 
 /** kustomize's annotation naming the file (or generator) an object came from. */
@@ -49,7 +51,13 @@ export async function buildKustomization(
         throw error;
       }
     }
-    const built = parseManifests(output, `kustomize build of ${kustomizationFile}`);
+    const maxObjects = options.maxObjects ?? DEFAULT_BUILD_LIMITS.maxObjects;
+    checkDocumentCount(countDocuments(output), maxObjects, 'its output');
+    const built = await parseManifests(
+      output,
+      `kustomize build of ${kustomizationFile}`,
+      parseOptions(maxObjects),
+    );
     return info.originAnnotations
       ? built
       : built.map((manifest) => withFileOrigin(manifest, kustomizationFile));

@@ -3,17 +3,20 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { SluiceError } from '../errors.ts';
+import { DEFAULT_BUILD_LIMITS } from '../limits.ts';
+import { formatBytes } from '../oci/errors.ts';
 
 /** How to run `kubectl kustomize`: the binary (kustomize is built into kubectl) and its limits. */
 export interface KustomizeOptions {
   /** `/opt/kubectl/kubectl` in Lambda (the kubectl layer), `kubectl` on PATH elsewhere. */
   readonly kubectl: string;
   readonly timeoutMs: number;
-  /** The built YAML may not be larger than this (default 64 MiB). */
+  /** The built YAML may not be larger than this (default: the limit maxManifestBytes). */
   readonly maxOutputBytes?: number;
+  /** The built YAML may not hold more objects than this (default: the limit maxObjects). */
+  readonly maxObjects?: number;
 }
 
-const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 const MAX_STDERR_BYTES = 64 * 1024;
 const MAX_MESSAGE_CHARS = 2000;
 
@@ -34,7 +37,7 @@ export async function runKustomize(
   options: KustomizeOptions,
   place: BuildPlace,
 ): Promise<string> {
-  const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const maxOutput = options.maxOutputBytes ?? DEFAULT_BUILD_LIMITS.maxManifestBytes;
   const child = spawn(options.kubectl, ['kustomize', dir], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: place.home },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -51,7 +54,7 @@ export async function runKustomize(
   child.stdout.on('data', (chunk: Buffer) => {
     outputBytes += chunk.length;
     if (outputBytes > maxOutput)
-      stop(`its output is larger than the limit of ${maxOutput / 1024 / 1024} MiB`);
+      stop(`its output is larger than the limit of ${formatBytes(maxOutput)} (maxManifestBytes)`);
     else stdout.push(chunk);
   });
   child.stderr.on('data', (chunk: Buffer) => {

@@ -84,9 +84,32 @@ export async function resolveArtifact(
  */
 export async function pullArtifact(source: OciSource, deps: ArtifactDeps): Promise<Artifact> {
   const reference = parseReference(source.url);
+  const client = clientFor(reference.host, deps, source.insecure);
+  return pullFrom(client, source, await resolveReference(client, reference, source), deps);
+}
+
+/**
+ * Pulls exactly the manifest `resolved` names (from an earlier `resolveArtifact`), whatever the
+ * source's tag points at by now: what was checked against the gates is what is applied.
+ */
+export async function pullResolved(
+  source: OciSource,
+  resolved: Resolved,
+  deps: ArtifactDeps,
+): Promise<Artifact> {
+  if (!isDigest(resolved.digest))
+    throw artifactError(`source ${source.url}: "${resolved.digest}" is not a digest`);
+  return pullFrom(clientFor(parseReference(source.url).host, deps, source.insecure), source, resolved, deps);
+}
+
+async function pullFrom(
+  client: RegistryClient,
+  source: OciSource,
+  resolved: Resolved,
+  deps: ArtifactDeps,
+): Promise<Artifact> {
+  const reference = parseReference(source.url);
   const { host, repository } = reference;
-  const client = clientFor(host, deps, source.insecure);
-  const resolved = await resolveReference(client, reference, source);
   const label = describeReference(host, repository, resolved.digest);
 
   const manifest = await client.getManifest(repository, resolved.digest);

@@ -1,5 +1,6 @@
 export {
   pullArtifact,
+  pullResolved,
   pushArtifact,
   resolveArtifact,
   type Artifact,

@@ -3,25 +3,10 @@ import { join } from 'node:path';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { Header, Parser, Pax, type ReadEntry } from 'tar';
 import type { SluiceError } from '../errors.ts';
+import { DEFAULT_UNPACK_LIMITS, type UnpackLimits } from '../limits.ts';
 import { artifactError, formatBytes } from './errors.ts';
 
-/** Bounds on what an artifact may unpack to. */
-export interface UnpackLimits {
-  /** The gzip stream as stored in the registry. */
-  readonly maxCompressedBytes: number;
-  /** All file contents together (the tar stream may add headers; reading stops soon past it). */
-  readonly maxTotalBytes: number;
-  /** Files and directories. */
-  readonly maxFiles: number;
-  readonly maxFileBytes: number;
-}
-
-export const DEFAULT_UNPACK_LIMITS: UnpackLimits = {
-  maxCompressedBytes: 50 * 1024 * 1024,
-  maxTotalBytes: 200 * 1024 * 1024,
-  maxFiles: 10_000,
-  maxFileBytes: 10 * 1024 * 1024,
-};
+export { DEFAULT_UNPACK_LIMITS, type UnpackLimits } from '../limits.ts';
 
 const EPOCH = new Date(0);
 

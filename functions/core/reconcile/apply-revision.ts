@@ -2,6 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { applyStaged, dryRun, isUnchanged, listOwned } from '../kube/apply.ts';
+import { checkPruneCascade } from '../kube/cascade.ts';
 import { KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
 import { prepareObjects, type DesiredObject } from '../kube/prepare.ts';
@@ -9,12 +10,15 @@ import { pruneEntries } from '../kube/prune.ts';
 import { waitForHealthy } from '../kube/wait.ts';
 import { buildManifests } from '../manifests/build.ts';
 import { staleEntries, unionEntries, type InventoryEntry } from '../manifests/inventory.ts';
+import { describeObject } from '../manifests/objects.ts';
 import type { Artifact } from '../oci/index.ts';
+import { getDelivery } from '../store/deliveries.ts';
 import { readInventory, writeInventory } from '../store/inventory.ts';
 import type { Lease } from '../store/lease.ts';
 import type { ChangeCounts } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { assertLeaseHeld, step } from './guards.ts';
+import { step } from './guards.ts';
+import { ownershipConflicts, refuseConflicts } from './ownership.ts';
 import { checkPruneLimit } from './prune-limit.ts';
 
 /** Build, validate, write-ahead inventory, apply, prune, record the inventory, health. */
@@ -26,10 +30,14 @@ export async function applyRevision(
 ): Promise<ChangeCounts> {
   const name = delivery.name;
   const manifests = await step('BuildFailed', () =>
-    buildManifests(artifact.files, delivery, artifact.revision, { kubectl: deps.kubectl }),
+    buildManifests(artifact.files, delivery, artifact.revision, {
+      kubectl: deps.kubectl,
+      limits: deps.limits,
+    }),
   );
   const kube = new KubeClient(
     impersonating(await step('ApplyFailed', () => deps.connect(delivery.cluster)), delivery.impersonate),
+    () => lease.check(),
   );
   const desired = await step('ValidationFailed', () =>
     prepareObjects(manifests, kube, name, delivery.targetNamespace),
@@ -53,30 +61,50 @@ export async function applyRevision(
       name,
     ),
   );
+  refuseConflicts(
+    await step('ApplyFailed', () =>
+      ownershipConflicts(kube, desired, live, name, async (other) => !!(await getDelivery(deps.db, other))),
+    ),
+    name,
+  );
   const appliedHash = new Map(oldInventory.map((entry) => [entry.id, entry.h]));
   const changed = desired.filter((d) => !isUnchanged(d, live.get(d.entry.id), appliedHash.get(d.entry.id)));
-  await step('ValidationFailed', () =>
+  const recreated = await step('ValidationFailed', () =>
     dryRun(
       kube,
       changed.filter((d) => !d.deferred),
+      live,
     ),
   );
 
   const finalEntries: InventoryEntry[] = desired.map((d) => ({ ...d.entry, h: d.hash }));
   const stale = staleEntries(oldInventory, finalEntries);
-  await checkPruneLimit(delivery, artifact.revision, stale, oldInventory, deps.db, deps.clock.now());
+  // A pruned CRD or Namespace deletes what it holds: held unless all of it goes anyway.
+  const cascaded = delivery.prune
+    ? await step('PruneFailed', () => checkPruneCascade(kube, artifact.revision, stale, finalEntries, name))
+    : [];
+  // Everything the run deletes counts in the brake: the stale objects, what their deletion
+  // cascades to, and the objects sluice.io/force recreates.
+  const alsoDeleted = [...cascaded, ...recreated.map((d) => describeObject(d.object))];
+  await checkPruneLimit(
+    delivery,
+    artifact.revision,
+    stale,
+    oldInventory,
+    deps.db,
+    deps.clock.now(),
+    alsoDeleted,
+  );
   deps.log?.(
     `${name}: ${artifact.revision}: ${desired.length} objects, ${changed.length} to apply, ${delivery.prune ? stale.length : 0} to prune`,
   );
-  // Also before the write-ahead: a run that lost its lease must not overwrite the new holder's inventory.
-  assertLeaseHeld(lease, name);
   if (changed.length > 0) {
-    // Write-ahead: every object this run may create is inventoried before the first write.
+    // Write-ahead: every object this run may create is inventoried before the first write
+    // (fenced: a run that lost its lease cannot overwrite the new holder's inventory).
     const pending = new Set(changed.map((d) => d.entry.id));
     const writeAhead = finalEntries.map((e) => (pending.has(e.id) ? { id: e.id, v: e.v } : e));
-    await writeInventory(deps.db, name, unionEntries(writeAhead, oldInventory));
+    await writeInventory(deps.db, name, unionEntries(writeAhead, oldInventory), lease.fence);
   }
-  assertLeaseHeld(lease, name);
   const { created, configured } = await step('ApplyFailed', () =>
     applyStaged(
       kube,
@@ -89,12 +117,12 @@ export async function applyRevision(
 
   let deleted = 0;
   if (delivery.prune && stale.length > 0) {
-    assertLeaseHeld(lease, name);
     const pruned = await step('PruneFailed', () => pruneEntries(kube, stale, name));
     deleted = pruned.deleted.length;
     for (const skip of pruned.skipped) deps.log?.(`not pruned: ${skip.id} (${skip.reason})`);
+    for (const id of pruned.goneWithKind) deps.log?.(`gone with its kind: ${id}`);
   }
-  if (changed.length > 0 || stale.length > 0) await writeInventory(deps.db, name, finalEntries);
+  if (changed.length > 0 || stale.length > 0) await writeInventory(deps.db, name, finalEntries, lease.fence);
 
   if (delivery.wait) {
     await waitForHealthy(

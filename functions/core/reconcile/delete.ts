@@ -5,30 +5,69 @@ import { getDelivery, removeDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
 import { acquireLease } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
+import { objectsOthersNeed, type KeptObject } from './shared-objects.ts';
+
+export type { KeptObject } from './shared-objects.ts';
+
+/** What removing a delivery did in its cluster. */
+export interface DeletionResult extends PruneResult {
+  readonly policy: 'Delete' | 'Orphan';
+  /** Objects not deleted because another registered delivery's current artifact contains them. */
+  readonly kept: readonly KeptObject[];
+}
 
 /**
  * Deletes a delivery: with `deletionPolicy: Delete` every inventoried object it owns is deleted
- * (reverse apply order; objects not labelled as its own are left), with `Orphan` they stay.
- * Then its spec, status and inventory are removed from the table.
+ * (reverse apply order; objects not labelled as its own are left), except those another registered
+ * delivery on the same cluster would apply now (a rename: the new delivery takes them over on its
+ * next run, reconciled at once); with `Orphan` they stay. Then its spec, status and inventory are
+ * removed from the table.
  */
-export async function deleteDelivery(
-  name: string,
-  deps: ReconcileDeps,
-): Promise<PruneResult & { policy: 'Delete' | 'Orphan' }> {
+export async function deleteDelivery(name: string, deps: ReconcileDeps): Promise<DeletionResult> {
   const delivery = await getDelivery(deps.db, name);
   if (!delivery) throw new Error(`delivery '${name}' is not registered`);
-  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock);
+  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, { ttlMs: deps.leaseTtlMs });
   if (!lease) throw new Error(`delivery '${name}' is being reconciled right now; try again in a minute`);
+  let result: DeletionResult;
   try {
-    let result: PruneResult = { deleted: [], skipped: [] };
+    // Under the lease, the spec again: another removal may have finished while this one waited.
+    if (!(await getDelivery(deps.db, name))) throw new Error(`delivery '${name}' is not registered`);
+    let pruned: PruneResult = { deleted: [], skipped: [], goneWithKind: [] };
+    let kept: KeptObject[] = [];
     if (delivery.deletionPolicy === 'Delete') {
       const inventory = await readInventory(deps.db, name);
-      const kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
-      result = await pruneEntries(kube, inventory, name);
+      // Every delete checks the lease first: removal and reconcile are one writer at a time.
+      const kube = new KubeClient(
+        impersonating(await deps.connect(delivery.cluster), delivery.impersonate),
+        () => lease.check(),
+      );
+      // Known before anything is deleted: a delivery that cannot be planned fails the removal here.
+      kept = await objectsOthersNeed(delivery, inventory, kube, deps);
+      const keep = new Set(kept.map((k) => k.id));
+      pruned = await pruneEntries(
+        kube,
+        inventory.filter((entry) => !keep.has(entry.id)),
+        name,
+      );
     }
+    await lease.check();
     await removeDelivery(deps.db, name);
-    return { ...result, policy: delivery.deletionPolicy };
+    result = { ...pruned, policy: delivery.deletionPolicy, kept };
   } finally {
     await lease.release();
+  }
+  await reconcileKeepers(result.kept, deps);
+  return result;
+}
+
+/** The deliveries that kept objects take them over now rather than at their next interval. */
+async function reconcileKeepers(kept: readonly KeptObject[], deps: ReconcileDeps): Promise<void> {
+  const keepers = [...new Set(kept.map((k) => k.delivery))];
+  if (keepers.length === 0 || !deps.reconcileNow) return;
+  try {
+    await deps.reconcileNow(keepers);
+  } catch (error) {
+    // The removal is done; their own interval runs take the objects over anyway.
+    deps.log?.(`could not start a reconcile of ${keepers.join(', ')}: ${String(error)}`);
   }
 }

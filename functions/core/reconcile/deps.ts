@@ -1,7 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../clock.ts';
 import type { Delivery } from '../config/index.ts';
+import type { ArtifactLimits } from '../limits.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
+import type { Fence } from '../store/lease.ts';
 import type { TableClient } from '../store/table-client.ts';
 import type { EventSink } from './events.ts';
 import type { RetryTimer } from './retry.ts';
@@ -20,8 +22,14 @@ export interface ReconcileDeps {
   readonly log?: (message: string) => void;
   /** The kubectl binary that runs kustomize for the build step (default: `kubectl` on PATH). */
   readonly kubectl?: string;
+  /** What an artifact may unpack to and its build read and make. @default DEFAULT_LIMITS */
+  readonly limits?: ArtifactLimits;
   /** Schedules the retry of a failed run when the delivery sets a `retryInterval` shorter than its `interval`. */
   readonly retryTimer?: RetryTimer;
   /** Reconciles other deliveries now (those that were waiting on this one through `dependsOn`). */
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
+  /** How long a lease lasts without renewal. @default LEASE_TTL_MS (60 s) */
+  readonly leaseTtlMs?: number;
+  /** Set by the run that holds the delivery's lease: its status, event and inventory writes are fenced by it. */
+  readonly fence?: Fence;
 }

@@ -10,7 +10,7 @@ import { forEachBounded } from '../kube/pool.ts';
 import { prepareObjects } from '../kube/prepare.ts';
 import { buildManifests } from '../manifests/build.ts';
 import { fieldChanges, type FieldChange } from '../manifests/field-diff.ts';
-import { staleEntries, type InventoryEntry } from '../manifests/inventory.ts';
+import { describeEntry, staleEntries } from '../manifests/inventory.ts';
 import { describeObject } from '../manifests/objects.ts';
 import { isDigest, pullArtifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
@@ -18,6 +18,7 @@ import { readInventory } from '../store/inventory.ts';
 import type { BlockingGate } from '../store/status.ts';
 import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './dependencies.ts';
 import type { ReconcileDeps } from './deps.ts';
+import { ownershipConflicts, type OwnershipConflict } from './ownership.ts';
 
 /** What a reconcile would do now, found without changing anything. */
 export interface DeliveryDiff {
@@ -35,6 +36,8 @@ export interface DeliveryDiff {
   readonly waitingFor: readonly UnreadyDependency[];
   /** How the run would be held, by dependencies or gates. */
   readonly blockedMessage?: string;
+  /** Objects another registered delivery owns: the run would fail on them (OwnershipConflict). */
+  readonly conflicts: readonly OwnershipConflict[];
 }
 
 const CONCURRENCY = 8;
@@ -44,12 +47,6 @@ function sourceAt(delivery: Delivery, revision: string | undefined): Delivery['s
   if (revision === undefined) return delivery.source;
   const base = { ...delivery.source, tag: undefined, semver: undefined, digest: undefined };
   return isDigest(revision) ? { ...base, digest: revision } : { ...base, tag: revision };
-}
-
-/** Describes an inventory entry (`<namespace>_<name>_<group>_<Kind>`) as describeObject does. */
-function describeEntry(entry: InventoryEntry): string {
-  const [namespace, name, , kind] = entry.id.split('_');
-  return `${kind}/${namespace ? `${namespace}/` : ''}${name}`;
 }
 
 /**
@@ -84,6 +81,13 @@ export async function diffDelivery(
     kube,
     desired.map((d) => ({ apiVersion: d.object.apiVersion!, kind: d.object.kind! })),
     name,
+  );
+  const conflicts = await ownershipConflicts(
+    kube,
+    desired,
+    live,
+    name,
+    async (other) => !!(await getDelivery(deps.db, other)),
   );
   const appliedHash = new Map(inventory.map((entry) => [entry.id, entry.h]));
 
@@ -121,5 +125,6 @@ export async function diffDelivery(
     blockedBy,
     waitingFor,
     ...(held && { blockedMessage: held }),
+    conflicts,
   };
 }

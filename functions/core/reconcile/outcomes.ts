@@ -13,6 +13,7 @@ import {
 } from '../store/status.ts';
 import { dependencyMessage, waitingDependents, type UnreadyDependency } from './dependencies.ts';
 import type { ReconcileDeps } from './deps.ts';
+import type { PruneCascadeHold } from '../kube/cascade.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
 import { retryTime } from './retry.ts';
 
@@ -114,28 +115,33 @@ export async function reconcileWaitingDependents(name: string, deps: ReconcileDe
   }
 }
 
-/** Records a run held by the mass-deletion brake: nothing was applied or pruned. */
+/**
+ * Records a run held before it changed anything because of what it would delete: by the
+ * mass-deletion brake (PruneLimitExceeded, possibly behind a closed gate) or by a CRD or Namespace
+ * whose deletion would cascade (PruneWouldCascade). Nothing was applied or pruned.
+ */
 export async function holdMassPrune(
   deps: ReconcileDeps,
   name: string,
   started: Date,
-  hold: PruneLimitHold,
+  hold: PruneLimitHold | PruneCascadeHold,
   revision: string | undefined,
 ): Promise<ReconcileResult> {
+  const gate = 'gate' in hold ? hold.gate : undefined;
   const previous = await getStatus(deps.db, name);
   await finish(deps, name, started, 'Blocked', {
     ready: false,
-    reason: 'PruneLimitExceeded',
+    reason: hold.reason,
     message: hold.message,
     lastAttemptedRevision: revision,
     pendingRevision: revision ?? null,
-    blockedBy: hold.gate ? [hold.gate] : null,
+    blockedBy: gate ? [gate] : null,
     blockedSince: previous?.blockedSince ?? started.toISOString(),
   });
   return {
     delivery: name,
     outcome: 'Blocked',
-    reason: 'PruneLimitExceeded',
+    reason: hold.reason,
     message: hold.message,
     ...(revision && { revision }),
   };
@@ -149,13 +155,18 @@ export async function finish(
   status: StatusUpdate,
 ): Promise<void> {
   const now = deps.clock.now();
-  await updateStatus(deps.db, name, {
-    // A retry is only pending after a failed run, which sets it.
-    nextRetryAt: null,
-    ...status,
-    lastReconcileAt: now.toISOString(),
-    durationMs: now.getTime() - started.getTime(),
-  });
+  await updateStatus(
+    deps.db,
+    name,
+    {
+      // A retry is only pending after a failed run, which sets it.
+      nextRetryAt: null,
+      ...status,
+      lastReconcileAt: now.toISOString(),
+      durationMs: now.getTime() - started.getTime(),
+    },
+    deps.fence,
+  );
   const event = {
     delivery: name,
     outcome,
@@ -164,7 +175,7 @@ export async function finish(
     revision: status.lastAttemptedRevision,
     time: now.toISOString(),
   };
-  await recordEvent(deps.db, event);
+  await recordEvent(deps.db, event, deps.fence);
   await deps.events
     ?.publish(event)
     .catch((error: unknown) => deps.log?.(`could not publish the reconcile event: ${String(error)}`));

@@ -5,7 +5,7 @@ import { DEFAULTS } from '../config/defaults.ts';
 import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
 import { gateStateAt, nextOpening } from '../gates/state.ts';
-import { refOf, type InventoryEntry } from '../manifests/inventory.ts';
+import { describeEntry, type InventoryEntry } from '../manifests/inventory.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
@@ -39,8 +39,10 @@ export function exceedsPruneLimit(limit: PruneLimit, stale: number, inventory: n
 const SHOWN = 5;
 
 /**
- * Throws PruneLimitHold when pruning `stale` would pass the delivery's limit and its
- * pruneLimitGate (if any) is not open at `now`.
+ * Throws PruneLimitHold when what the run would delete passes the delivery's limit and its
+ * pruneLimitGate (if any) is not open at `now`. `alsoDeleted` names what the run deletes besides
+ * the stale entries (objects a pruned CRD or Namespace takes with it, objects recreated by
+ * `sluice.io/force`); it counts whether or not `prune` is on.
  */
 export async function checkPruneLimit(
   delivery: Delivery,
@@ -49,9 +51,11 @@ export async function checkPruneLimit(
   inventory: readonly InventoryEntry[],
   db: TableClient,
   now: Date,
+  alsoDeleted: readonly string[] = [],
 ): Promise<void> {
   const limit = delivery.pruneLimit ?? DEFAULTS.pruneLimit;
-  if (!delivery.prune || !exceedsPruneLimit(limit, stale.length, inventory.length)) return;
+  const doomed = [...(delivery.prune ? stale.map(describeEntry) : []), ...alsoDeleted];
+  if (doomed.length === 0 || !exceedsPruneLimit(limit, doomed.length, inventory.length)) return;
 
   let closed: BlockingGate | undefined;
   let approval: string;
@@ -71,16 +75,13 @@ export async function checkPruneLimit(
   } else {
     approval = 'Raise pruneLimit, or name a gate in pruneLimitGate and open it, to allow this';
   }
-  const share = Math.round((stale.length * 100) / inventory.length);
-  const shown = stale.slice(0, SHOWN).map((entry) => {
-    const ref = refOf(entry);
-    return `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
-  });
-  const more = stale.length > SHOWN ? `, and ${stale.length - SHOWN} more` : '';
+  const share = Math.round((doomed.length * 100) / Math.max(inventory.length, 1));
+  const shown = doomed.slice(0, SHOWN);
+  const more = doomed.length > SHOWN ? `, and ${doomed.length - SHOWN} more` : '';
   throw new PruneLimitHold(
-    `revision ${revision} would prune ${stale.length} of the ${inventory.length} objects of delivery ` +
+    `revision ${revision} would delete ${doomed.length} of the ${inventory.length} objects of delivery ` +
       `'${delivery.name}' (${share}%), more than pruneLimit ${formatPruneLimit(limit)}; nothing was applied ` +
-      `or pruned. Would prune: ${shown.join(', ')}${more}. ${approval}`,
+      `or pruned. Would delete: ${shown.join(', ')}${more}. ${approval}`,
     closed,
   );
 }

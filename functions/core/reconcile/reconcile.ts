@@ -2,9 +2,9 @@ import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { evaluateGates } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
-import { pullArtifact, resolveArtifact } from '../oci/index.ts';
+import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
-import { acquireLease } from '../store/lease.ts';
+import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
 import { getStatus } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
 import { isUpToDate, unreadyDependencies } from './dependencies.ts';
@@ -20,28 +20,61 @@ import {
   waitForDependencies,
   type ReconcileResult,
 } from './outcomes.ts';
+import { PruneCascadeHold } from '../kube/cascade.ts';
 import { PruneLimitHold } from './prune-limit.ts';
 
 export type { ReconcileResult } from './outcomes.ts';
 
 /** One reconcile of one delivery: the steps of DESIGN.md "One reconcile, in order". */
 export async function reconcile(name: string, deps: ReconcileDeps): Promise<ReconcileResult> {
-  const delivery = await getDelivery(deps.db, name);
-  if (!delivery) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
-  if (delivery.suspend)
-    return {
-      delivery: name,
-      outcome: 'Skipped',
-      reason: 'Suspended',
-      message: `delivery '${name}' is suspended`,
-    };
+  const registered = await getDelivery(deps.db, name);
+  if (!registered) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
+  if (registered.suspend) return suspended(name);
 
-  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock);
+  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, { ttlMs: deps.leaseTtlMs });
   if (!lease) {
     const message = `another reconcile of delivery '${name}' holds the lease; this run changed nothing`;
     deps.log?.(message);
     return { delivery: name, outcome: 'Skipped', reason: 'LeaseHeld', message };
   }
+  try {
+    // Read again under the lease: a removal that held it before us has deleted the spec by now.
+    const delivery = await getDelivery(deps.db, name);
+    if (!delivery) {
+      await dropLeaseOnlyItem(deps.db, lease.fence);
+      const message = `delivery '${name}' was removed while this run waited; this run changed nothing`;
+      return { delivery: name, outcome: 'Skipped', reason: 'NotRegistered', message };
+    }
+    if (delivery.suspend) return suspended(name);
+    return await reconcileHeld(delivery, { ...deps, fence: lease.fence }, lease);
+  } catch (error) {
+    if (!(error instanceof LeaseLostError)) throw error;
+    deps.log?.(error.message);
+    return { delivery: name, outcome: 'Skipped', reason: 'LeaseLost', message: error.message };
+  } finally {
+    // A release that fails only delays the next run until the lease expires; it must not hide the result.
+    await lease
+      .release()
+      .catch((error: unknown) => deps.log?.(`could not release the lease of '${name}': ${String(error)}`));
+  }
+}
+
+function suspended(name: string): ReconcileResult {
+  return {
+    delivery: name,
+    outcome: 'Skipped',
+    reason: 'Suspended',
+    message: `delivery '${name}' is suspended`,
+  };
+}
+
+/** The run, once it holds the lease: `deps.fence` makes every table write conditional on it. */
+async function reconcileHeld(
+  delivery: Delivery,
+  deps: ReconcileDeps,
+  lease: Lease,
+): Promise<ReconcileResult> {
+  const name = delivery.name;
   const started = deps.clock.now();
   let revision: string | undefined;
   try {
@@ -52,20 +85,21 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       return await block(deps, name, started, [...gates.blockAll, ...gates.blockRevisions]);
     }
     const credentials = deps.registryCredentials(delivery.source);
-    let held: string | undefined;
-    let source = delivery.source;
     const previous = await getStatus(deps.db, name);
     const lastApplied = previous?.lastAppliedRevision;
-    if (gates.blockRevisions.length > 0) {
-      const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
-      if (current.revision !== lastApplied) {
-        if (!lastApplied) return await block(deps, name, started, gates.blockRevisions, current.revision);
-        held = current.revision;
-        source = pinnedTo(delivery.source, lastApplied);
-      }
+    // Resolved once: the digest checked against the gates is the one pulled and applied, even if
+    // the tag moves while this run goes on.
+    const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
+    let held: string | undefined;
+    let target: Resolved = current;
+    if (gates.blockRevisions.length > 0 && current.revision !== lastApplied) {
+      if (!lastApplied) return await block(deps, name, started, gates.blockRevisions, current.revision);
+      held = current.revision;
+      target = { digest: digestOf(lastApplied), revision: lastApplied };
     }
-    const pulled = await step('ArtifactFailed', () => pullArtifact(source, { credentials }));
-    const artifact = held ? { ...pulled, revision: lastApplied! } : pulled;
+    const artifact = await step('ArtifactFailed', () =>
+      pullResolved(delivery.source, target, { credentials, limits: deps.limits }),
+    );
     revision = artifact.revision;
     const changes = await applyRevision(delivery, artifact, deps, lease);
     if (held) {
@@ -106,7 +140,9 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       changes,
     };
   } catch (error) {
-    if (error instanceof PruneLimitHold) return await holdMassPrune(deps, name, started, error, revision);
+    if (error instanceof LeaseLostError) throw error;
+    if (error instanceof PruneLimitHold || error instanceof PruneCascadeHold)
+      return await holdMassPrune(deps, name, started, error, revision);
     const failure =
       error instanceof SluiceError ? error : new SluiceError('ApplyFailed', String(error), { cause: error });
     const nextRetryAt = await scheduleRetry(delivery, deps);
@@ -127,16 +163,10 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       revision,
       ...(nextRetryAt && { nextRetryAt }),
     };
-  } finally {
-    // A release that fails only delays the next run until the lease expires; it must not hide the result.
-    await lease
-      .release()
-      .catch((error: unknown) => deps.log?.(`could not release the lease of '${name}': ${String(error)}`));
   }
 }
 
-/** The source pinned to the digest of `revision` (`<tag>@sha256:<hex>` or `sha256:<hex>`). */
-function pinnedTo(source: Delivery['source'], revision: string): Delivery['source'] {
-  const digest = revision.slice(revision.lastIndexOf('sha256:'));
-  return { ...source, tag: undefined, semver: undefined, digest };
+/** The digest of `revision` (`<tag>@sha256:<hex>` or `sha256:<hex>`). */
+function digestOf(revision: string): string {
+  return revision.slice(revision.lastIndexOf('sha256:'));
 }

@@ -32,14 +32,24 @@ export interface SpecResourceResponse {
 export interface SpecDeps {
   readonly db: TableClient;
   readonly clock: Clock;
-  /** Deletes a delivery: prunes its objects (or orphans them, per deletionPolicy), then its records. */
-  readonly deleteDelivery: (name: string) => Promise<{ deleted: readonly string[]; policy: string }>;
+  /**
+   * Deletes a delivery: prunes its objects (or orphans them, per deletionPolicy), then its records;
+   * `kept` names the objects left for other deliveries whose artifacts contain them.
+   */
+  readonly deleteDelivery: (name: string) => Promise<DeletedDelivery>;
   /** Asks for an immediate reconcile of deliveries (the reconcile function, asynchronously). */
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
   readonly log?: (message: string) => void;
   /** How long a delete waits for a running reconcile of the delivery to finish. */
   readonly leaseWaitMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** What deleting a delivery reports back. */
+export interface DeletedDelivery {
+  readonly deleted: readonly string[];
+  readonly policy: string;
+  readonly kept?: readonly { readonly id: string; readonly delivery: string }[];
 }
 
 const DEFAULT_LEASE_WAIT_MS = 10 * 60_000;
@@ -130,17 +140,21 @@ async function deleteSpec(event: SpecResourceEvent, deps: SpecDeps): Promise<Spe
   const result = await deleteWhenFree(name, deps);
   deps.log?.(
     result.policy === 'Delete'
-      ? `deleted delivery ${name} and ${result.deleted.length} of its objects`
+      ? `deleted delivery ${name} and ${result.deleted.length} of its objects${keptText(result.kept)}`
       : `deleted delivery ${name}; its objects were orphaned (deletionPolicy: Orphan)`,
   );
   return { PhysicalResourceId: physicalId };
 }
 
+/** `; kept 2 objects that other deliveries' artifacts contain, …: <id> (delivery 'new'), …`, or nothing. */
+function keptText(kept: DeletedDelivery['kept']): string {
+  if (!kept?.length) return '';
+  const list = kept.map((k) => `${k.id} (delivery '${k.delivery}')`).join(', ');
+  return `; kept ${kept.length} objects that other deliveries' artifacts contain, for them to take over: ${list}`;
+}
+
 /** deleteDelivery, waiting (up to leaseWaitMs) while a reconcile of the delivery holds its lease. */
-async function deleteWhenFree(
-  name: string,
-  deps: SpecDeps,
-): Promise<{ deleted: readonly string[]; policy: string }> {
+async function deleteWhenFree(name: string, deps: SpecDeps): Promise<DeletedDelivery> {
   const deadline = deps.clock.now().getTime() + (deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS);
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   for (;;) {

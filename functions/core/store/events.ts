@@ -1,5 +1,6 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
+import { fencedTransaction, type Fence } from './lease.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
 /** How long reconcile events are kept in the table. */
@@ -16,19 +17,23 @@ export interface ReconcileEvent {
   readonly time: string;
 }
 
-export async function recordEvent(db: TableClient, event: ReconcileEvent): Promise<void> {
+/** Records a reconcile event; with `fence`, only while that run holds the lease (else LeaseLostError). */
+export async function recordEvent(db: TableClient, event: ReconcileEvent, fence?: Fence): Promise<void> {
   const expiresAt = Math.floor(Date.parse(event.time) / 1000) + EVENT_RETENTION_DAYS * 86_400;
-  await db.doc.send(
-    new PutCommand({
-      TableName: db.table,
-      Item: {
-        pk: deliveryKey(event.delivery),
-        sk: `event#${event.time}#${randomBytes(3).toString('hex')}`,
-        ...event,
-        expiresAt,
-      },
-    }),
-  );
+  const put = {
+    TableName: db.table,
+    Item: {
+      pk: deliveryKey(event.delivery),
+      sk: `event#${event.time}#${randomBytes(3).toString('hex')}`,
+      ...event,
+      expiresAt,
+    },
+  };
+  if (!fence) {
+    await db.doc.send(new PutCommand(put));
+    return;
+  }
+  await fencedTransaction(db, fence, [{ Put: put }]);
 }
 
 /** The delivery's events, newest first. */

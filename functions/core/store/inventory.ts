@@ -1,15 +1,45 @@
-import {
-  BatchWriteCommand,
-  GetCommand,
-  PutCommand,
-  type BatchWriteCommandOutput,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import type { InventoryEntry } from '../manifests/inventory.ts';
+import { fencedTransaction, type Fence } from './lease.ts';
 import { deliveryKey, queryPartition, type TableClient } from './table-client.ts';
 
-/** Entries per chunk item: about 150 bytes each keeps a chunk well under DynamoDB's 400 KB item limit. */
+/** Most entries in one chunk item (short ids); long ids fill a chunk's bytes first. */
 export const INVENTORY_CHUNK_SIZE = 1500;
+
+/**
+ * Most bytes the entries of one chunk item may take, as DynamoDB sizes them: well under its
+ * 400 KB item limit, which counts attribute names and values (the rest of the item is small).
+ */
+export const INVENTORY_CHUNK_BYTES = 300 * 1024;
+
+/**
+ * An upper bound of the bytes `entry` adds to a chunk's `entries` list as DynamoDB sizes it (a
+ * map: 3 bytes, plus per field its name, its UTF-8 value and 1 byte; 1 byte in the list). Its
+ * JSON is never smaller for string fields: quotes, colon and comma outweigh DynamoDB's overheads.
+ */
+export function entryBytes(entry: InventoryEntry): number {
+  return Buffer.byteLength(JSON.stringify(entry), 'utf8') + 4;
+}
+
+/** Entries in order, cut into chunks of at most INVENTORY_CHUNK_SIZE entries and INVENTORY_CHUNK_BYTES. */
+export function chunkEntries(entries: readonly InventoryEntry[]): InventoryEntry[][] {
+  const chunks: InventoryEntry[][] = [];
+  let chunk: InventoryEntry[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = entryBytes(entry);
+    if (chunk.length > 0 && (chunk.length >= INVENTORY_CHUNK_SIZE || bytes + size > INVENTORY_CHUNK_BYTES)) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(entry);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 
 interface InventoryHead {
   readonly setId: string;
@@ -45,35 +75,47 @@ export async function readInventory(db: TableClient, name: string): Promise<Inve
 /**
  * Replaces the inventory: writes the new chunk set, then points the head at it in one put, then
  * deletes the chunks of earlier sets. A run killed half-way leaves the previous inventory whole.
+ * The head is written only while `fence` holds the lease (else LeaseLostError), and only chunks
+ * written under an older or equal token are deleted, so a run that lost the lease can neither
+ * replace the inventory nor delete the chunks its successor is writing.
  */
 export async function writeInventory(
   db: TableClient,
   name: string,
   entries: readonly InventoryEntry[],
+  fence: Fence,
 ): Promise<void> {
   const setId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const pk = deliveryKey(name);
-  const chunks: InventoryEntry[][] = [];
-  for (let i = 0; i < entries.length; i += INVENTORY_CHUNK_SIZE)
-    chunks.push(entries.slice(i, i + INVENTORY_CHUNK_SIZE));
+  const chunks = chunkEntries(entries);
   await batchWrite(
     db,
-    chunks.map((chunk, i) => ({ PutRequest: { Item: { pk, sk: chunkKey(setId, i), entries: chunk } } })),
+    chunks.map((chunk, i) => ({
+      PutRequest: { Item: { pk, sk: chunkKey(setId, i), entries: chunk, fenceToken: fence.token } },
+    })),
   );
-  await db.doc.send(
-    new PutCommand({
-      TableName: db.table,
-      Item: { pk, sk: 'inventory', setId, chunks: chunks.length, count: entries.length },
-    }),
-  );
-  await deleteChunksExcept(db, name, setId);
+  await fencedTransaction(db, fence, [
+    {
+      Put: {
+        TableName: db.table,
+        Item: { pk, sk: 'inventory', setId, chunks: chunks.length, count: entries.length },
+      },
+    },
+  ]);
+  await deleteChunksExcept(db, name, setId, fence.token);
 }
 
-async function deleteChunksExcept(db: TableClient, name: string, keepSetId: string): Promise<void> {
+async function deleteChunksExcept(
+  db: TableClient,
+  name: string,
+  keepSetId: string,
+  token: number,
+): Promise<void> {
   const stale = (
-    await queryPartition(db, deliveryKey(name), { skPrefix: 'inventory#', projection: 'pk, sk' })
+    await queryPartition(db, deliveryKey(name), { skPrefix: 'inventory#', projection: 'pk, sk, fenceToken' })
   )
     .filter((item) => !(item.sk as string).startsWith(`inventory#${keepSetId}#`))
+    .filter((item) => ((item.fenceToken as number | undefined) ?? 0) <= token)
     .map((item) => ({ DeleteRequest: { Key: { pk: item.pk as string, sk: item.sk as string } } }));
   await batchWrite(db, stale);
 }

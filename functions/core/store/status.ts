@@ -1,5 +1,7 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { FailureReason } from '../errors.ts';
+import { fenceCondition, LEASE_ATTRIBUTES, LeaseLostError, type Fence } from './lease.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
 export type StatusReason = FailureReason | 'ReconciliationSucceeded' | 'Progressing' | 'DependencyNotReady';
@@ -57,15 +59,20 @@ export async function getStatus(db: TableClient, name: string): Promise<Delivery
     }),
   );
   if (!Item || Item.reason === undefined) return undefined;
-  const { pk: _pk, sk: _sk, leaseHolder: _holder, leaseExpiresAt: _expires, ...status } = Item;
-  return status as DeliveryStatus;
+  const status: Record<string, unknown> = { ...Item };
+  for (const key of ['pk', 'sk', ...LEASE_ATTRIBUTES]) delete status[key];
+  return status as unknown as DeliveryStatus;
 }
 
-/** Sets the given status fields: undefined ones are left as they are (so is the lease), null ones removed. */
+/**
+ * Sets the given status fields: undefined ones are left as they are (so is the lease), null ones
+ * removed. With `fence`, only while that run holds the lease (else LeaseLostError).
+ */
 export async function updateStatus(
   db: TableClient,
   name: string,
   status: { readonly [K in keyof DeliveryStatus]?: DeliveryStatus[K] | null },
+  fence?: Fence,
 ): Promise<void> {
   const entries = Object.entries(status).filter(([, value]) => value !== undefined);
   if (entries.length === 0) return;
@@ -75,18 +82,26 @@ export async function updateStatus(
   const values = Object.fromEntries(
     entries.flatMap(([, value], i) => (value === null ? [] : [[`:v${i}`, value]])),
   );
-  await db.doc.send(
-    new UpdateCommand({
-      TableName: db.table,
-      Key: { pk: deliveryKey(name), sk: 'status' },
-      UpdateExpression: [
-        set.length > 0 && `SET ${set.join(', ')}`,
-        remove.length > 0 && `REMOVE ${remove.join(', ')}`,
-      ]
-        .filter(Boolean)
-        .join(' '),
-      ExpressionAttributeNames: names,
-      ...(set.length > 0 && { ExpressionAttributeValues: values }),
-    }),
-  );
+  const condition = fence && fenceCondition(fence);
+  const allValues = { ...values, ...condition?.ExpressionAttributeValues };
+  try {
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: deliveryKey(name), sk: 'status' },
+        UpdateExpression: [
+          set.length > 0 && `SET ${set.join(', ')}`,
+          remove.length > 0 && `REMOVE ${remove.join(', ')}`,
+        ]
+          .filter(Boolean)
+          .join(' '),
+        ExpressionAttributeNames: names,
+        ...(condition && { ConditionExpression: condition.ConditionExpression }),
+        ...(Object.keys(allValues).length > 0 && { ExpressionAttributeValues: allValues }),
+      }),
+    );
+  } catch (error) {
+    if (fence && error instanceof ConditionalCheckFailedException) throw new LeaseLostError(name);
+    throw error;
+  }
 }

@@ -181,9 +181,11 @@ describe('unpackArtifact', () => {
     const gz = await zeroFilesBomb(60, 5, (i) => `bomb-${String(i).padStart(2, '0')}.yaml`);
     expect(gz.length).toBeLessThan(2 * MiB);
     const error = await refusal(truncated(gz));
-    // 40 files fill the 200 MiB; the 41st is refused from its header: the rest is never inflated.
-    expect(error.message).toContain('"bomb-40.yaml"');
-    expect(error.message).toContain('maxTotalBytes (200 MiB');
+    // The files that fit fill maxTotalBytes; the next is refused from its header: the rest is never inflated.
+    const fit = Math.floor(DEFAULT_UNPACK_LIMITS.maxTotalBytes / (5 * MiB));
+    expect(fit).toBeLessThan(60);
+    expect(error.message).toContain(`"bomb-${String(fit).padStart(2, '0')}.yaml"`);
+    expect(error.message).toContain(`maxTotalBytes (${DEFAULT_UNPACK_LIMITS.maxTotalBytes / MiB} MiB`);
   });
 
   it('stops inflating at maxTotalBytes even when the files themselves stay small (repeated paths)', async () => {
@@ -191,9 +193,10 @@ describe('unpackArtifact', () => {
     const error = await refusal(truncated(gz));
     const stopped = /stopped after inflating ([\d.]+) MiB/.exec(error.message);
     expect(stopped, error.message).not.toBeNull();
-    // 200 MiB of content plus room for 10001 tar headers, then it stops: not the 300 MiB.
-    expect(Number(stopped![1])).toBeGreaterThanOrEqual(200);
-    expect(Number(stopped![1])).toBeLessThan(225);
+    // maxTotalBytes of content plus room for 10001 tar headers, then it stops: not the 300 MiB.
+    const max = DEFAULT_UNPACK_LIMITS.maxTotalBytes / MiB;
+    expect(Number(stopped![1])).toBeGreaterThanOrEqual(max);
+    expect(Number(stopped![1])).toBeLessThan(max + 25);
   });
 
   it('stops at the end-of-archive marker: 300 MiB of zeros is an empty archive, refused', async () => {

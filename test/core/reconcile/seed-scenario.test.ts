@@ -14,7 +14,7 @@ import { readInventory } from '../../../functions/core/store/inventory.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
 import { writesSince } from '../../support/audit.ts';
-import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../../support/testbed.ts';
 import { seedManifests } from './seed-manifests.ts';
 
 const bed = testbed();
@@ -66,7 +66,13 @@ describe('seed scenario: Deployment, Service, HPA, PDB from an OCI artifact', ()
   beforeAll(async () => {
     await createNamespace(kc, ns);
     await pushFiles(bed, repository, 'main', { 'app.yaml': seedManifests(ns, { withPdb: true }) });
-    await registerDelivery(deps, bed, { name, repository, prune: true });
+    // A kubeconfig of its own: its removal below consults only deliveries on that "cluster".
+    await registerDelivery(deps, bed, {
+      name,
+      repository,
+      prune: true,
+      cluster: { kubeconfig: kubeconfigCopy() },
+    });
   });
 
   it("v1 applies all four objects, labelled as the delivery's, and records them", async () => {

@@ -2,12 +2,14 @@
 // leaves a half-written inventory behind.
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../../functions/core/clock.ts';
 import type { InventoryEntry } from '../../../functions/core/manifests/inventory.ts';
 import {
   INVENTORY_CHUNK_SIZE,
   readInventory,
   writeInventory,
 } from '../../../functions/core/store/inventory.ts';
+import { acquireLease, type Fence } from '../../../functions/core/store/lease.ts';
 import { tableClient } from '../../../functions/core/store/table-client.ts';
 import { testbed, uniqueName } from '../../support/testbed.ts';
 
@@ -20,6 +22,13 @@ const entries = (count: number, tag: string): InventoryEntry[] =>
     v: 'v1',
     h: 'f'.repeat(64),
   }));
+
+/** The fence of a lease taken on `name`, as a reconcile holds it while writing its inventory. */
+async function fenceFor(name: string): Promise<Fence> {
+  const lease = await acquireLease(db, name, 'inventory-test', systemClock);
+  if (!lease) throw new Error(`could not take the lease of ${name}`);
+  return lease.fence;
+}
 
 async function itemCount(name: string): Promise<number> {
   const page = await db.doc.send(
@@ -37,7 +46,7 @@ describe('inventory store', () => {
   it('stores and reads back 10,000 entries in chunks under the item size limit', async () => {
     const name = uniqueName('inv');
     const big = entries(10_000, 'big');
-    await writeInventory(db, name, big);
+    await writeInventory(db, name, big, await fenceFor(name));
     expect(await readInventory(db, name)).toEqual(big);
     // head + ceil(10000 / chunk size) chunks
     expect(await itemCount(name)).toBe(1 + Math.ceil(10_000 / INVENTORY_CHUNK_SIZE));
@@ -45,9 +54,10 @@ describe('inventory store', () => {
 
   it('replaces an inventory wholly and removes the chunks of the previous one', async () => {
     const name = uniqueName('inv');
-    await writeInventory(db, name, entries(4000, 'old'));
+    const fence = await fenceFor(name);
+    await writeInventory(db, name, entries(4000, 'old'), fence);
     const replacement = entries(10, 'new');
-    await writeInventory(db, name, replacement);
+    await writeInventory(db, name, replacement, fence);
     expect(await readInventory(db, name)).toEqual(replacement);
     expect(await itemCount(name)).toBe(2);
   });

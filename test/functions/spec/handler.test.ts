@@ -9,7 +9,7 @@ import { getGate } from '../../../functions/core/store/gates.ts';
 import { handler } from '../../../functions/spec/handler.ts';
 import { startAwsRecorder } from '../../support/aws-recorder.ts';
 import { engineDeps, pushFiles, run } from '../../support/deliveries.ts';
-import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 const deps = engineDeps();
@@ -117,7 +117,9 @@ describe('spec handler', () => {
     await pushFiles(bed, repository, 'main', {
       'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: ${ns}\ndata:\n  k: v\n`,
     });
-    const created = await handler(event('Create', 'delivery', deliverySpec(name, repository)), context('d1'));
+    // A kubeconfig of its own: the removal consults only the other deliveries on that "cluster".
+    const spec = deliverySpec(name, repository, { cluster: { kubeconfig: kubeconfigCopy() } });
+    const created = await handler(event('Create', 'delivery', spec), context('d1'));
     expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded' });
     const core = bed.kubeConfig().makeApiClient(CoreV1Api);
     await core.readNamespacedConfigMap({ name: 'app', namespace: ns });

@@ -1,0 +1,279 @@
+// What deleting a CustomResourceDefinition or a Namespace takes with it: the API server deletes
+// every object of the CRD's kind, and every object in the Namespace. A prune deletes one only when
+// everything it holds goes anyway: objects the same run prunes, their garbage-collected
+// dependents, and the furniture the control plane puts in every namespace.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { SluiceError } from '../errors.ts';
+import { refOf, type InventoryEntry, type ObjectRef } from '../manifests/inventory.ts';
+import { describeObject, groupOf, PRUNE_ANNOTATION } from '../manifests/objects.ts';
+import { apiErrorMessage, type KubeClient } from './client.ts';
+import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
+import { reasonToKeep } from './prunable.ts';
+
+/** A CRD or Namespace whose deletion would delete objects the run does not delete itself. */
+export interface CascadeBlocker {
+  /** `CustomResourceDefinition/<name>` or `Namespace/<name>`. */
+  readonly container: string;
+  /** What it holds that the run does not delete, as `Kind/namespace/name`, sorted. */
+  readonly objects: readonly string[];
+}
+
+export interface Cascade {
+  readonly blockers: readonly CascadeBlocker[];
+  /**
+   * Objects the CRDs and Namespaces take with them that are not themselves pruned: dependents
+   * garbage-collected with a pruned owner. Namespace furniture is not counted.
+   */
+  readonly cascaded: readonly string[];
+}
+
+/** A run held because a CRD or Namespace it would prune holds objects it does not prune. */
+export class PruneCascadeHold extends SluiceError {
+  constructor(
+    message: string,
+    readonly blockers: readonly CascadeBlocker[],
+  ) {
+    super('PruneWouldCascade', message);
+  }
+}
+
+/** Whether deleting the object deletes what it holds: a CustomResourceDefinition or a Namespace. */
+export function isContainer(ref: Pick<ObjectRef, 'group' | 'kind'>): boolean {
+  return (
+    (ref.group === 'apiextensions.k8s.io' && ref.kind === 'CustomResourceDefinition') ||
+    (ref.group === '' && ref.kind === 'Namespace')
+  );
+}
+
+const SHOWN = 5;
+
+/** `deleting Namespace/a would delete 2 objects it holds that this run does not delete: …`. */
+export function describeBlocker(blocker: CascadeBlocker): string {
+  const count = blocker.objects.length;
+  const shown = blocker.objects.slice(0, SHOWN).join(', ');
+  const more = count > SHOWN ? `, and ${count - SHOWN} more` : '';
+  return `deleting ${blocker.container} would delete ${count} object${count === 1 ? '' : 's'} it holds that this run does not delete: ${shown}${more}`;
+}
+
+/** How to get past a blocker, for every message that names one. */
+export const CASCADE_REMEDY =
+  'To go on: keep it in the revision; or first delete or move what it holds (objects this delivery ' +
+  'applies are pruned along with it when the revision leaves them out too); or annotate it ' +
+  `${PRUNE_ANNOTATION}: disabled to leave it in place when it leaves the revision`;
+
+/**
+ * Before a run changes anything: throws PruneCascadeHold when a CRD or Namespace among `stale`
+ * (what the run would prune) holds objects the run does not prune, or objects `desired` (the
+ * revision) applies. Returns what the pruned CRDs and Namespaces take with them besides `stale`,
+ * for the mass-deletion brake to count.
+ */
+export async function checkPruneCascade(
+  kube: KubeClient,
+  revision: string,
+  stale: readonly InventoryEntry[],
+  desired: readonly InventoryEntry[],
+  deliveryName: string,
+): Promise<readonly string[]> {
+  const { blockers, cascaded } = await findCascade(kube, stale, deliveryName, { desired });
+  if (blockers.length === 0) return cascaded;
+  throw new PruneCascadeHold(
+    `revision ${revision} leaves out ${blockers.map((b) => b.container).join(', ')}, but ` +
+      `${blockers.map(describeBlocker).join('; ')}; nothing was applied or pruned. ${CASCADE_REMEDY}`,
+    blockers,
+  );
+}
+
+const keyOf = (group: string, kind: string, namespace: string, name: string) =>
+  `${group}/${kind}/${namespace}/${name}`;
+const refKey = (ref: ObjectRef) => keyOf(ref.group, ref.kind, ref.namespace, ref.name);
+const objectKey = (object: KubernetesObject) =>
+  keyOf(
+    groupOf(object.apiVersion ?? ''),
+    object.kind ?? '',
+    object.metadata?.namespace ?? '',
+    object.metadata?.name ?? '',
+  );
+const describeRef = (ref: ObjectRef) => `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+
+/** What one CRD or Namespace holds. */
+interface Held {
+  readonly container: string;
+  readonly objects: readonly KubernetesObject[];
+  /** Objects of the revision that would be in it but are not there (yet). */
+  readonly desired: readonly ObjectRef[];
+  /** Why some of what it holds cannot be seen. */
+  readonly unseen?: string;
+}
+
+/** Why an object that goes with its CRD or Namespace is fine to lose. */
+type Verdict = 'pruned' | 'furniture' | 'dependent';
+
+/**
+ * For each CRD and Namespace among `stale` (or just `only`) that a prune would delete (it exists,
+ * is not already being deleted, and is this delivery's without `sluice.io/prune: disabled`), what
+ * it holds that would be lost with it. An object is fine to lose when it is in `stale` and prune
+ * would delete it (compared by group, kind, namespace and name, whatever the version), when each
+ * of its owners is (it is garbage-collected with them), or when it is namespace furniture (the
+ * `default` ServiceAccount, the `kube-root-ca.crt` ConfigMap, Events, Endpoints and
+ * EndpointSlices of a Service that goes). Objects of `desired` are never fine to lose.
+ */
+export async function findCascade(
+  kube: KubeClient,
+  stale: readonly InventoryEntry[],
+  deliveryName: string,
+  options: { readonly desired?: readonly InventoryEntry[]; readonly only?: InventoryEntry } = {},
+): Promise<Cascade> {
+  const staleRefs = stale.map(refOf);
+  const containers = (options.only ? [refOf(options.only)] : staleRefs).filter(isContainer);
+  if (containers.length === 0) return { blockers: [], cascaded: [] };
+  const staleKeys = new Set(staleRefs.map(refKey));
+  const desired = (options.desired ?? []).map(refOf);
+  const desiredKeys = new Set(desired.map(refKey));
+
+  const held: Held[] = [];
+  for (const ref of containers) {
+    const apiVersion = ref.kind === 'Namespace' ? 'v1' : 'apiextensions.k8s.io/v1';
+    const live = await kube.get({ apiVersion, kind: ref.kind, metadata: { name: ref.name } });
+    // Not deleted by the prune (gone, kept), or already being deleted with all it holds.
+    if (!live || live.metadata?.deletionTimestamp || reasonToKeep(live, deliveryName)) continue;
+    held.push(
+      ref.kind === 'Namespace'
+        ? await namespaceContents(kube, ref.name, desired)
+        : await crdContents(kube, live, desired),
+    );
+  }
+
+  const byUid = new Map<string, KubernetesObject>();
+  const byKey = new Map<string, KubernetesObject>();
+  for (const { objects } of held)
+    for (const object of objects) {
+      if (object.metadata?.uid) byUid.set(object.metadata.uid, object);
+      byKey.set(objectKey(object), object);
+    }
+  const verdicts = new Map<KubernetesObject, Verdict | undefined>();
+  const judging = new Set<KubernetesObject>();
+
+  const goes = (group: string, kind: string, namespace: string, name: string): boolean => {
+    const object = byKey.get(keyOf(group, kind, namespace, name));
+    if (object) return judge(object) !== undefined;
+    return staleKeys.has(keyOf(group, kind, namespace, name));
+  };
+  const ownerGoes = (
+    owner: { apiVersion: string; kind: string; name: string; uid: string },
+    namespace: string,
+  ) => {
+    const live = byUid.get(owner.uid);
+    if (live) return judge(live) !== undefined;
+    // Not held here (cluster-scoped, or pruned already): it goes if the run prunes it.
+    const group = groupOf(owner.apiVersion);
+    return (
+      staleKeys.has(keyOf(group, owner.kind, namespace, owner.name)) ||
+      staleKeys.has(keyOf(group, owner.kind, '', owner.name))
+    );
+  };
+  const isFurniture = (object: KubernetesObject): boolean => {
+    const group = groupOf(object.apiVersion ?? '');
+    const { kind } = object;
+    const namespace = object.metadata?.namespace ?? '';
+    const name = object.metadata?.name ?? '';
+    if (kind === 'Event') return group === '' || group === 'events.k8s.io';
+    if (group === '' && kind === 'ServiceAccount') return name === 'default';
+    if (group === '' && kind === 'ConfigMap') return name === 'kube-root-ca.crt';
+    if (group === '' && kind === 'Endpoints') return goes('', 'Service', namespace, name);
+    if (group === 'discovery.k8s.io' && kind === 'EndpointSlice') {
+      const service = object.metadata?.labels?.['kubernetes.io/service-name'];
+      return service !== undefined && goes('', 'Service', namespace, service);
+    }
+    return false;
+  };
+  const decide = (object: KubernetesObject): Verdict | undefined => {
+    const key = objectKey(object);
+    if (desiredKeys.has(key)) return undefined;
+    if (staleKeys.has(key) && !reasonToKeep(object, deliveryName)) return 'pruned';
+    if (isFurniture(object)) return 'furniture';
+    const owners = object.metadata?.ownerReferences ?? [];
+    const namespace = object.metadata?.namespace ?? '';
+    if (owners.length > 0 && owners.every((owner) => ownerGoes(owner, namespace))) return 'dependent';
+    return undefined;
+  };
+  function judge(object: KubernetesObject): Verdict | undefined {
+    if (verdicts.has(object)) return verdicts.get(object);
+    if (judging.has(object)) return undefined; // an ownership cycle proves nothing
+    judging.add(object);
+    const verdict = decide(object);
+    judging.delete(object);
+    verdicts.set(object, verdict);
+    return verdict;
+  }
+
+  const blockers: CascadeBlocker[] = [];
+  const cascaded = new Set<string>();
+  for (const { container, objects, desired: missing, unseen } of held) {
+    const lost: string[] = [];
+    for (const object of objects) {
+      const verdict = judge(object);
+      const key = objectKey(object);
+      if (verdict === undefined)
+        lost.push(`${describeObject(object)}${desiredKeys.has(key) ? ' (in this revision)' : ''}`);
+      else if (verdict === 'dependent' && !staleKeys.has(key)) cascaded.add(describeObject(object));
+    }
+    const seen = new Set(objects.map(objectKey));
+    for (const ref of missing)
+      if (!seen.has(refKey(ref))) lost.push(`${describeRef(ref)} (in this revision)`);
+    lost.sort();
+    if (unseen) lost.push(unseen);
+    if (lost.length > 0) blockers.push({ container, objects: lost });
+  }
+  return { blockers, cascaded: [...cascaded].sort() };
+}
+
+/** Every object of the CRD's kind, in all namespaces, and the revision's objects of that kind. */
+async function crdContents(
+  kube: KubeClient,
+  crd: KubernetesObject,
+  desired: readonly ObjectRef[],
+): Promise<Held> {
+  const spec = (crd as { spec?: { group?: string; names?: { kind?: string } } }).spec;
+  const group = spec?.group ?? '';
+  const kind = spec?.names?.kind ?? '';
+  const container = describeObject(crd);
+  const ofKind = desired.filter((ref) => ref.group === group && ref.kind === kind);
+  const [apiVersion] = await kube.servedVersions(group, kind);
+  if (!apiVersion) {
+    const unseen = `any ${kind} objects (group ${group}): the CRD serves no version, so they cannot be listed`;
+    return { container, objects: [], desired: ofKind, unseen };
+  }
+  try {
+    return { container, objects: await kube.list(apiVersion, kind, ''), desired: ofKind };
+  } catch (error) {
+    throw new Error(
+      `cannot list the ${kind} objects that deleting ${container} would delete: ${apiErrorMessage(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Every object in the namespace (of each kind that can be listed and deleted), and the revision's. */
+async function namespaceContents(
+  kube: KubeClient,
+  namespace: string,
+  desired: readonly ObjectRef[],
+): Promise<Held> {
+  const container = `Namespace/${namespace}`;
+  const kinds = (await kube.namespacedKinds(['list', 'delete'])).filter(
+    // Events are furniture: not worth listing.
+    (served) => !(served.kind === 'Event' && ['', 'events.k8s.io'].includes(groupOf(served.apiVersion))),
+  );
+  const objects: KubernetesObject[] = [];
+  await forEachBounded(kinds, APPLY_CONCURRENCY, async ({ apiVersion, kind }) => {
+    try {
+      objects.push(...(await kube.list(apiVersion, kind, '', namespace)));
+    } catch (error) {
+      throw new Error(
+        `cannot list the ${kind} objects (${apiVersion}) that deleting ${container} would delete: ${apiErrorMessage(error)}`,
+        { cause: error },
+      );
+    }
+  });
+  return { container, objects, desired: desired.filter((ref) => ref.namespace === namespace) };
+}

@@ -1,0 +1,62 @@
+// Go's format and pattern semantics, as kube-apiserver 1.33 applied them to CRD schemas.
+import { describe, expect, it } from 'vitest';
+import { goPattern, isDate, isDateTime } from '../../../functions/core/manifests/k8s-formats.ts';
+
+describe('isDateTime (kube-openapi strfmt.IsDateTime)', () => {
+  it.each([
+    '2024-01-02T03:04:05Z',
+    '2024-01-02T03:04:05.123+02:00',
+    '2024-01-02t03:04:05z',
+    '2024-01-02T23:04:05+99:99', // offsets are not range-checked
+    '2024-01-02T03:04:05x5Z', // any character before the fraction
+    '2024-01-02T03:04:05ZT', // only the part after the first t is read
+  ])('accepts %s', (text) => expect(isDateTime(text)).toBe(true));
+
+  it.each([
+    '',
+    'yesterday',
+    '2024-01-02T03:04:05', // no zone
+    '2024-01-02 03:04:05Z',
+    '2024-02-30T03:04:05Z',
+    '2024-13-02T03:04:05Z',
+    '2024-01-02T24:04:05Z',
+    '2024-01-02T03:04:60Z',
+    '2024-01-02T03:04:05.Z',
+  ])('refuses %s', (text) => expect(isDateTime(text)).toBe(false));
+});
+
+describe('isDate (Go time.Parse 2006-01-02)', () => {
+  it('knows month lengths and leap years', () => {
+    expect(['2024-02-29', '2000-02-29', '2023-12-31'].map(isDate)).toEqual([true, true, true]);
+    expect(['2023-02-29', '1900-02-29', '2024-04-31', '2024-1-02', '', '2024-00-10'].map(isDate)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+});
+
+describe('goPattern', () => {
+  it('keeps what means the same in both', () => {
+    expect(goPattern('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')).toBe('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$');
+    expect(goPattern('^\\d+%?$')).toBe('^\\d+%?$');
+  });
+
+  it("spells out Go's ASCII \\s and its . that excludes only newlines", () => {
+    const word = new RegExp(goPattern('^\\S+$')!, 'u');
+    expect(word.test('a\u00a0b')).toBe(true);
+    expect(word.test('a b')).toBe(false);
+    expect(new RegExp(goPattern('^[\\s,]+$')!, 'u').test(' ,\t')).toBe(true);
+    expect(new RegExp(goPattern('^a.b$')!, 'u').test('a\rb')).toBe(true);
+    expect(new RegExp(goPattern('^a.b$')!, 'u').test('a\nb')).toBe(false);
+    expect(new RegExp(goPattern('^[.]$')!, 'u').test('x')).toBe(false);
+  });
+
+  it('gives up on syntax that JavaScript lacks or reads differently', () => {
+    for (const pattern of ['(?i)abc', '\\Aabc\\z', '\\pL+', '(?P<n>a)', '[[:alpha:]]', '[^\\S]', '[]a]', 7])
+      expect(goPattern(pattern)).toBeUndefined();
+  });
+});
