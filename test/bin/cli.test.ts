@@ -90,6 +90,7 @@ describe('sluice CLI', () => {
       policy: 'Delete',
       deleted: [`${ns}_cli__ConfigMap`],
       skipped: [],
+      goneWithKind: [],
       kept: [],
     });
   });

@@ -199,6 +199,23 @@ describe('leaving out a CRD', () => {
     expect(await inventoryIds(name)).toEqual([`ConfigMap/${keep.metadata.namespace}/keep`]);
   });
 
+  it('prunes a CRD and the Namespace holding its resources in one run (the kind goes while the Namespace is checked)', async () => {
+    // The CRD and the Namespace are deleted side by side; the Namespace's last check must not trip
+    // over the Widget kind that was served a moment ago. Three times: the race is not every time.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const group = `${uniqueName('both')}.sluice.test`;
+      const ns = uniqueName('crd-ns');
+      const keep = await keeper();
+      const { name, push } = await delivery('crd-ns');
+      await push(namespace(ns), widgetCrd(group), widget(group, ns, 'one'), keep);
+      expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded', changes: { created: 4 } });
+      await push(keep);
+      const pruned = await run(name, deps);
+      expect(pruned, pruned.message).toMatchObject({ outcome: 'Succeeded', changes: { deleted: 3 } });
+      expect(await inventoryIds(name)).toEqual([`ConfigMap/${keep.metadata.namespace}/keep`]);
+    }
+  });
+
   it('is held while the same revision still applies resources of it; none of them is applied', async () => {
     const group = `${uniqueName('still')}.sluice.test`;
     const ns = uniqueName('crd-still');

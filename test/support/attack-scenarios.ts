@@ -99,8 +99,8 @@ const serviceAccount = (ns: string, name: string): Obj => ({
   metadata: { name, namespace: ns },
 });
 
-/** A CRD `widgets.<group>` and a maker of its objects. */
-function widgets(group: string) {
+/** A CRD `widgets.<group>` and a maker of its objects, known to `s` as the CRD of their apiVersion. */
+function widgets(s: Scene, group: string) {
   const crd = namespacedCrd({
     group,
     kind: 'Widget',
@@ -108,6 +108,7 @@ function widgets(group: string) {
     specProperties: { size: { type: 'integer' } },
   }) as Obj;
   const kind: Kind = { apiVersion: `${group}/v1`, kind: 'Widget', crd: crd.metadata!.name };
+  s.crdOf.set(kind.apiVersion, crd.metadata!.name!);
   const widget = (ns: string, name: string, size: number, metadata: Record<string, unknown> = {}): Obj => ({
     apiVersion: kind.apiVersion,
     kind: 'Widget',
@@ -145,6 +146,8 @@ class Scene {
   readonly steps: string[] = [];
   readonly unexpected: string[] = [];
   readonly wrongful = new Set<string>();
+  /** The CRD defining each custom apiVersion the scenario uses: its objects go when it goes. */
+  readonly crdOf = new Map<string, string>();
 
   constructor(
     readonly env: AttackEnv,
@@ -248,12 +251,21 @@ class Scene {
     }
   }
 
-  /** Whether the object is gone, deleting, or in a Namespace that is gone or deleting. */
+  /** Whether the object is gone or deleting, or its Namespace or CRD is. */
   async deleted(object: KubernetesObject): Promise<boolean> {
     const live = await this.read(object);
     if (!live || live.metadata?.deletionTimestamp) return true;
     const ns = object.metadata?.namespace;
-    return ns !== undefined && (await this.deleted(namespace(ns)));
+    if (ns !== undefined && (await this.deleted(namespace(ns)))) return true;
+    const crd = this.crdOf.get(object.apiVersion ?? '');
+    return (
+      crd !== undefined &&
+      (await this.deleted({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: crd },
+      }))
+    );
   }
 
   /** Records as wrongful deletions those of `objects` that are deleted. */
@@ -374,7 +386,7 @@ async function containerRemoval(
   const crdCase = kind === 'crd-removal';
   const [a, b] = [s.name('a'), s.name('b')];
   await s.createNamespace(a);
-  const { crd, kind: widgetKind, widget } = widgets(`${s.tag}.attack.sluice.test`);
+  const { crd, kind: widgetKind, widget } = widgets(s, `${s.tag}.attack.sluice.test`);
   // The container, where our objects live, and what a hand-made (or another delivery's) object there is.
   let container: Obj;
   let inside: (name: string, value: number, metadata?: Record<string, unknown>) => Obj;
@@ -412,6 +424,14 @@ async function containerRemoval(
     inside(`by-hand-${i}`, 100 + i),
   );
   for (const object of handMade) await s.kube.apply(object);
+  // A dependent of something that stays (the hand-made Namespace `a`) is no garbage: it blocks too.
+  const stray = s.chance(0.2);
+  if (stray) {
+    const owner = (await s.read(namespace(a)))!;
+    const ownerReferences = [{ apiVersion: 'v1', kind: 'Namespace', name: a, uid: owner.metadata!.uid }];
+    handMade = [...handMade, inside('owned-by-a', 150, { ownerReferences })];
+    await s.kube.apply(handMade.at(-1)!);
+  }
   const outside = configMap(a, 'bystander', 'mine');
   await s.kube.apply(outside);
   const deliveries = [d];
@@ -459,7 +479,7 @@ async function containerRemoval(
   const label =
     `${crdCase ? 'CRD' : 'Namespace'} with ${ours.length} objects${disabled ? ' (1 prune: disabled)' : ''}, ` +
     `keeps ${kept.length === 0 ? 'none' : kept.length === ours.length ? 'all' : kept.length}; bystanders: ${handMade.length} hand-made, ` +
-    `${others.length} another delivery's, ${dependents.length} dependents` +
+    `${others.length} another delivery's, ${dependents.length} dependents${stray ? ', 1 of what stays' : ''}` +
     `${furniture.length ? ', furniture' : ''}; pruneLimit ${'percent' in limit ? `${limit.percent}%` : limit.count}`;
 
   const expected = () => {
@@ -492,7 +512,8 @@ async function containerRemoval(
     s.expect(`again: expected ${expected()}, got ${result.reason}`, result.reason === expected());
   }
 
-  await s.mustSurvive([outside, ...handMade, ...others]);
+  // Annotated prune: disabled, ours stays in place even when the revision leaves it out.
+  await s.mustSurvive([outside, ...handMade, ...others, ...(disabled ? [disabled] : [])]);
   const applied = result.outcome === 'Succeeded' ? rev2 : rev1;
   // A held run deletes nothing: the container, all of ours and the furniture stay.
   await s.mustSurvive(result.outcome === 'Succeeded' ? rev2 : [...rev1, ...furniture]);
@@ -523,7 +544,7 @@ async function rename(env: AttackEnv, seed: number): Promise<AttackReport> {
   await s.createNamespace(p);
   const withNamespace = s.chance(0.6);
   const withCrd = s.chance(0.4);
-  const { crd, kind: widgetKind, widget } = widgets(`${s.tag}.attack.sluice.test`);
+  const { crd, kind: widgetKind, widget } = widgets(s, `${s.tag}.attack.sluice.test`);
   const inP = Array.from({ length: s.int(1, 3) }, (_, i) =>
     s.chance(0.7) ? configMap(p, `c-${i}`, `v${i}`) : secret(p, `s-${i}`, `v${i}`),
   );
@@ -615,10 +636,24 @@ async function rename(env: AttackEnv, seed: number): Promise<AttackReport> {
   }
 
   const reconciled: string[] = [];
-  const removal = await deleteDelivery(
-    old,
-    s.deps({ reconcileNow: async (names) => void reconciled.push(...names) }),
-  );
+  const label =
+    `${rev1.length} objects${withNamespace ? ', own Namespace' : ''}${withCrd ? ', CRD' : ''}; ` +
+    `${rev2 === rev1 ? 'same revision' : `tag moved to ${rev2.length} of them`}; gate ${gateMode}` +
+    `${early ? '; new ran before the removal' : ''}; ${deliveries.length - 2} other deliveries`;
+  let removal: Awaited<ReturnType<typeof deleteDelivery>>;
+  try {
+    removal = await deleteDelivery(
+      old,
+      s.deps({ reconcileNow: async (names) => void reconciled.push(...names) }),
+    );
+  } catch (error) {
+    // Reported with what it left: whatever it deleted must still be only what the new one would not apply.
+    s.unexpected.push(`removing ${old} failed: ${String(error)}`);
+    s.steps.push(`remove ${old}: failed`);
+    await unchanged(rev2, old, 'after the failed removal');
+    await s.mustSurvive(bystanders);
+    return s.report('rename', label, false, await s.orphans(deliveries, kinds));
+  }
   s.steps.push(`remove ${old}: ${removal.deleted.length} deleted, ${removal.kept.length} kept`);
   const keptIds = removal.kept.map((k) => k.id).sort();
   s.expect(`kept [${keptIds.join(' ')}], not [${sortedIds(rev2).join(' ')}]`, same(keptIds, sortedIds(rev2)));
@@ -649,10 +684,6 @@ async function rename(env: AttackEnv, seed: number): Promise<AttackReport> {
   s.expect(`${fresh} taking over: ${result.reason}: ${result.message}`, result.outcome === 'Succeeded');
   await unchanged(rev2, fresh, 'after the takeover');
   await s.mustSurvive(bystanders);
-  const label =
-    `${rev1.length} objects${withNamespace ? ', own Namespace' : ''}${withCrd ? ', CRD' : ''}; ` +
-    `${rev2 === rev1 ? 'same revision' : `tag moved to ${rev2.length} of them`}; gate ${gateMode}` +
-    `${early ? '; new ran before the removal' : ''}; ${deliveries.length - 2} other deliveries`;
   const converged = await s.convergedTo(fresh, rev2, revision2, kinds);
   return s.report('rename', label, converged, await s.orphans(deliveries, kinds));
 }
@@ -779,16 +810,13 @@ async function clockSkew(env: AttackEnv, seed: number): Promise<AttackReport> {
   await s.register(d, repository, { pruneLimit: '100%', deletionPolicy: 'Delete' });
   const rev1 = configMaps(s, ns, 'one', 6);
   await s.setUp(d, await s.push(repository, rev1));
-  // Revision 2 changes or adds at least one object: the holder has that many applies to be stuck on.
-  let rev2 = configMaps(s, ns, 'two', 6);
-  const writes = rev2.filter(
-    (o) => !rev1.some((r) => idOf(r) === idOf(o) && contentOf(r) === contentOf(o)),
-  ).length;
-  if (writes === 0) rev2 = [...rev2, configMap(ns, 'extra', 'two')];
-  const applies = Math.max(writes, 1);
+  // Every object of revision 2 has new content: the holder applies each, then prunes what revision 1
+  // alone had, and is stuck on one of those writes.
+  const rev2 = configMaps(s, ns, 'two', 6);
+  const writes = rev2.length + rev1.filter((o) => !rev2.some((r) => idOf(r) === idOf(o))).length;
   const revision2 = await s.push(repository, rev2);
 
-  const stuckAt = s.int(0, applies - 1);
+  const stuckAt = s.int(0, writes - 1);
   const ttl = s.int(1_500, 3_000);
   const holderOffset = s.chance(0.5) ? Math.round((s.random() * 2 - 1) * 5 * MINUTE) : 0;
   let release!: () => void;
@@ -859,17 +887,20 @@ async function clockSkew(env: AttackEnv, seed: number): Promise<AttackReport> {
       `holder: expected Succeeded ${revision2}, got ${result.reason} ${result.revision}: ${result.message}`,
       result.outcome === 'Succeeded' && result.revision === revision2,
     );
-    s.expect(`${d} is no longer registered`, (await getDelivery(s.env.deps.db, d)) !== undefined);
-    let converged = await s.convergedTo(d, rev2, revision2, kinds);
+    const registered = (await getDelivery(s.env.deps.db, d)) !== undefined;
+    s.expect(`${d} is no longer registered`, registered);
+    let converged = registered && (await s.convergedTo(d, rev2, revision2, kinds));
     await s.mustSurvive(rev2);
-    const after = await s.run('next run', d);
-    s.expect(
-      `next run: expected Succeeded ${revision3}, got ${after.reason} ${after.revision}`,
-      after.outcome === 'Succeeded' && after.revision === revision3,
-    );
-    converged = (await s.convergedTo(d, rev3, revision3, kinds)) && converged;
+    if (registered) {
+      const after = await s.run('next run', d);
+      s.expect(
+        `next run: expected Succeeded ${revision3}, got ${after.reason} ${after.revision}`,
+        after.outcome === 'Succeeded' && after.revision === revision3,
+      );
+      converged = (await s.convergedTo(d, rev3, revision3, kinds)) && converged;
+    }
     const label =
-      `holder (ttl ${ttl} ms, clock ${(holderOffset / 1000).toFixed(0)}s) stuck at write ${stuckAt + 1} of ${applies}; ` +
+      `holder (ttl ${ttl} ms, clock ${(holderOffset / 1000).toFixed(0)}s) stuck at write ${stuckAt + 1} of ${writes}; ` +
       claims.join(', ');
     return s.report('clock-skew', label, converged, await s.orphans([d], kinds));
   } finally {

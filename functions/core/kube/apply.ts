@@ -20,6 +20,15 @@ export interface ChangeSet {
 
 type KindRef = { apiVersion: string; kind: string; namespace?: string };
 
+/** The kinds (and namespaces) of `desired`, for listing what is live of them. */
+export function kindsOf(desired: readonly DesiredObject[]): KindRef[] {
+  return desired.map(({ object }) => ({
+    apiVersion: object.apiVersion!,
+    kind: object.kind!,
+    namespace: object.metadata?.namespace,
+  }));
+}
+
 /** The live objects this delivery owns, by inventory id: one list request per kind. */
 export function listOwned(
   kube: KubeClient,

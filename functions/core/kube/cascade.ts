@@ -6,7 +6,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { SluiceError } from '../errors.ts';
 import { refOf, type InventoryEntry, type ObjectRef } from '../manifests/inventory.ts';
 import { describeObject, groupOf, PRUNE_ANNOTATION } from '../manifests/objects.ts';
-import { apiErrorMessage, type KubeClient } from './client.ts';
+import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
 import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
 import { reasonToKeep } from './prunable.ts';
 
@@ -246,6 +246,8 @@ async function crdContents(
   try {
     return { container, objects: await kube.list(apiVersion, kind, ''), desired: ofKind };
   } catch (error) {
+    // The kind is no longer served: the CRD is gone, and every object of it with it.
+    if (statusCodeOf(error) === 404) return { container, objects: [], desired: ofKind };
     throw new Error(
       `cannot list the ${kind} objects that deleting ${container} would delete: ${apiErrorMessage(error)}`,
       { cause: error },
@@ -269,6 +271,9 @@ async function namespaceContents(
     try {
       objects.push(...(await kube.list(apiVersion, kind, '', namespace)));
     } catch (error) {
+      // No longer served (its CRD was deleted since discovery was read, e.g. by this same prune):
+      // no object of the kind exists any more, here or anywhere.
+      if (statusCodeOf(error) === 404) return;
       throw new Error(
         `cannot list the ${kind} objects (${apiVersion}) that deleting ${container} would delete: ${apiErrorMessage(error)}`,
         { cause: error },

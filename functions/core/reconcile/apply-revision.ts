@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
-import { applyStaged, dryRun, isUnchanged, listOwned } from '../kube/apply.ts';
+import { applyStaged, dryRun, isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
 import { checkPruneCascade } from '../kube/cascade.ts';
 import { KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
@@ -50,17 +50,7 @@ export async function applyRevision(
     );
   }
 
-  const live = await step('ApplyFailed', () =>
-    listOwned(
-      kube,
-      desired.map((d) => ({
-        apiVersion: d.object.apiVersion!,
-        kind: d.object.kind!,
-        namespace: d.object.metadata?.namespace,
-      })),
-      name,
-    ),
-  );
+  const live = await step('ApplyFailed', () => listOwned(kube, kindsOf(desired), name));
   refuseConflicts(
     await step('ApplyFailed', () =>
       ownershipConflicts(kube, desired, live, name, async (other) => !!(await getDelivery(deps.db, other))),

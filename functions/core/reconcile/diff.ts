@@ -3,7 +3,7 @@ import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { evaluateGates } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
-import { isUnchanged, listOwned } from '../kube/apply.ts';
+import { isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
 import { apiErrorMessage, KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
 import { forEachBounded } from '../kube/pool.ts';
@@ -77,11 +77,7 @@ export async function diffDelivery(
   const kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
   const desired = await prepareObjects(manifests, kube, name, delivery.targetNamespace);
   const inventory = await readInventory(deps.db, name);
-  const live = await listOwned(
-    kube,
-    desired.map((d) => ({ apiVersion: d.object.apiVersion!, kind: d.object.kind! })),
-    name,
-  );
+  const live = await listOwned(kube, kindsOf(desired), name);
   const conflicts = await ownershipConflicts(
     kube,
     desired,

@@ -2,7 +2,7 @@
 // delivery is taken over only when the artifact says so.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { SluiceError } from '../errors.ts';
-import { listOwnedByOthers } from '../kube/apply.ts';
+import { kindsOf, listOwnedByOthers } from '../kube/apply.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { DesiredObject } from '../kube/prepare.ts';
 import { describeObject, OWNER_LABEL } from '../manifests/objects.ts';
@@ -32,15 +32,7 @@ export async function ownershipConflicts(
 ): Promise<OwnershipConflict[]> {
   const unknown = desired.filter((d) => !ours.has(d.entry.id) && !d.deferred);
   if (unknown.length === 0) return [];
-  const others = await listOwnedByOthers(
-    kube,
-    unknown.map((d) => ({
-      apiVersion: d.object.apiVersion!,
-      kind: d.object.kind!,
-      namespace: d.object.metadata?.namespace,
-    })),
-    deliveryName,
-  );
+  const others = await listOwnedByOthers(kube, kindsOf(unknown), deliveryName);
   const conflicts: OwnershipConflict[] = [];
   const registered = new Map<string, Promise<boolean>>();
   for (const d of unknown) {

@@ -28,10 +28,13 @@ describe('reconcile handler', () => {
     const ns = uniqueName('h');
     const repository = uniqueName('handler/pushed');
     const [first, second, other] = [uniqueName('push-a'), uniqueName('push-b'), uniqueName('other')];
+    // Two deliveries of one repository, each into a namespace of its own (one object, one owner).
+    const ns2 = uniqueName('h');
     await createNamespace(bed.kubeConfig(), ns);
+    await createNamespace(bed.kubeConfig(), ns2);
     await pushFiles(bed, repository, 'main', { 'cm.yaml': configMap(ns) });
     await registerDelivery(deps, bed, { name: first, repository, prune: true });
-    await registerDelivery(deps, bed, { name: second, repository, prune: false });
+    await registerDelivery(deps, bed, { name: second, repository, prune: false, targetNamespace: ns2 });
     await registerDelivery(deps, bed, { name: other, repository: uniqueName('handler/unrelated') });
     const results = await handler(
       {
