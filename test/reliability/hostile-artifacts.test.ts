@@ -82,7 +82,9 @@ const cases: HostileCase[] = [
     name: 'a layer descriptor larger than maxCompressedBytes',
     push: (h) => h.pushLayer(tgzOf([ok(h)]), { sizeDelta: DEFAULT_UNPACK_LIMITS.maxCompressedBytes + MiB }),
     reason: 'ArtifactFailed',
-    message: new RegExp(`more than the limit maxCompressedBytes \\(${DEFAULT_UNPACK_LIMITS.maxCompressedBytes} bytes\\)`),
+    message: new RegExp(
+      `more than the limit maxCompressedBytes \\(${DEFAULT_UNPACK_LIMITS.maxCompressedBytes} bytes\\)`,
+    ),
   },
   // The source.
   {
