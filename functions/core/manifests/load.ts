@@ -5,6 +5,7 @@ import { formatBytes } from '../oci/errors.ts';
 import { pacer, type Pacer } from '../pacer.ts';
 import { countDocuments, largestParts, ObjectCounter } from './count.ts';
 import type { Manifest } from './objects.ts';
+import { checkUniqueKeys } from './unique-keys.ts';
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 /** How many lexical tokens are parsed between looks at the clock. */
@@ -67,7 +68,9 @@ export async function loadManifests(
   );
 
   const manifests: Manifest[] = [];
-  for (const [file, text] of texts) manifests.push(...(await parseManifests(text, file, options)));
+  for (const [file, text] of texts) {
+    for (const manifest of await parseManifests(text, file, options)) manifests.push(manifest);
+  }
   return manifests;
 }
 
@@ -99,10 +102,13 @@ export async function parseManifests(
   const manifests: Manifest[] = [];
   const lines = new LineCounter();
   const parser = new Parser(lines.addNewLine);
-  const composer = new Composer({ prettyErrors: true });
+  const composer = new Composer({ prettyErrors: true, uniqueKeys: false });
   let index = 0;
   const take = (docs: Iterable<Document.Parsed>) => {
-    for (const doc of docs) manifests.push(...toManifests(doc, index++, text, file, lines, options.counter));
+    for (const doc of docs) {
+      for (const manifest of toManifests(doc, index++, text, file, lines, options.counter))
+        manifests.push(manifest);
+    }
   };
   lines.addNewLine(0);
   let tokens = 0;
@@ -126,6 +132,7 @@ function toManifests(
   counter: ObjectCounter,
 ): Manifest[] {
   const origin = index === 0 ? file : `${file}#${index}`;
+  checkUniqueKeys(doc);
   const error = doc.errors[0];
   if (error) {
     const { where, message } = describeYamlError(error, text, lines);

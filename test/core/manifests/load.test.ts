@@ -69,6 +69,14 @@ describe('parseManifests', () => {
     'a: 1\n  b: 2\n',
     '\n\n   \n  - x\n y\n',
     `a: ${'x'.repeat(120)} : b\n`,
+    'a: 1\nb:\n  c: 1\n  c: 2\n',
+    '&x k: 1\n!!str k: 2\n',
+    '? k\n: 1\n? k\n: 2\n',
+    'x:\n  - {q: 1, w: 2, q: 3}\n',
+    '1: a\n0x1: b\n',
+    ': 1\n: 2\n',
+    'a: 1\nb: [\na: 2\n',
+    'a: 1\na: 2\nb: [1, 2\n',
   ])('words a YAML error as before: %j', async (text) => {
     const parsed = [...parseAllDocuments(text, { prettyErrors: true })];
     const error = parsed.find((doc) => doc.errors.length > 0)!.errors[0]!;
@@ -76,6 +84,20 @@ describe('parseManifests', () => {
     const expected = `f.yaml:${where}: invalid YAML: ${error.message.split('\n')[0]}`;
     expect((await refusal(parseManifests(text, 'f.yaml'))).message).toBe(expected);
   });
+
+  it(
+    'finds a repeated key in a map of 50,000 keys in linear time (yaml compares every pair)',
+    { timeout: 15_000 },
+    async () => {
+      const keys = Array.from({ length: 50_000 }, (_, i) => `  key-${i}: value-${i}`);
+      const text = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: wide\ndata:\n${keys.join('\n')}\n  key-7: again\n`;
+      expect((await refusal(parseManifests(text, 'wide.yaml'))).message).toBe(
+        'wide.yaml: line 50006, column 3: invalid YAML: Map keys must be unique at line 50006, column 3:',
+      );
+      const manifests = await parseManifests(text.replace('key-7: again', 'key-last: again'), 'wide.yaml');
+      expect(Object.keys(manifests[0]!.object.data as object)).toHaveLength(50_001);
+    },
+  );
 
   it('keeps the other refusals: an alias bomb, a top-level list', async () => {
     const bomb =
