@@ -91,8 +91,10 @@ describe('a run frozen past its lease (SIGSTOP), then resumed', () => {
     await push({ keep: '1', dropped: '1' });
     expect((await run(name, engineDeps())).outcome).toBe('Succeeded');
 
-    // The frozen run applies revision 2; it is stopped at its first cluster write.
-    await push({ keep: '2', added: '2' });
+    // The frozen run applies revision 2 (one write: a write that passed its lease check an instant
+    // before a freeze is sent on resume, which Kubernetes cannot refuse; see docs/security.md);
+    // it is stopped at that write, which goes through before the newer run starts.
+    await push({ keep: '2', dropped: '1' });
     const kubeconfig = join(mkdtempSync(join(tmpdir(), 'sluice-fencing-')), 'kubeconfig');
     writeFileSync(kubeconfig, proxy.kubeConfig().exportConfig());
     let frozen = false;
