@@ -9,11 +9,9 @@ import {
   stopComponents,
   type Components,
 } from '../test/support/components.ts';
-import { parseGateEvent } from '../functions/core/gates/event.ts';
-import { handleGateEvent } from '../functions/core/gates/requests.ts';
-import { DEMO_NAMESPACE, demoConfig, releaseFiles, RELEASES, type Release } from './demo/app.ts';
-import { bold, check, heading, say, shell, sluice } from './demo/narrate.ts';
-import { localGateDeps } from './commands/gates.ts';
+import { parseCron } from '../functions/core/gates/cron.ts';
+import { DEMO_NAMESPACE, demoConfig, freezeDay, releaseFiles, RELEASES, type Release } from './demo/app.ts';
+import { bold, check, DemoFailure, heading, say, shell, sluice } from './demo/narrate.ts';
 
 const STEPS = 11;
 const DIR = resolve(process.env.SLUICE_DEMO_DIR ?? '.sluice/demo');
@@ -64,30 +62,42 @@ const showCluster = (components: Components) =>
     `kubectl get deployment,service,hpa,pdb -n ${ns} -L sluice.io/delivery`,
   );
 
-/** Sends a gate event exactly as the EventBridge Scheduler schedule would. */
-async function asTheScheduleWould(action: 'open' | 'close') {
-  const event = {
-    gate: 'no-deploy-friday',
-    action,
-    ...(action === 'close' && { window: '24h' }),
-    requestedBy: action === 'close' ? 'schedule/no-deploy-friday/0' : 'schedule/no-deploy-friday/saturday',
-    reason:
-      action === 'close' ? 'schedule "0 0 ? * FRI *" (Europe/Berlin)' : 'Saturday 00:00: Friday is over',
-    source: 'schedule',
-    requestedAt: new Date().toISOString(),
-  };
-  process.stdout.write(`${bold('gate function ←')} ${JSON.stringify(event)}\n`);
-  const result = await handleGateEvent(parseGateEvent(event), localGateDeps());
-  process.stdout.write(`    ${result.message}\n`);
-  return result;
+/** The revision a held run asks to approve: `… --revision 1.0.0@sha256:…`. */
+function revisionToApprove(output: string): string {
+  const revision = /--revision (\S+@sha256:[a-f0-9]{64})/.exec(output)?.[1];
+  if (!revision) throw new DemoFailure(`the held run did not name the revision to approve:\n${output}`);
+  return revision;
 }
+
+/** Next `day` (e.g. Thursday) at 10:00 in Berlin, as an ISO time for `sluice gates --at`. */
+function nextDayInBerlin(cron: string, now: Date): string {
+  const firing = parseCron(cron, 'Europe/Berlin').next(now)!;
+  return new Date(firing.getTime() + 10 * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+const approve = (revision: string, reason: string) =>
+  sluice([
+    'gate',
+    'open',
+    'sre-approval',
+    '--revision',
+    revision,
+    '--for',
+    '1h',
+    '--reason',
+    reason,
+    '--by',
+    'sre-alice',
+  ]);
 
 async function story(components: Components, work: string): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(components.kube.kubeconfig);
   const registry = `oci://${components.registry.host}/demo-app`;
   const configFile = join(work, 'sluice.yaml');
-  writeFileSync(configFile, demoConfig(components.registry.host, components.kube.kubeconfig));
+  const now = new Date();
+  const freeze = freezeDay(now);
+  writeFileSync(configFile, demoConfig(components.registry.host, components.kube.kubeconfig, now));
   const push = (release: Release) =>
     sluice([
       'push',
@@ -105,7 +115,7 @@ async function story(components: Components, work: string): Promise<void> {
   await shell(components.kubectl, ['create', 'namespace', ns], `kubectl create namespace ${ns}`);
   await push(RELEASES[0]!);
 
-  heading(3, STEPS, "Register a delivery with prune and two gates: 'no-deploy-friday' and 'sre-approval'");
+  heading(3, STEPS, "Register a delivery with prune and two gates: 'change-freeze' and 'sre-approval'");
   await shell('cat', [configFile], 'cat sluice.yaml');
   await sluice(['register', '-f', configFile]);
   await sluice(['gates']);
@@ -113,21 +123,13 @@ async function story(components: Components, work: string): Promise<void> {
   heading(4, STEPS, "Reconcile: 'sre-approval' is closed by default, so nothing is applied yet");
   const held = await sluice(['reconcile', 'demo'], 4);
   check(held.includes("waiting for gate 'sre-approval'"), 'held by sre-approval', held);
+  const first = revisionToApprove(held);
+  check(first.startsWith('1.0.0@sha256:'), `the run names the revision to approve: ${first}`, held);
   const nothing = await appState(kc);
   check(!nothing.deployment && !nothing.pdb, 'nothing applied while the gate is closed', 'objects exist');
 
-  heading(5, STEPS, 'An SRE approves for one hour: the delivery reconciles at once');
-  await sluice([
-    'gate',
-    'open',
-    'sre-approval',
-    '--for',
-    '1h',
-    '--reason',
-    'CHG-1001 first release',
-    '--by',
-    'sre-alice',
-  ]);
+  heading(5, STEPS, 'An SRE approves exactly that revision, for one hour: the delivery reconciles at once');
+  await approve(first, 'CHG-1001 first release');
   await showCluster(components);
   const v1 = await appState(kc);
   check(
@@ -139,12 +141,20 @@ async function story(components: Components, work: string): Promise<void> {
       .join(', ')}`,
   );
 
-  heading(6, STEPS, 'Push 1.1.0 without the PDB and reconcile: the PDB is pruned, the rest untouched');
+  heading(6, STEPS, 'Push 1.1.0 without the PDB: the approval was for 1.0.0, so 1.1.0 waits for its own');
   await push(RELEASES[1]!);
-  await sluice(['reconcile', 'demo']);
+  const unapproved = await sluice(['reconcile', 'demo'], 4);
+  const second = revisionToApprove(unapproved);
+  check(
+    unapproved.includes(`${second} awaits approval at gate 'sre-approval' (open only for ${first}`),
+    '1.1.0 held although the gate is open: the approval names 1.0.0',
+    unapproved,
+  );
+  check(!!(await appState(kc)).pdb, 'nothing pruned before the approval', 'the PDB is gone');
+  await approve(second, 'CHG-1002 drop the PDB');
   await showCluster(components);
   const v2 = await appState(kc);
-  check(!v2.pdb, 'PodDisruptionBudget web pruned', 'it is still there');
+  check(!v2.pdb, 'approved: PodDisruptionBudget web pruned', 'it is still there');
   const untouched = (['deployment', 'service', 'hpa'] as const).filter(
     (kind) => v2[kind]?.metadata?.resourceVersion === v1[kind]?.metadata?.resourceVersion,
   );
@@ -154,16 +164,39 @@ async function story(components: Components, work: string): Promise<void> {
     `only ${untouched.join(', ')} unchanged`,
   );
 
-  heading(7, STEPS, "It is Friday 00:00 in Berlin: the schedule closes 'no-deploy-friday' for 24h");
-  const closed = await asTheScheduleWould('close');
-  check(closed.status.state === 'closed', "'no-deploy-friday' closed", closed.message);
+  heading(
+    7,
+    STEPS,
+    `A change freeze: the cron closes 'change-freeze' every ${freeze.name}, and an incident closes it now`,
+  );
+  const frozenDay = nextDayInBerlin(freeze.cron, now);
+  const planned = await sluice(['gates', 'change-freeze', '--at', frozenDay]);
+  check(
+    /change-freeze\s+closed/.test(planned),
+    `closed on ${freeze.name} by its schedule alone (computed from the cron: no invocation needed)`,
+    planned,
+  );
+  const closed = await sluice([
+    'gate',
+    'close',
+    'change-freeze',
+    '--for',
+    '24h',
+    '--reason',
+    'INC-42',
+    '--by',
+    'oncall-bob',
+  ]);
+  check(closed.includes("gate 'change-freeze' is closed"), "'change-freeze' closed", closed);
 
   heading(
     8,
     STEPS,
-    'Push 1.2.0 (nginx 1.28); someone deletes the Service by hand; reconcile under the freeze',
+    'Push 1.2.0 (nginx 1.28), approved by the SRE; someone deletes the Service by hand; reconcile under the freeze',
   );
   await push(RELEASES[2]!);
+  const third = revisionToApprove(await sluice(['reconcile', 'demo'], 4));
+  await approve(third, 'CHG-1003 nginx 1.28');
   await shell(
     components.kubectl,
     ['delete', 'service', 'web', '-n', ns],
@@ -172,7 +205,7 @@ async function story(components: Components, work: string): Promise<void> {
   const frozen = await sluice(['reconcile', 'demo'], 4);
   check(
     frozen.includes('revision 1.2.0@sha256:') &&
-      frozen.includes("waiting for gate 'no-deploy-friday' (closed; opens at"),
+      frozen.includes("waiting for gate 'change-freeze' (closed; opens at"),
     'the new revision is held, with the reason and when the gate opens',
     frozen,
   );
@@ -182,9 +215,17 @@ async function story(components: Components, work: string): Promise<void> {
   check(image === 'nginx:1.27', 'the cluster still runs 1.1.0 (nginx:1.27)', `image is ${image}`);
   check(!!during.service, 'the deleted Service was re-created from 1.1.0 (drift corrected)', 'it is missing');
 
-  heading(9, STEPS, "Saturday 00:00: 'no-deploy-friday' opens and the held release goes out at once");
-  const opened = await asTheScheduleWould('open');
-  check(opened.reconciling.includes('demo'), 'the waiting delivery reconciled at once', opened.message);
+  heading(9, STEPS, "The incident is over: 'change-freeze' opens and the approved 1.2.0 goes out at once");
+  const opened = await sluice([
+    'gate',
+    'open',
+    'change-freeze',
+    '--reason',
+    'INC-42 resolved',
+    '--by',
+    'oncall-bob',
+  ]);
+  check(opened.includes('reconciling demo'), 'the waiting delivery reconciled at once', opened);
   await showCluster(components);
   const released = (await appState(kc)).deployment;
   check(
@@ -194,7 +235,7 @@ async function story(components: Components, work: string): Promise<void> {
   );
 
   heading(10, STEPS, 'Who did what: the audit trail of both gates');
-  await sluice(['gate', 'history', 'no-deploy-friday']);
+  await sluice(['gate', 'history', 'change-freeze']);
   await sluice(['gate', 'history', 'sre-approval']);
 
   heading(11, STEPS, 'Remove the delivery: everything it created is deleted');

@@ -232,6 +232,18 @@ export interface SluiceGate {
    * @default - none
    */
   readonly schedules?: SluiceGateSchedule[];
+  /**
+   * `revision`: an open request must name the revision it approves (`sluice gate open --revision`),
+   * and the gate opens only for that revision. `any`: an open request may leave it out.
+   * @default 'any'
+   */
+  readonly approval?: 'any' | 'revision';
+  /**
+   * How many distinct verified principals (signed requests through the gate's function URL) must
+   * ask to open the gate before it opens: 2 is a two-person rule. At most 6.
+   * @default 1
+   */
+  readonly approvers?: number;
 }
 
 export interface SluiceProps {

@@ -19,12 +19,16 @@ describe('npm run demo', () => {
       for (const line of [
         '✓ nothing applied while the gate is closed',
         '✓ four objects applied: Deployment, Service, HPA, PDB',
-        '✓ PodDisruptionBudget web pruned',
+        '✓ 1.1.0 held although the gate is open: the approval names 1.0.0',
+        '✓ nothing pruned before the approval',
+        '✓ approved: PodDisruptionBudget web pruned',
         '✓ Deployment, Service and HPA not written (same resourceVersion)',
-        "✓ 'no-deploy-friday' closed",
+        '(computed from the cron: no invocation needed)',
+        "✓ 'change-freeze' closed",
         '✓ the new revision is held, with the reason and when the gate opens',
         '✓ the deleted Service was re-created from 1.1.0 (drift corrected)',
         '✓ 1.2.0 applied (nginx:1.28)',
+        '✓ the waiting delivery reconciled at once',
         '✓ all objects of the delivery deleted',
       ]) {
         expect(stdout).toContain(line);

@@ -1,5 +1,3 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { Command, Option } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
@@ -7,7 +5,7 @@ import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { formatDuration, type GateAction } from '../../functions/core/config/index.ts';
 import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
-import { formatInstant } from '../../functions/core/gates/messages.ts';
+import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
 import {
   gateStatus,
   handleGateEvent,
@@ -16,16 +14,10 @@ import {
 } from '../../functions/core/gates/requests.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { listGateAudit, listGateNames } from '../../functions/core/store/gates.ts';
+import { gateEntryUrl, sendSignedGateRequest } from './signed-gate-request.ts';
 import { ago, paintState, printJson, printTable, relative } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
-
-/** Who is asking: the caller's AWS identity when the table is in AWS, the OS user on local components. */
-async function callerIdentity(): Promise<string> {
-  if (process.env.AWS_ENDPOINT_URL_DYNAMODB || process.env.AWS_ENDPOINT_URL) return userInfo().username;
-  const { Arn } = await new STSClient({}).send(new GetCallerIdentityCommand({}));
-  return Arn ?? userInfo().username;
-}
 
 function atOption(value: string): Clock {
   const at = Date.parse(value);
@@ -56,7 +48,7 @@ export function gatesCommand(): Command {
       const now = clock.now().getTime();
       printTable(
         ['GATE', 'STATE', 'DEFAULT', 'SINCE', 'UNTIL', 'NEXT CHANGE', 'LAST REQUEST'],
-        gates.map(({ status, nextChange }) => {
+        gates.map(({ status, nextChange, pendingApprovals }) => {
           const last = status.lastRequest;
           return [
             status.name,
@@ -68,29 +60,13 @@ export function gatesCommand(): Command {
               ? `${nextChange.state === 'open' ? 'opens' : 'closes'} ${relative(nextChange.at, now)} (${formatInstant(nextChange.at)}, ${nextChange.cause})`
               : '-',
             last
-              ? `${last.action} by ${last.requestedBy} ${ago(last.requestedAt, now)}${last.reason ? `: ${last.reason}` : ''}`
+              ? `${last.action}${last.revision ? ` ${last.revision}` : ''} by ${requestAuthors(last)} ${ago(last.requestedAt, now)}${last.reason ? `: ${last.reason}` : ''}${pendingApprovals ? `; ${pendingApprovals.approvals.length} approval(s) pending` : ''}`
               : '-',
           ];
         }),
         (text, column) => (column === 1 ? paintState(text) : text),
       );
     });
-}
-
-/** Sends the request to the deployed gate function (which reconciles in AWS), and returns its answer. */
-async function invokeGateFunction(
-  functionName: string,
-  event: Record<string, unknown>,
-): Promise<GateRequestResult> {
-  const response = await new LambdaClient({}).send(
-    new InvokeCommand({ FunctionName: functionName, Payload: Buffer.from(JSON.stringify(event)) }),
-  );
-  const payload = JSON.parse(Buffer.from(response.Payload ?? []).toString('utf8') || 'null') as unknown;
-  if (response.FunctionError) {
-    const message = (payload as { errorMessage?: string } | null)?.errorMessage ?? JSON.stringify(payload);
-    throw new Error(`gate function ${functionName}: ${message}`);
-  }
-  return payload as GateRequestResult;
 }
 
 /** Gate dependencies for this process: opening a gate reconciles the deliveries using it right here. */
@@ -117,38 +93,77 @@ function requestCommand(action: GateAction): Command {
     .argument('<gate>')
     .option('--for <duration>', "how long the request lasts (e.g. 2h); default: the gate's window")
     .option('--reason <text>', 'why, recorded in the audit trail (e.g. a change ticket)')
-    .option('--by <who>', 'who is asking; default: your AWS identity (STS) or, locally, your OS user')
-    .addOption(
-      new Option('--function <name>', 'send the request to the deployed gate function').env(
-        'SLUICE_GATE_FUNCTION',
-      ),
+    .option(
+      '--revision <tag@sha256:digest>',
+      'open for this revision only (as sluice status shows it); any other stays held',
     )
+    .option('--by <who>', 'locally: who is asking (recorded unverified); default: your OS user')
+    .addOption(
+      new Option(
+        '--function <name>',
+        "send the request, signed with your AWS credentials, to the deployed gate function's URL for this gate",
+      ).env('SLUICE_GATE_FUNCTION'),
+    )
+    .option('--url <url>', "the gate entry's function URL, instead of looking it up with --function")
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
       `\nExamples:\n  sluice gate ${action} sre-approval --for 1h --reason CHG-1234\n  sluice gate ${action} no-deploy-friday --function sluice-gate`,
     )
-    .action(
-      async (
-        gate: string,
-        opts: { for?: string; reason?: string; by?: string; function?: string; json?: boolean },
-      ) => {
-        const event = {
-          gate,
-          action,
-          source: 'cli',
-          requestedBy: opts.by ?? (await callerIdentity()),
-          ...(opts.for !== undefined && { window: opts.for }),
-          ...(opts.reason !== undefined && { reason: opts.reason }),
-        };
-        const result = opts.function
-          ? await invokeGateFunction(opts.function, event)
-          : await handleGateEvent(parseGateEvent(event), localGateDeps());
-        if (opts.json) printJson(result);
-        else process.stdout.write(`${result.message}\n`);
-        if (result.outcome === 'stale') process.exitCode = 1;
-      },
+    .action(async (gate: string, opts: RequestOptions) => {
+      const result =
+        opts.function || opts.url
+          ? await signedRequest(gate, action, opts)
+          : await handleGateEvent(parseGateEvent(localEvent(gate, action, opts)), localGateDeps());
+      if (opts.json) printJson(result);
+      else process.stdout.write(`${result.message}\n`);
+      if (result.outcome === 'stale') process.exitCode = 1;
+    });
+}
+
+interface RequestOptions {
+  readonly for?: string;
+  readonly reason?: string;
+  readonly revision?: string;
+  readonly by?: string;
+  readonly function?: string;
+  readonly url?: string;
+  readonly json?: boolean;
+}
+
+/** Locally the CLI is the recording side: the request is a claim by `--by` or the OS user. */
+function localEvent(gate: string, action: GateAction, opts: RequestOptions): Record<string, unknown> {
+  return {
+    gate,
+    action,
+    source: 'cli',
+    requestedBy: opts.by ?? userInfo().username,
+    ...(opts.for !== undefined && { window: opts.for }),
+    ...(opts.reason !== undefined && { reason: opts.reason }),
+    ...(opts.revision !== undefined && { revision: opts.revision }),
+  };
+}
+
+/** Against a deployment: signed, so the function records who you are, not who you say you are. */
+async function signedRequest(
+  gate: string,
+  action: GateAction,
+  opts: RequestOptions,
+): Promise<GateRequestResult> {
+  if (opts.by !== undefined)
+    throw new Error(
+      '--by cannot be used with --function or --url: the gate function records your verified AWS identity',
     );
+  const request = {
+    gate,
+    action,
+    ...(opts.for !== undefined && { window: opts.for }),
+    ...(opts.reason !== undefined && { reason: opts.reason }),
+    ...(opts.revision !== undefined && { revision: opts.revision }),
+  };
+  parseGateEvent(request, { signed: true }); // a bad request fails here, naming the field, before anything is sent
+  const url = opts.url ?? (await gateEntryUrl(opts.function!, gate, action));
+  return sendSignedGateRequest(url, request);
 }
 
 function historyCommand(): Command {
@@ -169,12 +184,13 @@ function historyCommand(): Command {
         return;
       }
       printTable(
-        ['REQUESTED AT', 'ACTION', 'WINDOW', 'BY', 'SOURCE', 'OUTCOME', 'REASON'],
+        ['REQUESTED AT', 'ACTION', 'REVISION', 'WINDOW', 'BY', 'SOURCE', 'OUTCOME', 'REASON'],
         records.map((r) => [
           formatInstant(r.requestedAt),
           r.action,
+          r.revision ?? '-',
           r.windowMs === undefined ? '-' : formatDuration(r.windowMs),
-          r.requestedBy,
+          requestAuthors(r),
           r.source,
           r.outcome,
           r.reason || '-',

@@ -76,17 +76,34 @@ spec:
   return files;
 }
 
-/** The demo's config file: two gates and one delivery of the app. */
-export function demoConfig(registry: string, kubeconfig: string): string {
+/** The weekday three days from `now` in Berlin: a weekly freeze on it never covers the demo's few minutes. */
+export function freezeDay(now: Date): { cron: string; name: string } {
+  const days = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
+  const names = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+  const berlin = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', weekday: 'short' }).format(
+    now,
+  );
+  const today = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(berlin);
+  const day = (today + 3) % 7;
+  return { cron: `0 0 ? * ${days[day]} *`, name: names[day]! };
+}
+
+/**
+ * The demo's config file: a weekly change freeze (cron), an approval gate that opens for one
+ * named revision at a time, and one delivery of the app behind both.
+ */
+export function demoConfig(registry: string, kubeconfig: string, now = new Date()): string {
+  const freeze = freezeDay(now);
   return `gates:
-  - name: no-deploy-friday
+  - name: change-freeze # open all week, closed for 24h from ${freeze.name} 00:00 Berlin time
     default: open
     window: 24h
     schedules:
-      - { cron: "0 0 ? * FRI *", timeZone: Europe/Berlin, action: close }
-  - name: sre-approval
+      - { cron: "${freeze.cron}", timeZone: Europe/Berlin, action: close }
+  - name: sre-approval # an SRE approves each release by its digest
     default: closed
     window: 1h
+    approval: revision
 deliveries:
   - name: demo
     source: { url: "oci://${registry}/demo-app", semver: "1.x", provider: aws }
@@ -94,7 +111,7 @@ deliveries:
     prune: true
     cluster: { kubeconfig: ${kubeconfig} }
     gates:
-      - { name: no-deploy-friday, blocks: revisions }
+      - { name: change-freeze, blocks: revisions }
       - { name: sre-approval, blocks: all }
 `;
 }

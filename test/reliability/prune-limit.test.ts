@@ -52,7 +52,7 @@ describe('the mass-deletion brake', () => {
       new RegExp(
         `^revision main@sha256:[a-f0-9]{64} would delete 7 of the 12 objects of delivery '${name}' \\(58%\\), more than pruneLimit 50%; nothing was applied or pruned\\. ` +
           `Would delete: ConfigMap/${ns}/cm-\\d+, .*, and 2 more\\. ` +
-          `Gate '${gate}' is closed: open it to allow this \\(sluice gate open ${gate} --for 15m --reason <why>\\)$`,
+          `Gate '${gate}' is closed: open it to allow this \\(sluice gate open ${gate} --revision main@sha256:[a-f0-9]{64} --for 15m --reason <why>\\)$`,
       ),
     );
     expect(await getStatus(deps.db, name)).toMatchObject({

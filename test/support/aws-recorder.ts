@@ -14,7 +14,9 @@ export interface RecordedRequest {
  * (`CreateSchedule`) and EventBridge (`PutEvents`) and answers as those services do, so the wire format of the calls the gate
  * function makes can be checked locally (there is no local Lambda or Scheduler to call).
  */
-export async function startAwsRecorder(): Promise<{
+export async function startAwsRecorder(
+  options: { readonly functionUrl?: (qualifier: string) => string } = {},
+): Promise<{
   readonly url: string;
   readonly requests: RecordedRequest[];
   stop(): Promise<void>;
@@ -31,7 +33,19 @@ export async function startAwsRecorder(): Promise<{
         headers: request.headers,
         body: Buffer.concat(chunks).toString('utf8'),
       });
-      if (/^\/2015-03-31\/functions\/[^/]+\/invocations/.test(path)) {
+      const urlConfig = /^\/2021-10-31\/functions\/([^/]+)\/url\?Qualifier=([^&]+)/.exec(path);
+      if (urlConfig && options.functionUrl) {
+        const [, name, qualifier] = urlConfig.map((part) => decodeURIComponent(part));
+        response.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            FunctionUrl: options.functionUrl(qualifier!),
+            FunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${name}:${qualifier}`,
+            AuthType: 'AWS_IAM',
+            CreationTime: '2026-01-01T00:00:00.000Z',
+            LastModifiedTime: '2026-01-01T00:00:00.000Z',
+          }),
+        );
+      } else if (/^\/2015-03-31\/functions\/[^/]+\/invocations/.test(path)) {
         response.writeHead(202, { 'content-type': 'application/json' }).end();
       } else if (path.startsWith('/schedules/')) {
         const name = decodeURIComponent(path.slice('/schedules/'.length).split('?')[0]!);

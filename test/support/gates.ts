@@ -1,3 +1,4 @@
+import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Clock } from '../../functions/core/clock.ts';
 import { parseGate, type Gate } from '../../functions/core/config/index.ts';
 import type { GateDeps, WindowTimer } from '../../functions/core/gates/requests.ts';
@@ -55,4 +56,17 @@ export function inProcessGateDeps(deps: ReconcileDeps): GateDeps & {
     reconciled,
     timers,
   };
+}
+
+/** A ConfigMap manifest whose `data.value` tells which revision is applied. */
+export const configMapYaml = (name: string, ns: string, value: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  value: "${value}"\n`;
+
+/** The `data.value` of a ConfigMap in the cluster, or undefined when there is none. */
+export async function configMapValue(core: CoreV1Api, name: string, ns: string): Promise<string | undefined> {
+  try {
+    return (await core.readNamespacedConfigMap({ name, namespace: ns })).data?.value;
+  } catch {
+    return undefined;
+  }
 }

@@ -20,7 +20,13 @@ export interface Gate {
   windowMs?: number;
   description?: string;
   schedules: GateSchedule[];
+  /** `revision`: an open request must name the revision it approves (`--revision`); `any`: it need not. */
+  approval: GateApproval;
+  /** Distinct verified principals whose open requests it takes to open the gate; default 1. */
+  approvers: number;
 }
+
+export type GateApproval = 'any' | 'revision';
 
 export type SourceProvider = 'aws' | 'generic';
 

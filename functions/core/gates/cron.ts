@@ -6,6 +6,8 @@ export interface CronSchedule {
   readonly timeZone: string;
   /** The first time after `after` (exclusive) the schedule fires, or undefined if it never does again. */
   next(after: Date): Date | undefined;
+  /** The last time at or before `at` the schedule fired, no earlier than `notBefore`; undefined if none. */
+  previous(at: Date, notBefore: Date): Date | undefined;
 }
 
 export class CronError extends Error {
@@ -116,6 +118,18 @@ export function parseCron(expression: string, timeZone = 'UTC'): CronSchedule {
         cursor = candidate;
         if (!cron.match(candidate)) continue; // moved out of a spring-forward gap: Scheduler skips it
         if (isRepeatedWallClock(candidate, wallClock)) continue; // second pass of a fall-back hour
+        return candidate;
+      }
+      return undefined;
+    },
+    previous(at, notBefore) {
+      let cursor = new Date(at.getTime() + 1); // previousRuns excludes its reference
+      for (let skips = 0; skips < MAX_SKIPS; skips++) {
+        const candidate = cron.previousRuns(1, cursor)[0];
+        if (!candidate || candidate < notBefore) return undefined;
+        cursor = candidate;
+        if (!cron.match(candidate)) continue;
+        if (isRepeatedWallClock(candidate, wallClock)) continue;
         return candidate;
       }
       return undefined;

@@ -3,13 +3,20 @@ import { SluiceError } from '../errors.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { gateStateAt, nextOpening } from './state.ts';
+import { readablePrincipal } from './caller.ts';
+import { gateStateAt, nextOpening, openFor, type GateStatus } from './state.ts';
 
-/** The closed gates a delivery references, by what they block. */
+/** The gates a delivery references, as they stand: closed ones, and open ones pinned to a revision. */
+export interface GateEvaluation {
+  readonly closed: readonly BlockingGate[];
+  readonly pinned: readonly { readonly ref: GateRef; readonly status: GateStatus }[];
+}
+
+/** The gates holding one revision, by what they block. */
 export interface GateVerdict {
-  /** Closed `blocks: all` gates: nothing may be applied or pruned. */
+  /** `blocks: all` gates: nothing may be applied or pruned. */
   readonly blockAll: readonly BlockingGate[];
-  /** Closed `blocks: revisions` gates: the last applied revision may be re-applied, no new one. */
+  /** `blocks: revisions` gates: the last applied revision may be re-applied, no new one. */
   readonly blockRevisions: readonly BlockingGate[];
 }
 
@@ -19,8 +26,9 @@ export async function evaluateGates(
   refs: readonly GateRef[],
   db: TableClient,
   now: Date,
-): Promise<GateVerdict> {
+): Promise<GateEvaluation> {
   const closed: BlockingGate[] = [];
+  const pinned: { ref: GateRef; status: GateStatus }[] = [];
   for (const ref of refs) {
     const gate = await getGate(db, ref.name);
     if (!gate) {
@@ -30,12 +38,50 @@ export async function evaluateGates(
       );
     }
     const request = await getGateRequest(db, ref.name);
-    if (gateStateAt(gate, request, now).state === 'open') continue;
-    const opensAt = nextOpening(gate, request, now);
-    closed.push({ name: ref.name, blocks: ref.blocks, ...(opensAt && { opensAt }) });
+    const status = gateStateAt(gate, request, now);
+    if (status.state === 'open') {
+      if (status.revision !== undefined) pinned.push({ ref, status });
+      continue;
+    }
+    const opensAt = status.problem ? undefined : nextOpening(gate, request, now);
+    closed.push({
+      name: ref.name,
+      blocks: ref.blocks,
+      ...(opensAt && { opensAt }),
+      ...(gate.approval === 'revision' && { approvesRevisions: true }),
+      ...(status.problem && { problem: status.problem }),
+    });
   }
+  return { closed, pinned };
+}
+
+/**
+ * The gates holding `revision`: the closed ones, and those open only for another revision.
+ * Without a revision (not resolved yet) only the closed ones count.
+ */
+export function verdictFor(evaluation: GateEvaluation, revision?: string): GateVerdict {
+  const elsewhere =
+    revision === undefined ? [] : evaluation.pinned.filter(({ status }) => !openFor(status, revision));
+  const holding: BlockingGate[] = [
+    ...evaluation.closed,
+    ...elsewhere.map(({ ref, status }) => ({
+      name: ref.name,
+      blocks: ref.blocks,
+      approvesRevisions: true,
+      openFor: {
+        revision: status.revision!,
+        approvedBy: approvers(status),
+      },
+    })),
+  ];
   return {
-    blockAll: closed.filter((gate) => gate.blocks === 'all'),
-    blockRevisions: closed.filter((gate) => gate.blocks === 'revisions'),
+    blockAll: holding.filter((gate) => gate.blocks === 'all'),
+    blockRevisions: holding.filter((gate) => gate.blocks === 'revisions'),
   };
+}
+
+function approvers(status: GateStatus): string {
+  const request = status.lastRequest!;
+  const who = request.approvedBy ?? [request.requestedBy];
+  return who.map((principal) => readablePrincipal(principal, request.verified)).join(' and ');
 }

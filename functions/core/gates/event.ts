@@ -1,6 +1,7 @@
-import { parseDuration } from '../config/index.ts';
+import { MAX_WINDOW_MS } from '../config/defaults.ts';
+import { formatDuration, parseDuration } from '../config/index.ts';
 import type { GateAction } from '../config/index.ts';
-import type { RequestSource } from './state.ts';
+import { isPinnableRevision, type RequestSource } from './state.ts';
 
 /**
  * What the gate function takes, from EventBridge Scheduler, the console's test-event box and the
@@ -12,9 +13,11 @@ export interface GateEvent {
   readonly windowMs?: number;
   readonly reason?: string;
   readonly requestedBy?: string;
-  /** Set by schedules (`<aws.scheduler.scheduled-time>`) so a late delivery is ordered by its firing time. */
+  /** Set by schedules (`<aws.scheduler.scheduled-time>`) only: a late delivery counts from its firing time. */
   readonly requestedAt?: string;
   readonly source: RequestSource;
+  /** The revision an open request approves: `<tag>@sha256:<hex>` or `sha256:<hex>`. */
+  readonly revision?: string;
 }
 
 /** A gate event that cannot be acted on; nothing was written. */
@@ -22,7 +25,9 @@ export class GateEventError extends Error {
   override readonly name = 'GateEventError';
 }
 
-const FIELDS = ['gate', 'action', 'window', 'reason', 'requestedBy', 'requestedAt', 'source'];
+const FIELDS = ['gate', 'action', 'window', 'reason', 'revision', 'requestedBy', 'requestedAt', 'source'];
+/** A signed request's caller is the verified principal, its time the function's clock, its source the URL. */
+const SIGNED_FIELDS = ['gate', 'action', 'window', 'reason', 'revision'];
 const SOURCES: readonly RequestSource[] = ['schedule', 'console', 'cli', 'api'];
 const EXAMPLE = '{"gate":"sre-approval","action":"open","window":"1h","reason":"CHG-1234"}';
 
@@ -33,16 +38,24 @@ function optionalString(event: Record<string, unknown>, field: string): string |
   return value;
 }
 
-/** Parses and checks a raw gate event; every problem is named, e.g. `"window": "2x" is not a duration`. */
-export function parseGateEvent(raw: unknown): GateEvent {
+/**
+ * Parses and checks a raw gate event; every problem is named, e.g. `"window": "2x" is not a
+ * duration`. A `signed` request (through a function URL) may not say who sent it, when or from where.
+ */
+export function parseGateEvent(raw: unknown, options: { signed?: boolean } = {}): GateEvent {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new GateEventError(`a gate event must be a JSON object like ${EXAMPLE}`);
   const event = raw as Record<string, unknown>;
-  const unknown = Object.keys(event).filter((key) => !FIELDS.includes(key));
-  if (unknown.length > 0)
+  const allowed = options.signed ? SIGNED_FIELDS : FIELDS;
+  const unknown = Object.keys(event).filter((key) => !allowed.includes(key));
+  if (unknown.length > 0) {
+    const claims = unknown.filter((key) => FIELDS.includes(key));
     throw new GateEventError(
-      `unknown field(s) ${unknown.map((k) => `"${k}"`).join(', ')}; expected ${EXAMPLE}`,
+      claims.length > 0 && options.signed
+        ? `${claims.map((k) => `"${k}"`).join(', ')} cannot be set in a signed request: the gate function records the verified caller, its own clock and the source`
+        : `unknown field(s) ${unknown.map((k) => `"${k}"`).join(', ')}; expected ${EXAMPLE}`,
     );
+  }
 
   const gate = optionalString(event, 'gate');
   if (!gate) throw new GateEventError(`"gate" is missing: name the gate, e.g. ${EXAMPLE}`);
@@ -61,16 +74,33 @@ export function parseGateEvent(raw: unknown): GateEvent {
       throw new GateEventError(`"window": ${(error as Error).message}`);
     }
     if (windowMs <= 0) throw new GateEventError(`"window": must be longer than zero`);
+    if (windowMs > MAX_WINDOW_MS)
+      throw new GateEventError(
+        `"window": ${window} is longer than ${formatDuration(MAX_WINDOW_MS)} (a year), the longest a request may last`,
+      );
     if (action === 'status') throw new GateEventError(`"window" only applies to "open" and "close"`);
   }
 
+  const source = options.signed ? 'url' : (optionalString(event, 'source') ?? 'console');
+  if (!options.signed && !SOURCES.includes(source as RequestSource))
+    throw new GateEventError(`"source" must be one of ${SOURCES.join(', ')}, not "${source}"`);
   const requestedAt = optionalString(event, 'requestedAt');
+  if (requestedAt !== undefined && source !== 'schedule')
+    throw new GateEventError(
+      `"requestedAt" is set by the gate function's clock; only schedules send it (their firing time)`,
+    );
   if (requestedAt !== undefined && Number.isNaN(Date.parse(requestedAt)))
     throw new GateEventError(`"requestedAt": "${requestedAt}" is not an ISO 8601 time`);
 
-  const source = optionalString(event, 'source') ?? 'console';
-  if (!SOURCES.includes(source as RequestSource))
-    throw new GateEventError(`"source" must be one of ${SOURCES.join(', ')}, not "${source}"`);
+  const revision = optionalString(event, 'revision');
+  if (revision !== undefined && action !== 'open')
+    throw new GateEventError(
+      `"revision" names what an open request approves; it does not apply to "${action}"`,
+    );
+  if (revision !== undefined && !isPinnableRevision(revision))
+    throw new GateEventError(
+      `"revision": "${revision}" does not name a digest: use <tag>@sha256:<64 hex> or sha256:<64 hex>, as sluice status shows it (a tag alone can move after the approval)`,
+    );
 
   return {
     gate,
@@ -80,5 +110,6 @@ export function parseGateEvent(raw: unknown): GateEvent {
     ...(optionalString(event, 'reason') !== undefined && { reason: optionalString(event, 'reason') }),
     ...(optionalString(event, 'requestedBy') && { requestedBy: optionalString(event, 'requestedBy') }),
     ...(requestedAt !== undefined && { requestedAt: new Date(requestedAt).toISOString() }),
+    ...(revision !== undefined && { revision }),
   };
 }

@@ -1,4 +1,6 @@
+import type { PendingApprovals } from '../store/gate-approvals.ts';
 import type { BlockingGate } from '../store/status.ts';
+import { readablePrincipal } from './caller.ts';
 import type { GateChange, GateStatus } from './state.ts';
 
 /** `2026-03-26T11:00:00Z`: ISO 8601 without milliseconds. */
@@ -6,27 +8,59 @@ export function formatInstant(iso: string): string {
   return iso.replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** `gate 'sre-approval' is open until 2026-03-26T11:00:00Z (open by alice: CHG-1234)` */
-export function describeGate(status: GateStatus, next?: GateChange): string {
+/** `gate 'sre-approval' is open until 2026-03-26T11:00:00Z (open by alice (role Approver, 1234…): CHG-1234)` */
+export function describeGate(
+  status: GateStatus,
+  next?: GateChange,
+  pending?: PendingApprovals,
+  approvers = 1,
+): string {
+  if (status.problem) return `gate '${status.name}' is closed: ${status.problem}`;
   const parts = [`gate '${status.name}' is ${status.state}`];
+  if (status.revision) parts.push(`for ${status.revision} only`);
   if (status.until) parts.push(`until ${formatInstant(status.until)}`);
   else if (next) parts.push(`until ${formatInstant(next.at)}`);
   const request = status.lastRequest;
   if (status.byRequest && request) {
-    parts.push(`(${request.action} by ${request.requestedBy}${request.reason ? `: ${request.reason}` : ''})`);
+    parts.push(
+      `(${request.action} by ${requestAuthors(request)}${request.reason ? `: ${request.reason}` : ''})`,
+    );
   } else {
     parts.push('(default)');
   }
-  return parts.join(' ');
+  if (pending) {
+    const by = pending.approvals.map((approval) => readablePrincipal(approval.principal, true)).join(', ');
+    parts.push(
+      `; ${pending.approvals.length} of ${approvers} approvals${pending.revision ? ` for ${pending.revision}` : ''} (by ${by}), until ${formatInstant(pending.expiresAt)}`,
+    );
+  }
+  return parts.join(' ').replace(' ; ', '; ');
 }
 
-/** `waiting for gate 'sre-approval' (closed; opens at 2026-03-26T11:00:00Z)`, one clause per gate. */
-export function waitingMessage(blocking: readonly BlockingGate[]): string {
+/** Who a request is by, readably: every approver when it took more than one. */
+export function requestAuthors(request: NonNullable<GateStatus['lastRequest']>): string {
+  return (request.approvedBy ?? [request.requestedBy])
+    .map((principal) => readablePrincipal(principal, request.verified))
+    .join(' and ');
+}
+
+/**
+ * One clause per gate holding `held`: `waiting for gate 'sre-approval' (closed; opens at …)`,
+ * or, for a gate open only for another revision, `1.3.0@sha256:… awaits approval at gate …`.
+ */
+export function waitingMessage(blocking: readonly BlockingGate[], held?: string): string {
   return blocking
     .map((gate) => {
+      const approve = held ? `sluice gate open ${gate.name} --revision ${held}` : undefined;
+      if (gate.openFor) {
+        return `${held ?? 'this revision'} awaits approval at gate '${gate.name}' (open only for ${gate.openFor.revision}, approved by ${gate.openFor.approvedBy})${approve ? `; approve it with: ${approve}` : ''}`;
+      }
+      if (gate.problem) return `waiting for gate '${gate.name}' (closed: ${gate.problem})`;
       const opens = gate.opensAt
         ? `opens at ${formatInstant(gate.opensAt)}`
-        : 'no opening scheduled: open it with sluice gate open';
+        : gate.approvesRevisions && approve
+          ? `approve this revision with: ${approve}`
+          : 'no opening scheduled: open it with sluice gate open';
       return `waiting for gate '${gate.name}' (closed; ${opens})`;
     })
     .join('; ');

@@ -1,8 +1,16 @@
 import type { Clock } from '../clock.ts';
 import type { Gate } from '../config/index.ts';
-import { listDeliveries } from '../store/deliveries.ts';
+import { deliveriesUsingGate } from '../store/deliveries.ts';
+import {
+  addApproval,
+  clearPendingApprovals,
+  getPendingApprovals,
+  type PendingApprovals,
+} from '../store/gate-approvals.ts';
 import { getGate, getGateRequest, listGateNames, recordGateRequest } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
+import { admitRequest } from './admission.ts';
+import { claimedCaller, type Caller } from './caller.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate } from './messages.ts';
 import { gateStateAt, nextChange, type GateChange, type GateRequest, type GateStatus } from './state.ts';
@@ -35,17 +43,19 @@ export interface GateChangedEvent {
 export interface GateRequestResult {
   readonly gate: string;
   readonly action: GateEvent['action'];
-  /** `stale`: a request at the same time or later was already stored; this one changed nothing. */
-  readonly outcome: 'accepted' | 'stale' | 'status';
+  /**
+   * `stale`: a request at the same time or later was already stored; this one changed nothing.
+   * `pending`: an approval was recorded; the gate waits for more approvers.
+   */
+  readonly outcome: 'accepted' | 'stale' | 'pending' | 'status';
   readonly status: GateStatus;
   readonly nextChange?: GateChange;
+  /** Approvals gathered so far when the gate needs more than one approver. */
+  readonly pendingApprovals?: PendingApprovals;
   /** Deliveries asked to reconcile because the gate opened. */
   readonly reconciling: readonly string[];
   readonly message: string;
 }
-
-/** Requests may come from clocks a little ahead of ours, but not from the future. */
-const MAX_CLOCK_SKEW_MS = 5 * 60_000;
 
 async function registeredGate(db: TableClient, name: string): Promise<Gate> {
   const gate = await getGate(db, name);
@@ -56,80 +66,85 @@ async function registeredGate(db: TableClient, name: string): Promise<Gate> {
   );
 }
 
-/** The deliveries that reference a gate (in `gates`, or as the approval gate of their pruneLimit). */
-export async function deliveriesUsingGate(db: TableClient, gate: string): Promise<string[]> {
-  return (await listDeliveries(db))
-    .filter((delivery) => delivery.gates.some((ref) => ref.name === gate) || delivery.pruneLimitGate === gate)
-    .map((delivery) => delivery.name);
-}
-
-/** A gate's state now, its last request and its next change. */
+/** A gate's state now, its last request, its next change and the approvals it is gathering. */
 export async function gateStatus(
   name: string,
   deps: Pick<GateDeps, 'db' | 'clock'>,
-): Promise<{ status: GateStatus; nextChange?: GateChange }> {
+): Promise<{ status: GateStatus; nextChange?: GateChange; pendingApprovals?: PendingApprovals }> {
   const gate = await registeredGate(deps.db, name);
   const request = await getGateRequest(deps.db, name);
   const now = deps.clock.now();
-  return { status: gateStateAt(gate, request, now), nextChange: nextChange(gate, request, now) };
+  const pendingApprovals = gate.approvers > 1 ? await getPendingApprovals(deps.db, name, now) : undefined;
+  return {
+    status: gateStateAt(gate, request, now),
+    nextChange: nextChange(gate, request, now),
+    ...(pendingApprovals && { pendingApprovals }),
+  };
 }
 
 /**
  * Handles one gate event: `status` reads; `open`/`close` records the request (conditionally, so
- * the later `requestedAt` wins), audits it, and when the gate opens reconciles every delivery
- * that uses it. A request whose window will reopen the gate sets a timer for that moment.
+ * the later request wins), audits it, and when the gate opens reconciles every delivery that
+ * uses it. The request's time is this side's clock (a schedule's: a real firing of its cron);
+ * its author is `caller`, verified when it came through the gate's function URL.
  */
-export async function handleGateEvent(event: GateEvent, deps: GateDeps): Promise<GateRequestResult> {
+export async function handleGateEvent(
+  event: GateEvent,
+  deps: GateDeps,
+  caller: Caller = claimedCaller(event.requestedBy, event.source),
+): Promise<GateRequestResult> {
   const gate = await registeredGate(deps.db, event.gate);
   const now = deps.clock.now();
   if (event.action === 'status') {
-    const { status, nextChange: next } = await gateStatus(event.gate, deps);
+    const { status, nextChange: next, pendingApprovals } = await gateStatus(event.gate, deps);
     return {
       gate: gate.name,
       action: 'status',
       outcome: 'status',
       status,
       nextChange: next,
+      ...(pendingApprovals && { pendingApprovals }),
       reconciling: [],
-      message: describeGate(status, next),
+      message: describeGate(status, next, pendingApprovals, gate.approvers),
     };
   }
-  if (event.requestedAt && Date.parse(event.requestedAt) > now.getTime() + MAX_CLOCK_SKEW_MS)
-    throw new GateEventError(`"requestedAt": ${event.requestedAt} is in the future`);
+  const request = await admitRequest(gate, event, caller, deps.db, now);
 
-  const windowMs = event.windowMs ?? gate.windowMs;
-  const request: GateRequest = {
-    action: event.action,
-    requestedAt: event.requestedAt ?? now.toISOString(),
-    requestedBy: event.requestedBy ?? `unknown (${event.source})`,
-    reason: event.reason ?? '',
-    source: event.source,
-    ...(windowMs !== undefined && { windowMs }),
-  };
-  const before = gateStateAt(gate, await getGateRequest(deps.db, gate.name), now);
-  const outcome = await recordGateRequest(deps.db, gate.name, request, now);
   const stored = await getGateRequest(deps.db, gate.name);
-  const status = gateStateAt(gate, stored, now);
-  const next = nextChange(gate, stored, now);
+  const before = gateStateAt(gate, stored, now);
+  let outcome: GateRequestResult['outcome'];
+  let pendingApprovals: PendingApprovals | undefined;
+  if (request.action === 'open' && gate.approvers > 1 && request.source !== 'schedule') {
+    const approval = await addApproval(deps.db, gate.name, request, gate.approvers, now);
+    outcome = approval.outcome;
+    if (approval.outcome === 'pending') pendingApprovals = approval.pending;
+  } else {
+    outcome = await recordGateRequest(deps.db, gate.name, request, now);
+    if (request.action === 'close' && gate.approvers > 1) await clearPendingApprovals(deps.db, gate.name);
+  }
+  const after = await getGateRequest(deps.db, gate.name);
+  const status = gateStateAt(gate, after, now);
+  const next = nextChange(gate, after, now);
 
+  // A schedule's firing counts from its cron even before it is recorded, so its arrival (not a
+  // state change) is what starts the catch-up reconciles; so does a new revision being approved.
+  const opened =
+    status.state === 'open' &&
+    (before.state === 'closed' ||
+      before.revision !== status.revision ||
+      (request.source === 'schedule' && outcome === 'accepted'));
   let reconciling: string[] = [];
-  if (before.state === 'closed' && status.state === 'open') {
+  if (opened) {
     reconciling = await deliveriesUsingGate(deps.db, gate.name);
     if (reconciling.length > 0) await deps.reconcileNow?.(reconciling);
   }
   if (outcome === 'accepted' && status.state === 'closed' && status.until) {
-    const reopens = gateStateAt(gate, stored, new Date(status.until)).state === 'open';
+    const reopens = gateStateAt(gate, after, new Date(status.until)).state === 'open';
     if (reopens) await deps.windowTimer?.reopenAt(gate.name, new Date(status.until));
   }
 
-  if (before.state !== status.state && stored) {
-    const detail = {
-      gate: gate.name,
-      state: status.state,
-      request: stored,
-      until: status.until,
-      reconciling,
-    };
+  if (before.state !== status.state && after) {
+    const detail = { gate: gate.name, state: status.state, request: after, until: status.until, reconciling };
     await deps
       .publish?.(status.state === 'open' ? 'Gate Opened' : 'Gate Closed', detail)
       .catch((error: unknown) => deps.log?.(`could not publish the gate event: ${String(error)}`));
@@ -137,10 +152,19 @@ export async function handleGateEvent(event: GateEvent, deps: GateDeps): Promise
 
   const prefix =
     outcome === 'stale'
-      ? `request ignored: a request made at or after ${request.requestedAt} is already stored (${stored?.action} by ${stored?.requestedBy} at ${stored?.requestedAt}). `
+      ? `request ignored: a request made at or after ${request.requestedAt} is already stored (${after?.action} by ${after?.requestedBy} at ${after?.requestedAt}). `
       : '';
   const catchUp = reconciling.length > 0 ? `; reconciling ${reconciling.join(', ')}` : '';
-  const message = `${prefix}${describeGate(status, next)}${catchUp}`;
+  const message = `${prefix}${describeGate(status, next, pendingApprovals, gate.approvers)}${catchUp}`;
   deps.log?.(message);
-  return { gate: gate.name, action: event.action, outcome, status, nextChange: next, reconciling, message };
+  return {
+    gate: gate.name,
+    action: event.action,
+    outcome,
+    status,
+    nextChange: next,
+    ...(pendingApprovals && { pendingApprovals }),
+    reconciling,
+    message,
+  };
 }

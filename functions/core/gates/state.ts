@@ -1,19 +1,30 @@
-import type { Gate, GateAction, GateState } from '../config/index.ts';
-import { parseCron } from './cron.ts';
+import { MAX_WINDOW_MS } from '../config/defaults.ts';
+import { formatDuration, type Gate, type GateAction, type GateState } from '../config/index.ts';
+import { parseCron, type CronSchedule } from './cron.ts';
 
-/** Where a request came from, as recorded in the audit trail. */
-export type RequestSource = 'schedule' | 'console' | 'cli' | 'api';
+/**
+ * Where a request came from, as recorded in the audit trail: `url` is a signed request through
+ * the gate's function URL (its caller verified); the others reached the function directly.
+ */
+export type RequestSource = 'schedule' | 'console' | 'cli' | 'api' | 'url';
 
 /** A request to open or close a gate. */
 export interface GateRequest {
   readonly action: GateAction;
-  /** ISO 8601. */
+  /** ISO 8601, from the recording side's clock (a schedule's: its firing time). */
   readonly requestedAt: string;
+  /** The verified principal ARN, or the name an unverified caller claimed. */
   readonly requestedBy: string;
   readonly reason: string;
   /** How long the request lasts; none = until the next request. Resolved when the request is made. */
   readonly windowMs?: number;
   readonly source: RequestSource;
+  /** True when AWS vouched for `requestedBy`: a signed request through the gate's function URL. */
+  readonly verified?: boolean;
+  /** The revision an open request approves (`<tag>@sha256:<hex>` or `sha256:<hex>`); others stay held. */
+  readonly revision?: string;
+  /** The distinct verified principals whose approvals opened the gate, when it needs more than one. */
+  readonly approvedBy?: readonly string[];
 }
 
 /** A gate's state at one instant, and why. */
@@ -21,33 +32,89 @@ export interface GateStatus {
   readonly name: string;
   readonly state: GateState;
   readonly default: GateState;
-  /** True while the last request is in effect; false when the state is the default. */
+  /** True while a request (recorded, or a schedule's latest firing) is in effect; false at the default. */
   readonly byRequest: boolean;
   /** When the current state began, if known. */
   readonly since?: string;
   /** When the current request lapses and the gate returns to its default. */
   readonly until?: string;
+  /** The request in effect or last in effect: the later of the recorded one and each schedule's latest firing. */
   readonly lastRequest?: GateRequest;
-}
-
-/** The next time a gate's state changes, and what causes it. */
-export interface GateChange {
-  readonly at: string;
-  readonly state: GateState;
-  readonly cause: 'window' | 'schedule';
-  readonly cron?: string;
+  /** The only revision the gate is open for, when the open request in effect names one. */
+  readonly revision?: string;
+  /** Why the stored request cannot be evaluated; the gate counts as closed until a new request replaces it. */
+  readonly problem?: string;
 }
 
 const stateOf = (action: GateAction): GateState => (action === 'open' ? 'open' : 'closed');
-/** How far ahead next-change times are looked for. */
+/** How far ahead next-change times are looked for, and how far back a schedule's latest firing. */
 const HORIZON_MS = 400 * 24 * 3_600_000;
 const MAX_STEPS = 2_000;
+const REVISION = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}@)?sha256:[a-f0-9]{64}$/;
+
+/** The problem with a request read from the table, or undefined when it can be evaluated. */
+export function requestProblem(request: GateRequest): string | undefined {
+  const raw = request as unknown as Record<string, unknown>;
+  if (raw.action !== 'open' && raw.action !== 'close')
+    return `its action ${JSON.stringify(raw.action)} is not open or close`;
+  if (typeof raw.requestedAt !== 'string' || Number.isNaN(Date.parse(raw.requestedAt)))
+    return `its time ${JSON.stringify(raw.requestedAt)} is not an ISO 8601 time`;
+  const window = raw.windowMs;
+  if (
+    window !== undefined &&
+    !(Number.isSafeInteger(window) && (window as number) > 0 && (window as number) <= MAX_WINDOW_MS)
+  )
+    return `its window ${JSON.stringify(window)} ms is not between 1 ms and ${formatDuration(MAX_WINDOW_MS)}`;
+  if (raw.revision !== undefined && (typeof raw.revision !== 'string' || !REVISION.test(raw.revision)))
+    return `its revision ${JSON.stringify(raw.revision)} is not <tag>@sha256:<hex>`;
+  return undefined;
+}
+
+/** True when `revision` has the shape a pinned approval names: `<tag>@sha256:<64 hex>` or `sha256:<64 hex>`. */
+export const isPinnableRevision = (revision: string): boolean => REVISION.test(revision);
+
+/** The digest part of a revision, which is what an approval is pinned to (tags move). */
+export const digestOf = (revision: string): string => revision.slice(revision.lastIndexOf('sha256:'));
 
 /**
- * The state at `at`: the last request's action while `requestedAt <= at < requestedAt + window`,
- * otherwise the default. Computed, never scheduled, so a missed timer cannot leave a gate stuck.
+ * The state at `at`. The request in effect is the later of the recorded request and each
+ * schedule's latest firing at or before `at` (computed from the cron, so a lost invocation
+ * changes nothing): its action while `requestedAt <= at < requestedAt + window`, else the default.
+ * A recorded request that cannot be evaluated closes the gate, and the status says why.
  */
-export function gateStateAt(gate: Gate, request: GateRequest | undefined, at: Date): GateStatus {
+export function gateStateAt(gate: Gate, recorded: GateRequest | undefined, at: Date): GateStatus {
+  const problem = recorded && requestProblem(recorded);
+  if (problem) {
+    return {
+      name: gate.name,
+      default: gate.default,
+      lastRequest: recorded,
+      state: 'closed',
+      byRequest: false,
+      problem: `the stored ${String(recorded.action)} request by ${String(recorded.requestedBy)} cannot be evaluated: ${problem}; the gate counts as closed until a new request replaces it`,
+    };
+  }
+  return requestStateAt(gate, effectiveRequest(gate, recorded, at), at);
+}
+
+/** The later of the recorded request and each schedule's latest firing, at `at`. */
+export function effectiveRequest(
+  gate: Gate,
+  recorded: GateRequest | undefined,
+  at: Date,
+): GateRequest | undefined {
+  let latest = recorded && Date.parse(recorded.requestedAt) <= at.getTime() ? recorded : undefined;
+  const notBefore = new Date(at.getTime() - HORIZON_MS);
+  gate.schedules.forEach((schedule, index) => {
+    const fired = cronOf(schedule.cron, schedule.timeZone).previous(at, notBefore);
+    if (fired && (!latest || fired.getTime() > Date.parse(latest.requestedAt)))
+      latest = scheduledRequest(gate, index, fired);
+  });
+  return latest;
+}
+
+/** The state `request` alone gives the gate at `at`. */
+function requestStateAt(gate: Gate, request: GateRequest | undefined, at: Date): GateStatus {
   const base = { name: gate.name, default: gate.default, lastRequest: request };
   if (!request) return { ...base, state: gate.default, byRequest: false };
   const start = Date.parse(request.requestedAt);
@@ -61,9 +128,25 @@ export function gateStateAt(gate: Gate, request: GateRequest | undefined, at: Da
       byRequest: true,
       since: request.requestedAt,
       ...(end !== undefined && { until: new Date(end).toISOString() }),
+      ...(request.action === 'open' && request.revision !== undefined && { revision: request.revision }),
     };
   }
   return { ...base, state: gate.default, byRequest: false, since: new Date(end).toISOString() };
+}
+
+/** True when the gate lets `revision` through at this status: open, and not pinned to another revision. */
+export function openFor(status: GateStatus, revision: string | undefined): boolean {
+  if (status.state !== 'open') return false;
+  if (status.revision === undefined) return true;
+  return revision !== undefined && digestOf(revision) === digestOf(status.revision);
+}
+
+const crons = new Map<string, CronSchedule>();
+function cronOf(expression: string, timeZone: string): CronSchedule {
+  const key = `${expression}\u0000${timeZone}`;
+  let cron = crons.get(key);
+  if (!cron) crons.set(key, (cron = parseCron(expression, timeZone)));
+  return cron;
 }
 
 /** The request a schedule sends when it fires. */
@@ -80,6 +163,14 @@ export function scheduledRequest(gate: Gate, index: number, firedAt: Date): Gate
   };
 }
 
+/** The next time a gate's state changes, and what causes it. */
+export interface GateChange {
+  readonly at: string;
+  readonly state: GateState;
+  readonly cause: 'window' | 'schedule';
+  readonly cron?: string;
+}
+
 /**
  * The next change of state after `from`, found by playing the gate forward: the current
  * request's window ending, and each schedule firing (a firing is a new request).
@@ -90,10 +181,12 @@ export function nextChange(
   from: Date,
   wanted?: GateState,
 ): GateChange | undefined {
-  const crons = gate.schedules.map((schedule) => parseCron(schedule.cron, schedule.timeZone));
+  const status = gateStateAt(gate, request, from);
+  if (status.problem) return undefined;
+  const crons = gate.schedules.map((schedule) => cronOf(schedule.cron, schedule.timeZone));
   const nextFirings = crons.map((cron) => cron.next(from));
-  let current = request;
-  let state = gateStateAt(gate, current, from).state;
+  let current = effectiveRequest(gate, request, from);
+  let state = status.state;
   let cursor = from;
   for (let step = 0; step < MAX_STEPS && cursor.getTime() - from.getTime() < HORIZON_MS; step++) {
     const windowEnd = windowEndAfter(current, cursor);
@@ -114,7 +207,7 @@ export function nextChange(
       cursor = windowEnd!;
       change = { at: cursor.toISOString(), state: gate.default, cause: 'window' };
     }
-    const after = gateStateAt(gate, current, cursor).state;
+    const after = requestStateAt(gate, current, cursor).state;
     if (after !== state && (wanted === undefined || after === wanted)) return { ...change, state: after };
     state = after;
   }

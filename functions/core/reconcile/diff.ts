@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
-import { evaluateGates } from '../gates/evaluate.ts';
+import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
 import { apiErrorMessage, KubeClient } from '../kube/client.ts';
@@ -62,15 +62,16 @@ export async function diffDelivery(
   const delivery = await getDelivery(deps.db, name);
   if (!delivery) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
   const gates = await evaluateGates(name, delivery.gates, deps.db, deps.clock.now());
-  const blockedBy = [...gates.blockAll, ...gates.blockRevisions];
   const waitingFor = await unreadyDependencies(delivery, deps.db);
-  const held = [
-    ...(waitingFor.length > 0 ? [dependencyMessage(waitingFor)] : []),
-    ...(blockedBy.length > 0 ? [waitingMessage(blockedBy)] : []),
-  ].join('; ');
 
   const source = sourceAt(delivery, options.revision);
   const artifact = await pullArtifact(source, { credentials: deps.registryCredentials(source) });
+  const verdict = verdictFor(gates, artifact.revision);
+  const blockedBy = [...verdict.blockAll, ...verdict.blockRevisions];
+  const held = [
+    ...(waitingFor.length > 0 ? [dependencyMessage(waitingFor)] : []),
+    ...(blockedBy.length > 0 ? [waitingMessage(blockedBy, artifact.revision)] : []),
+  ].join('; ');
   const manifests = await buildManifests(artifact.files, delivery, artifact.revision, {
     kubectl: deps.kubectl,
   });

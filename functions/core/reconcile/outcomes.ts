@@ -70,7 +70,7 @@ export async function block(
   blocking: readonly BlockingGate[],
   pending?: string,
 ): Promise<ReconcileResult> {
-  const message = waitingMessage(blocking);
+  const message = waitingMessage(blocking, pending);
   await finish(deps, name, started, 'Blocked', {
     ...blockedStatus(blocking, started, await getStatus(deps.db, name)),
     message,

@@ -4,7 +4,7 @@ import type { Delivery, PruneLimit } from '../config/index.ts';
 import { DEFAULTS } from '../config/defaults.ts';
 import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
-import { gateStateAt, nextOpening } from '../gates/state.ts';
+import { gateStateAt, nextOpening, openFor } from '../gates/state.ts';
 import { describeEntry, type InventoryEntry } from '../manifests/inventory.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../store/status.ts';
@@ -66,11 +66,12 @@ export async function checkPruneLimit(
       approval = `Its pruneLimitGate '${gateName}' is not registered: register it, then open it to allow this`;
     } else {
       const request = await getGateRequest(db, gateName);
-      if (gateStateAt(gate, request, now).state === 'open') return;
+      // An approval pinned to a revision allows that revision's mass deletion only.
+      if (openFor(gateStateAt(gate, request, now), revision)) return;
       const opensAt = nextOpening(gate, request, now);
       closed = { name: gateName, blocks: 'all', ...(opensAt && { opensAt }) };
       const opens = opensAt ? ` (it opens at ${formatInstant(opensAt)})` : '';
-      approval = `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --for 15m --reason <why>)`;
+      approval = `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --revision ${revision} --for 15m --reason <why>)`;
     }
   } else {
     approval = 'Raise pruneLimit, or name a gate in pruneLimitGate and open it, to allow this';

@@ -1,6 +1,6 @@
 import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
-import { evaluateGates } from '../gates/evaluate.ts';
+import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
@@ -80,16 +80,28 @@ async function reconcileHeld(
   try {
     const unready = await unreadyDependencies(delivery, deps.db);
     if (unready.length > 0) return await waitForDependencies(deps, name, started, unready);
-    const gates = await evaluateGates(name, delivery.gates, deps.db, started);
-    if (gates.blockAll.length > 0) {
-      return await block(deps, name, started, [...gates.blockAll, ...gates.blockRevisions]);
-    }
+    const evaluation = await evaluateGates(name, delivery.gates, deps.db, started);
+    const closed = verdictFor(evaluation);
     const credentials = deps.registryCredentials(delivery.source);
+    if (closed.blockAll.length > 0) {
+      // Best effort: the held revision names what to approve; an unreachable registry changes nothing here.
+      const held = await resolveArtifact(delivery.source, { credentials }).then(
+        (resolved) => resolved.revision,
+        () => undefined,
+      );
+      return await block(deps, name, started, [...closed.blockAll, ...closed.blockRevisions], held);
+    }
     const previous = await getStatus(deps.db, name);
     const lastApplied = previous?.lastAppliedRevision;
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
     // the tag moves while this run goes on.
     const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
+    // An approval pinned to a revision opens its gate for that digest only.
+    const gates = verdictFor(evaluation, current.revision);
+    if (gates.blockAll.length > 0) {
+      const holding = [...gates.blockAll, ...gates.blockRevisions];
+      return await block(deps, name, started, holding, current.revision);
+    }
     let held: string | undefined;
     let target: Resolved = current;
     if (gates.blockRevisions.length > 0 && current.revision !== lastApplied) {
@@ -103,7 +115,7 @@ async function reconcileHeld(
     revision = artifact.revision;
     const changes = await applyRevision(delivery, artifact, deps, lease);
     if (held) {
-      const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(gates.blockRevisions)}`;
+      const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(gates.blockRevisions, held)}`;
       await finish(deps, name, started, 'Blocked', {
         ...blockedStatus(gates.blockRevisions, started, previous),
         message,

@@ -1,4 +1,4 @@
-import { deliveriesUsingGate } from '../gates/requests.ts';
+import { deliveriesUsingGate } from '../store/deliveries.ts';
 import { parseReference } from '../oci/index.ts';
 import { getDelivery, listDeliveryNames } from '../store/deliveries.ts';
 import type { TableClient } from '../store/table-client.ts';

@@ -29,3 +29,10 @@ export async function listDeliveries(db: TableClient): Promise<Delivery[]> {
   const specs = await Promise.all((await listDeliveryNames(db)).map((name) => getDelivery(db, name)));
   return specs.filter((spec): spec is Delivery => spec !== undefined);
 }
+
+/** The deliveries that reference a gate (in `gates`, or as the approval gate of their pruneLimit). */
+export async function deliveriesUsingGate(db: TableClient, gate: string): Promise<string[]> {
+  return (await listDeliveries(db))
+    .filter((delivery) => delivery.gates.some((ref) => ref.name === gate) || delivery.pruneLimitGate === gate)
+    .map((delivery) => delivery.name);
+}

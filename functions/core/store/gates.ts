@@ -14,8 +14,11 @@ export const AUDIT_RETENTION_MS = 400 * 24 * 3_600_000;
 /** One line of a gate's audit trail: a request and what became of it. */
 export interface GateAuditRecord extends GateRequest {
   readonly gate: string;
-  /** `accepted`: it is now the gate's last request; `stale`: a newer request was already stored. */
-  readonly outcome: 'accepted' | 'stale';
+  /**
+   * `accepted`: it is now the gate's last request; `stale`: a newer request was already stored;
+   * `pending`: an approval recorded while the gate waits for more approvers.
+   */
+  readonly outcome: 'accepted' | 'stale' | 'pending';
   readonly recordedAt: string;
 }
 
@@ -39,7 +42,12 @@ export async function getGateRequest(db: TableClient, name: string): Promise<Gat
   return Item?.request as GateRequest | undefined;
 }
 
-function auditItem(gate: string, request: GateRequest, outcome: GateAuditRecord['outcome'], now: Date) {
+export function auditItem(
+  gate: string,
+  request: GateRequest,
+  outcome: GateAuditRecord['outcome'],
+  now: Date,
+) {
   const record: GateAuditRecord = { ...request, gate, outcome, recordedAt: now.toISOString() };
   return {
     pk: gateKey(gate),
@@ -54,7 +62,7 @@ function auditItem(gate: string, request: GateRequest, outcome: GateAuditRecord[
 export const CONFLICT_ATTEMPTS = 6;
 
 /** The transaction was cancelled because another one touched the same item at the same moment. */
-function isTransactionConflict(error: unknown): boolean {
+export function isTransactionConflict(error: unknown): boolean {
   return (
     error instanceof TransactionCanceledException &&
     (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict')
@@ -73,14 +81,21 @@ export async function recordGateRequest(
   request: GateRequest,
   now: Date,
 ): Promise<'accepted' | 'stale'> {
+  return retryOnConflict(`the ${request.action} request by ${request.requestedBy}`, gate, () =>
+    writeGateRequest(db, gate, request, now),
+  );
+}
+
+/** Runs a transaction again when it collides with another one (DynamoDB's TransactionConflict). */
+export async function retryOnConflict<T>(what: string, gate: string, write: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writeGateRequest(db, gate, request, now);
+      return await write();
     } catch (error) {
       if (!isTransactionConflict(error)) throw error;
       if (attempt === CONFLICT_ATTEMPTS)
         throw new Error(
-          `gate '${gate}': the ${request.action} request by ${request.requestedBy} collided with other requests ${attempt} times; nothing was recorded, try again`,
+          `gate '${gate}': ${what} collided with other requests ${attempt} times; nothing was recorded, try again`,
           { cause: error },
         );
       // Jittered backoff: 20 ms, 40 ms, … so colliding writers fall out of step.
@@ -89,25 +104,41 @@ export async function recordGateRequest(
   }
 }
 
+/** Requests dated further ahead of the recorder's clock than this cannot be real; a new request replaces them. */
+export const MAX_FUTURE_MS = 5 * 60_000;
+
+/**
+ * The write that makes `request` the gate's last request: only over an older one, or over one
+ * that cannot be real (dated in the future, or without a usable time) so it can never wedge a gate.
+ */
+export function putGateRequest(db: TableClient, gate: string, request: GateRequest, now: Date) {
+  const requestedAtMs = Date.parse(request.requestedAt);
+  return {
+    Put: {
+      TableName: db.table,
+      Item: { pk: gateKey(gate), sk: 'request', request, requestedAtMs },
+      ConditionExpression:
+        'attribute_not_exists(requestedAtMs) OR NOT attribute_type(requestedAtMs, :number) OR requestedAtMs < :t OR requestedAtMs > :future',
+      ExpressionAttributeValues: {
+        ':t': requestedAtMs,
+        ':future': now.getTime() + MAX_FUTURE_MS,
+        ':number': 'N',
+      },
+    },
+  };
+}
+
 async function writeGateRequest(
   db: TableClient,
   gate: string,
   request: GateRequest,
   now: Date,
 ): Promise<'accepted' | 'stale'> {
-  const requestedAtMs = Date.parse(request.requestedAt);
   try {
     await db.doc.send(
       new TransactWriteCommand({
         TransactItems: [
-          {
-            Put: {
-              TableName: db.table,
-              Item: { pk: gateKey(gate), sk: 'request', request, requestedAtMs },
-              ConditionExpression: 'attribute_not_exists(requestedAtMs) OR requestedAtMs < :t',
-              ExpressionAttributeValues: { ':t': requestedAtMs },
-            },
-          },
+          putGateRequest(db, gate, request, now),
           { Put: { TableName: db.table, Item: auditItem(gate, request, 'accepted', now) } },
         ],
       }),

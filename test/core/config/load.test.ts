@@ -28,7 +28,16 @@ describe('loadConfigFile', () => {
       ['gates:', '  - name: sre-approval', '    default: closed', '    window: 1h', ''].join('\n'),
     );
     expect(loadConfigFile(path)).toEqual({
-      gates: [{ name: 'sre-approval', default: 'closed', windowMs: 3_600_000, schedules: [] }],
+      gates: [
+        {
+          name: 'sre-approval',
+          default: 'closed',
+          windowMs: 3_600_000,
+          schedules: [],
+          approval: 'any',
+          approvers: 1,
+        },
+      ],
       deliveries: [],
     });
   });

@@ -69,8 +69,17 @@ describe('parseConfig', () => {
           default: 'open',
           windowMs: 86_400_000,
           schedules: [{ cron: '0 0 ? * FRI *', timeZone: 'Europe/Berlin', action: 'close' }],
+          approval: 'any',
+          approvers: 1,
         },
-        { name: 'sre-approval', default: 'closed', windowMs: 3_600_000, schedules: [] },
+        {
+          name: 'sre-approval',
+          default: 'closed',
+          windowMs: 3_600_000,
+          schedules: [],
+          approval: 'any',
+          approvers: 1,
+        },
       ],
       deliveries: [
         {
@@ -240,6 +249,52 @@ describe('parseConfig', () => {
         { cron: '0 22 ? * TUE *', timeZone: 'UTC', action: 'open', windowMs: 7_200_000 },
         { cron: '0 0 1 * ? *', timeZone: 'Asia/Tokyo', action: 'close' },
       ],
+      approval: 'any',
+      approvers: 1,
+    });
+  });
+
+  it('bounds gate windows to a year and approvers to six, naming the field', () => {
+    const problems = (gate: Record<string, unknown>) => {
+      try {
+        parseGate({ name: 'g', default: 'closed', ...gate });
+        return [];
+      } catch (error) {
+        return (error as ConfigError).issues.map((issue) => `${issue.path}: ${issue.message}`);
+      }
+    };
+    expect(problems({ window: '367d' })).toEqual([
+      'window: must be at most 366d (a year): a request lasting longer is a mistake',
+    ]);
+    expect(problems({ schedules: [{ cron: '0 0 ? * FRI *', action: 'close', window: '400d' }] })).toEqual([
+      'schedules[0].window: must be at most 366d (a year): a request lasting longer is a mistake',
+    ]);
+    expect(problems({ window: '366d', approvers: 6 })).toEqual([]);
+    expect(problems({ approvers: 7 })).toEqual(['approvers: must be at most 6']);
+    expect(problems({ approvers: 1.5 })).toEqual(['approvers: must be a whole number']);
+  });
+
+  it('a gate that approves revisions or needs several approvers is closed by default and has no open schedules', () => {
+    const error = (() => {
+      try {
+        parseGate({
+          name: 'g',
+          default: 'open',
+          approval: 'revision',
+          schedules: [{ cron: '0 9 ? * MON *', action: 'open' }],
+        });
+      } catch (caught) {
+        return caught as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(error.issues.map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
+      'default: a gate with approval: revision must be closed by default: open by default, it would let everything through unapproved',
+      'schedules[0].action: a gate with approval: revision cannot have open schedules: a schedule approves nothing',
+    ]);
+    expect(parseGate({ name: 'g', default: 'closed', approvers: 2 })).toMatchObject({
+      approval: 'any',
+      approvers: 2,
     });
   });
 

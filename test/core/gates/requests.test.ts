@@ -23,31 +23,19 @@ async function freshGate(
 const request = (fields: Record<string, unknown>) => parseGateEvent({ source: 'cli', ...fields });
 
 describe('gate requests', () => {
-  it('ignores a request older than the stored one, reports it as stale, and audits both', async () => {
+  it('ignores a request recorded by a clock behind the stored one, reports it as stale, and audits both', async () => {
     const { gate, gateDeps } = await freshGate();
+    const recordedAt = (iso: string) => ({ ...gateDeps, clock: manualClock(iso) });
     const newer = await handleGateEvent(
-      request({
-        gate,
-        action: 'close',
-        requestedAt: '2026-06-01T11:59:00Z',
-        requestedBy: 'bob',
-        reason: 'incident',
-      }),
-      gateDeps,
+      request({ gate, action: 'close', requestedBy: 'bob', reason: 'incident' }),
+      recordedAt('2026-06-01T11:59:00Z'),
     );
     expect(newer.outcome).toBe('accepted');
     const older = await handleGateEvent(
-      request({
-        gate,
-        action: 'open',
-        requestedAt: '2026-06-01T11:58:00Z',
-        requestedBy: 'alice',
-        reason: 'late',
-      }),
-      gateDeps,
+      request({ gate, action: 'open', requestedBy: 'alice', reason: 'late' }),
+      recordedAt('2026-06-01T11:58:00Z'),
     );
     expect(older.outcome).toBe('stale');
-    expect(older.status.state).toBe('closed');
     expect(older.message).toMatch(
       /^request ignored: a request made at or after 2026-06-01T11:58:00.000Z is already stored \(close by bob/,
     );
@@ -60,7 +48,7 @@ describe('gate requests', () => {
     ]);
   });
 
-  it('concurrent requests resolve by requestedAt: the latest wins, none is lost, all are audited', async () => {
+  it('concurrent requests resolve by recording time: the latest wins, none is lost, all are audited', async () => {
     const { gate, gateDeps } = await freshGate();
     const times = Array.from(
       { length: 20 },
@@ -70,13 +58,8 @@ describe('gate requests', () => {
     const results = await Promise.all(
       shuffled.map((at, i) =>
         handleGateEvent(
-          request({
-            gate,
-            action: i % 2 === 0 ? 'open' : 'close',
-            requestedAt: at.toISOString(),
-            requestedBy: `user-${at.getTime()}`,
-          }),
-          gateDeps,
+          request({ gate, action: i % 2 === 0 ? 'open' : 'close', requestedBy: `user-${at.getTime()}` }),
+          { ...gateDeps, clock: manualClock(at.toISOString()) },
         ),
       ),
     );
@@ -126,12 +109,29 @@ describe('bad gate requests are refused and write nothing', () => {
     ],
     [{ gate: 'GATE', action: 'open', duration: '1h' }, /unknown field\(s\) "duration"/],
     [
-      { gate: 'GATE', action: 'open', requestedAt: 'yesterday' },
+      { gate: 'GATE', action: 'close', source: 'schedule', requestedAt: 'yesterday' },
       /"requestedAt": "yesterday" is not an ISO 8601 time/,
     ],
     [
+      { gate: 'GATE', action: 'open', requestedAt: '2026-06-01T11:00:00Z' },
+      /"requestedAt" is set by the gate function's clock; only schedules send it/,
+    ],
+    [
+      { gate: 'GATE', action: 'close', window: '367d' },
+      /"window": 367d is longer than 366d \(a year\), the longest a request may last/,
+    ],
+    [{ gate: 'GATE', action: 'close', window: '99999999d' }, /"window": 99999999d is longer than 366d/],
+    [
+      { gate: 'GATE', action: 'open', revision: '1.3.0' },
+      /"revision": "1.3.0" does not name a digest: use <tag>@sha256:<64 hex>/,
+    ],
+    [
+      { gate: 'GATE', action: 'close', revision: `sha256:${'a'.repeat(64)}` },
+      /"revision" names what an open request approves; it does not apply to "close"/,
+    ],
+    [
       { gate: 'GATE', action: 'open', source: 'slack' },
-      /"source" must be one of schedule, console, cli, api/,
+      /"source" must be one of schedule, console, cli, api, not "slack"/,
     ],
     [{ gate: 'GATE', action: 'open', reason: 42 }, /"reason" must be a string, not number/],
   ])('%j', async (event, message) => {
@@ -152,11 +152,33 @@ describe('bad gate requests are refused and write nothing', () => {
     ).rejects.toThrow(new RegExp(`gate 'no-such-gate' is not registered \\(registered gates: .*${gate}`));
   });
 
-  it('a request from the future', async () => {
-    const { gate, gateDeps } = await freshGate();
-    await expect(
-      handleGateEvent(request({ gate, action: 'open', requestedAt: '2026-06-01T13:00:00Z' }), gateDeps),
-    ).rejects.toThrow(/"requestedAt": 2026-06-01T13:00:00.000Z is in the future/);
+  it('a schedule request from the future, or for a time its cron does not fire, changes nothing', async () => {
+    const { gate, gateDeps } = await freshGate({
+      default: 'open',
+      schedules: [{ cron: '0 13 * * ? *', action: 'close', window: '1h' }],
+    });
+    const schedule = (requestedAt: string, action = 'close') =>
+      handleGateEvent(parseGateEvent({ gate, action, source: 'schedule', requestedAt }), gateDeps);
+    await expect(schedule('2026-06-01T13:00:00Z')).rejects.toThrow(
+      /"requestedAt": 2026-06-01T13:00:00.000Z is in the future/,
+    );
+    await expect(schedule('2026-05-31T13:30:00Z')).rejects.toThrow(
+      new RegExp(
+        `2026-05-31T13:30:00.000Z is not a time any of gate '${gate}'s close schedules fires \\(close at "0 13 \\* \\* \\? \\*" \\(UTC\\)\\)`,
+      ),
+    );
+    await expect(schedule('2026-05-31T13:00:00Z', 'open')).rejects.toThrow(
+      /open schedules fires \(it has none\)/,
+    );
     expect(await listGateAudit(gateDeps.db, gate)).toEqual([]);
+    // A real firing is rebuilt from the spec: window, author and reason are the schedule's.
+    const fired = await schedule('2026-05-31T13:00:00Z');
+    expect(fired.outcome).toBe('accepted');
+    expect(await getGateRequest(gateDeps.db, gate)).toMatchObject({
+      requestedAt: '2026-05-31T13:00:00.000Z',
+      requestedBy: `schedule/${gate}/0`,
+      windowMs: 3_600_000,
+      source: 'schedule',
+    });
   });
 });

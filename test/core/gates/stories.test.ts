@@ -2,27 +2,25 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseGateEvent } from '../../../functions/core/gates/event.ts';
-import { handleGateEvent } from '../../../functions/core/gates/requests.ts';
+import { handleGateEvent, type GateRequestResult } from '../../../functions/core/gates/requests.ts';
 import { deliveriesForEvent } from '../../../functions/core/reconcile/triggers.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { gateHandler } from '../../../functions/gate/handler.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
-import { inProcessGateDeps, manualClock, registerGate } from '../../support/gates.ts';
+import {
+  configMapValue,
+  configMapYaml,
+  inProcessGateDeps,
+  manualClock,
+  registerGate,
+} from '../../support/gates.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 
-const configMap = (name: string, ns: string, value: string) =>
-  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  value: "${value}"\n`;
-
-async function valueOf(name: string, ns: string): Promise<string | undefined> {
-  try {
-    return (await core.readNamespacedConfigMap({ name, namespace: ns })).data?.value;
-  } catch {
-    return undefined;
-  }
-}
+const configMap = configMapYaml;
+const valueOf = (name: string, ns: string) => configMapValue(core, name, ns);
 
 /** A delivery of ConfigMaps in a fresh namespace, behind one fresh gate. */
 async function setup(
@@ -93,7 +91,7 @@ describe('story "SRE approval": default closed, window 1h, blocks all', () => {
     expect(opened).toMatchObject({ outcome: 'accepted', reconciling: [delivery] });
     expect(opened.status).toMatchObject({ state: 'open', until: '2026-03-26T11:05:00.000Z' });
     expect(opened.message).toContain(
-      `gate '${gate}' is open until 2026-03-26T11:05:00Z (open by alice: CHG-1234)`,
+      `gate '${gate}' is open until 2026-03-26T11:05:00Z (open by alice (unverified): CHG-1234)`,
     );
     expect(gateDeps.reconciled).toMatchObject([{ delivery, outcome: 'Succeeded' }]);
     expect(await valueOf('app', ns)).toBe('v1');
@@ -161,7 +159,8 @@ describe('story "No-Deploy-Friday": a schedule in Europe/Berlin', () => {
       'all',
     );
     const gateDeps = inProcessGateDeps(deps);
-    const invoke = gateHandler(() => gateDeps);
+    const handler = gateHandler(() => gateDeps);
+    const invoke = async (event: object) => (await handler(event)) as GateRequestResult;
 
     const before = await invoke({ gate, action: 'status' });
     expect(before.status.state).toBe('open');

@@ -1,6 +1,7 @@
 // The gate Lambda handler, invoked as Lambda invokes it: DynamoDB Local for state, and the
 // Lambda/Scheduler calls it makes checked on the wire.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { handler } from '../../../functions/gate/handler.ts';
 import { oneTimeScheduleBody, startAwsRecorder } from '../../support/aws-recorder.ts';
@@ -9,6 +10,7 @@ import { registerGate } from '../../support/gates.ts';
 import { testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
+const invoke = async (event: object) => (await handler(event)) as GateRequestResult;
 const deps = engineDeps();
 const RECONCILE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:sluice-reconcile';
 let recorder: Awaited<ReturnType<typeof startAwsRecorder>>;
@@ -43,7 +45,7 @@ describe('gate handler', () => {
     await registerDelivery(deps, bed, { name: unrelated, repository: 'x/c' });
     const before = recorder.requests.length;
 
-    const result = await handler({ gate, action: 'open', reason: 'CHG-1234', requestedBy: 'alice' });
+    const result = await invoke({ gate, action: 'open', reason: 'CHG-1234', requestedBy: 'alice' });
     expect(result).toMatchObject({ outcome: 'accepted', status: { state: 'open' } });
     expect([...result.reconciling].sort()).toEqual([first, second].sort());
 
@@ -77,7 +79,7 @@ describe('gate handler', () => {
     const gate = uniqueName('maint');
     await registerGate(deps, { name: gate, default: 'open', window: '24h' });
     const before = recorder.requests.length;
-    const result = await handler({
+    const result = await invoke({
       gate,
       action: 'close',
       window: '2h',
@@ -104,7 +106,7 @@ describe('gate handler', () => {
   it('"status" reads without writing', async () => {
     const gate = uniqueName('ro');
     await registerGate(deps, { name: gate, default: 'closed' });
-    const result = await handler({ gate, action: 'status' });
+    const result = await invoke({ gate, action: 'status' });
     expect(result).toMatchObject({ outcome: 'status', status: { state: 'closed', byRequest: false } });
     expect(result.message).toBe(`gate '${gate}' is closed (default)`);
     expect(await getGateRequest(deps.db, gate)).toBeUndefined();
