@@ -9,3 +9,4 @@ export { EcrPushTriggers, ecrRepositories } from './triggers.ts';
 export { ClusterAccess, clusterAdminPolicy } from './cluster-access.ts';
 export { DeliveryAlarms, deliveryMetric } from './alarms.ts';
 export { ecrRepositoryOf, type EcrRepository } from './sources.ts';
+export { GateEntries, type GateEntriesProps, type GateRequestGrantOptions } from './gate-entries.ts';

@@ -11,6 +11,7 @@ import { DeliveryAlarms } from './alarms.ts';
 import { ClusterAccess } from './cluster-access.ts';
 import { resolveSpecs, type SluiceSpecs } from './config.ts';
 import { SluiceFunction } from './function.ts';
+import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import { clusterStatements, ecrPullStatements, invokeStatement } from './permissions.ts';
 import type { SluiceProps } from './props.ts';
@@ -47,6 +48,7 @@ export class Sluice extends Construct {
   readonly alarms: ReadonlyMap<string, readonly cloudwatch.Alarm[]>;
   /** The validated, normalised deliveries and gates. */
   readonly specs: SluiceSpecs;
+  private readonly gateEntries: GateEntries;
 
   constructor(scope: Construct, id: string, props: SluiceProps = {}) {
     super(scope, id);
@@ -169,6 +171,7 @@ export class Sluice extends Construct {
       logRetention,
     }).function;
     this.gateFunction = gate;
+    this.gateEntries = new GateEntries(this, 'GateEntries', { gates: config.gates, gateFunction: gate });
 
     // The spec function deletes removed deliveries from their clusters, so it shares the
     // reconcile function's role (and with it the clusters' access entries and ECR pulls), and the
@@ -245,6 +248,20 @@ export class Sluice extends Construct {
         [specProviderRole, spec],
       ],
     });
+  }
+
+  /**
+   * Lets `grantee` open and/or close one gate with signed requests (`sluice gate open <gate>
+   * --function <gate function>`): it may invoke that gate's entry URLs and look them up, nothing
+   * else. The gate function records the verified principal.
+   */
+  grantGateRequests(grantee: iam.IGrantable, gate: string, options?: GateRequestGrantOptions): iam.Grant {
+    return this.gateEntries.grant(grantee, gate, options);
+  }
+
+  /** The function URL through which `action` requests for `gate` reach the gate function. */
+  gateUrl(gate: string, action: 'open' | 'close'): string {
+    return this.gateEntries.url(gate, action);
   }
 
   /** A role EventBridge Scheduler assumes for schedules in the given groups (and no others). */

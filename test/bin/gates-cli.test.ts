@@ -95,10 +95,12 @@ describe('sluice gates', () => {
 
     const history = await sluice('gate', 'history', gate);
     const lines = history.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^REQUESTED AT\s+ACTION\s+WINDOW\s+BY\s+SOURCE\s+OUTCOME\s+REASON$/);
-    expect(lines[1]).toMatch(/\s+close\s+1h\s+carol\s+cli\s+accepted\s+done$/);
+    expect(lines[0]).toMatch(/^REQUESTED AT\s+ACTION\s+REVISION\s+WINDOW\s+BY\s+SOURCE\s+OUTCOME\s+REASON$/);
+    expect(lines[1]).toMatch(/\s+close\s+-\s+1h\s+carol \(unverified\)\s+cli\s+accepted\s+done$/);
     expect(lines[2]).toMatch(
-      new RegExp(`\\s+open\\s+30m\\s+${userInfo().username}\\s+cli\\s+accepted\\s+CHG-42$`),
+      new RegExp(
+        `\\s+open\\s+-\\s+30m\\s+${userInfo().username} \\(unverified\\)\\s+cli\\s+accepted\\s+CHG-42$`,
+      ),
     );
   });
 

@@ -54,6 +54,8 @@ export interface SynthOptions {
   readonly stackProps?: StackProps;
   /** Add cdk-nag's AwsSolutions checks (synthesis fails on an unacknowledged finding). */
   readonly nag?: boolean;
+  /** Called with the Sluice before synthesis, e.g. to add grants. */
+  readonly then?: (sluice: Sluice, stack: Stack) => void;
 }
 
 /** A stack with an imported cluster `prod` and a Sluice built by `props(cluster, stack)`. */
@@ -77,6 +79,7 @@ export function synth(
   const stack = new Stack(app, 'Test', options.stackProps ?? { env: { account: ACCOUNT, region: REGION } });
   const cluster = eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' });
   const sluice = new Sluice(stack, 'Sluice', props(cluster, stack));
+  options.then?.(sluice, stack);
   const assembly = app.synth();
   const template = Template.fromJSON(
     assembly.getStackArtifact(stack.artifactId).template as Record<string, unknown>,
