@@ -97,7 +97,10 @@ export function gateStateAt(gate: Gate, recorded: GateRequest | undefined, at: D
   return requestStateAt(gate, effectiveRequest(gate, recorded, at), at);
 }
 
-/** The later of the recorded request and each schedule's latest firing, at `at`. */
+/**
+ * The later of the recorded request and each schedule's latest firing, at `at`. Of two made at
+ * the same instant, a close outranks an open (a closed gate holds), whatever the schedules' order.
+ */
 export function effectiveRequest(
   gate: Gate,
   recorded: GateRequest | undefined,
@@ -107,10 +110,15 @@ export function effectiveRequest(
   const notBefore = new Date(at.getTime() - HORIZON_MS);
   gate.schedules.forEach((schedule, index) => {
     const fired = cronOf(schedule.cron, schedule.timeZone).previous(at, notBefore);
-    if (fired && (!latest || fired.getTime() > Date.parse(latest.requestedAt)))
+    if (fired && (!latest || outranks(fired.getTime(), schedule.action, latest)))
       latest = scheduledRequest(gate, index, fired);
   });
   return latest;
+}
+
+function outranks(time: number, action: GateAction, other: GateRequest): boolean {
+  const otherTime = Date.parse(other.requestedAt);
+  return time > otherTime || (time === otherTime && action === 'close' && other.action !== 'close');
 }
 
 /** The state `request` alone gives the gate at `at`. */
@@ -190,13 +198,16 @@ export function nextChange(
   let cursor = from;
   for (let step = 0; step < MAX_STEPS && cursor.getTime() - from.getTime() < HORIZON_MS; step++) {
     const windowEnd = windowEndAfter(current, cursor);
-    const firing = earliest(nextFirings);
+    const firing = earliest(nextFirings, gate);
     if (firing === undefined && windowEnd === undefined) return undefined;
     let change: GateChange;
     if (firing !== undefined && (windowEnd === undefined || nextFirings[firing]! <= windowEnd)) {
       cursor = nextFirings[firing]!;
       current = scheduledRequest(gate, firing, cursor);
-      nextFirings[firing] = crons[firing]!.next(cursor);
+      // Every schedule firing at this instant has fired; the one that ranks highest decides.
+      nextFirings.forEach((time, index) => {
+        if (time?.getTime() === cursor.getTime()) nextFirings[index] = crons[index]!.next(cursor);
+      });
       change = {
         at: cursor.toISOString(),
         state: stateOf(current.action),
@@ -225,10 +236,18 @@ function windowEndAfter(request: GateRequest | undefined, cursor: Date): Date | 
   return end > cursor.getTime() ? new Date(end) : undefined;
 }
 
-function earliest(times: readonly (Date | undefined)[]): number | undefined {
+/** The schedule firing first; of several at the same instant, a close one. */
+function earliest(times: readonly (Date | undefined)[], gate: Gate): number | undefined {
   let best: number | undefined;
   times.forEach((time, index) => {
-    if (time && (best === undefined || time < times[best]!)) best = index;
+    if (!time) return;
+    const bestTime = best === undefined ? undefined : times[best]!.getTime();
+    if (
+      bestTime === undefined ||
+      time.getTime() < bestTime ||
+      (time.getTime() === bestTime && gate.schedules[index]!.action === 'close')
+    )
+      best = index;
   });
   return best;
 }
