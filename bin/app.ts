@@ -3,6 +3,7 @@
 // with none given it synthesizes with placeholders, offline and without credentials.
 import { App, CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { Sluice, type SluiceClusterTarget } from '../lib/index.ts';
 
@@ -22,7 +23,10 @@ const repository = context('repository') ?? `oci://${account}.dkr.ecr.${region}.
 const stack = new Stack(app, context('stackName') ?? 'Sluice', {
   env: { account, region },
   description: 'sluice: serverless GitOps delivery for Amazon EKS',
+  // The table holds the gates' audit trail and the inventories that say what to prune.
+  terminationProtection: true,
 });
+const alarmTopicArn = context('alarmTopicArn');
 
 // A cluster in this account and region is imported, and sluice creates its access entry; one
 // elsewhere (or reached through a role) is named, and its access is granted outside this app.
@@ -34,6 +38,9 @@ const cluster: SluiceClusterTarget =
     : eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName });
 
 const sluice = new Sluice(stack, 'Sluice', {
+  // Named, so that a role in another account (clusterRoleArn) can trust it by name.
+  deployerRoleName: context('deployerRoleName'),
+  alarmTopic: alarmTopicArn ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', alarmTopicArn) : undefined,
   gates: [
     {
       name: 'no-deploy-friday',

@@ -1,10 +1,10 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { formatDuration, type Delivery } from '../functions/core/config/index.ts';
 import { RECONCILE_METRICS } from '../functions/reconcile/metrics.ts';
+import { notify } from './alarm-actions.ts';
 
 export interface DeliveryAlarmsProps {
   readonly deliveries: readonly Delivery[];
@@ -29,10 +29,29 @@ export function deliveryMetric(
   });
 }
 
-/** Per delivery: an alarm when a reconcile fails, and one when it has been held too long (gates, the mass-deletion brake, dependencies). */
+/** How many intervals without a completed reconcile make a delivery stale. */
+export const STALE_INTERVALS = 3;
+/** CloudWatch evaluates at most a day of periods for an alarm. */
+const MAX_EVALUATION_MS = 86_400_000;
+
+/** The staleness alarm's period and how many of them: three intervals, within CloudWatch's one day. */
+export function stalenessWindow(intervalMs: number): { periodMinutes: number; periods: number } {
+  const windowMs = Math.min(STALE_INTERVALS * intervalMs, MAX_EVALUATION_MS);
+  const periodMinutes = Math.max(1, Math.floor(Math.min(intervalMs, windowMs / STALE_INTERVALS) / 60_000));
+  return { periodMinutes, periods: Math.max(1, Math.floor(windowMs / (periodMinutes * 60_000))) };
+}
+
+/**
+ * Per delivery: an alarm when a reconcile fails; one when it has been held too long (gates, the
+ * mass-deletion brake, dependencies); and, unless it is suspended, one when no reconcile has
+ * completed in three intervals (missing data breaching), which a crash, a timeout, a lost schedule
+ * or a disabled trigger all end in.
+ */
 export class DeliveryAlarms extends Construct {
   readonly failed = new Map<string, cloudwatch.Alarm>();
   readonly blocked = new Map<string, cloudwatch.Alarm>();
+  /** Not for suspended deliveries: they do not reconcile, by design. */
+  readonly stale = new Map<string, cloudwatch.Alarm>();
 
   constructor(scope: Construct, id: string, props: DeliveryAlarmsProps) {
     super(scope, id);
@@ -56,13 +75,30 @@ export class DeliveryAlarms extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-      for (const alarm of [failed, blocked]) {
-        if (!props.alarmTopic) continue;
-        alarm.addAlarmAction(new actions.SnsAction(props.alarmTopic));
-        alarm.addOkAction(new actions.SnsAction(props.alarmTopic));
-      }
+      for (const alarm of [failed, blocked]) notify(alarm, props.alarmTopic);
       this.failed.set(delivery.name, failed);
       this.blocked.set(delivery.name, blocked);
+      if (!delivery.suspend) this.stale.set(delivery.name, this.staleAlarm(delivery, props.alarmTopic));
     }
+  }
+
+  private staleAlarm(delivery: Delivery, topic: sns.ITopic | undefined): cloudwatch.Alarm {
+    const { periodMinutes, periods } = stalenessWindow(delivery.intervalMs);
+    const alarm = new cloudwatch.Alarm(this, `${delivery.name}-stale`, {
+      alarmDescription: `sluice: no reconcile of delivery ${delivery.name} has completed in ${formatDuration(periods * periodMinutes * 60_000)} (its interval is ${formatDuration(delivery.intervalMs)}): the reconcile function crashed or timed out, or its schedule did not fire; see the function's errors alarm and the failure queue`,
+      metric: new cloudwatch.Metric({
+        namespace: RECONCILE_METRICS.namespace,
+        metricName: RECONCILE_METRICS.completed,
+        dimensionsMap: { service: RECONCILE_METRICS.service, [RECONCILE_METRICS.dimension]: delivery.name },
+        period: Duration.minutes(periodMinutes),
+        statistic: cloudwatch.Stats.SUM,
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: periods,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    notify(alarm, topic);
+    return alarm;
   }
 }

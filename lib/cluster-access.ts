@@ -1,4 +1,4 @@
-import { Names } from 'aws-cdk-lib';
+import { Names, Token } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
@@ -18,18 +18,31 @@ export function clusterAdminPolicy(): eks.IAccessPolicy {
 }
 
 /**
- * An EKS access entry per cluster for the role that applies and prunes (the cluster's
- * authentication mode must be API or API_AND_CONFIG_MAP).
+ * What names a cluster: its name and region. The same cluster imported twice is two constructs,
+ * but EKS takes one access entry per principal. A cluster whose name or region is a token (made
+ * in this app, an environment-agnostic stack) is known only by its construct.
+ */
+export function clusterKey(cluster: eks.ICluster): string {
+  const { clusterName } = cluster;
+  const { region } = cluster.env;
+  if (Token.isUnresolved(clusterName) || Token.isUnresolved(region)) return `construct:${cluster.node.path}`;
+  return `${clusterName}@${region}`;
+}
+
+/**
+ * An EKS access entry per cluster (by name and region) for the role that applies and prunes (the
+ * cluster's authentication mode must be API or API_AND_CONFIG_MAP).
  */
 export class ClusterAccess extends Construct {
   readonly entries: eks.AccessEntry[] = [];
 
   constructor(scope: Construct, id: string, props: ClusterAccessProps) {
     super(scope, id);
-    const seen = new Set<eks.ICluster>();
+    const seen = new Set<string>();
     for (const cluster of props.clusters) {
-      if (seen.has(cluster)) continue;
-      seen.add(cluster);
+      const key = clusterKey(cluster);
+      if (seen.has(key)) continue;
+      seen.add(key);
       this.entries.push(
         new eks.AccessEntry(this, Names.uniqueId(cluster), {
           cluster,

@@ -107,6 +107,12 @@ function checkFunctionProps(props: SluiceProps, issues: Issues): void {
     !(Number.isInteger(memory) && memory >= 128 && memory <= 10240)
   )
     issues.add(['reconcileMemorySize'], `${memory} is not a Lambda memory size (128 to 10240 MB)`);
+  const roleName = props.deployerRoleName;
+  if (roleName !== undefined && !Token.isUnresolved(roleName) && !/^[\w+=,.@-]{1,64}$/.test(roleName))
+    issues.add(
+      ['deployerRoleName'],
+      `"${roleName}" is not an IAM role name (1 to 64 letters, digits and +=,.@_-)`,
+    );
   if (props.blockedAlarmThreshold !== undefined) {
     const ms = durationMs(props.blockedAlarmThreshold, ['blockedAlarmThreshold'], issues);
     if (ms !== undefined && ms < MIN_INTERVAL.toMilliseconds())

@@ -7,13 +7,13 @@ import type { IConstruct } from 'constructs';
 export interface NagFindings {
   readonly functions: readonly lambda.IFunction[];
   readonly deployerRole: iam.IRole;
-  /** Set when the functions run in a VPC. */
-  readonly vpcPolicy?: iam.IManagedPolicy;
   readonly gateRole: iam.IRole;
   /** The table is encrypted with a customer managed key. */
   readonly customerKey: boolean;
   /** `arn:…:schedule/<window group>/*` */
   readonly windowSchedulesArn: string;
+  /** The failure queue: the dead-letter queue of every schedule and rule, and the functions' on-failure destination. */
+  readonly failureQueue: IConstruct;
   /** Roles granted invoke on a function by a CDK L2 (which grants the function and its versions). */
   readonly invokers: readonly (readonly [iam.IRole, lambda.IFunction])[];
 }
@@ -56,17 +56,8 @@ export function acknowledgeNagFindings(findings: NagFindings): void {
   Validations.of(findings.deployerRole).acknowledge({
     id: rule('IAM5[Resource::*]'),
     reason:
-      'ecr:GetAuthorizationToken has no resource to scope to (it is the only action on *); image reads are scoped to the named repositories.',
+      'ecr:GetAuthorizationToken has no resource to scope to; image reads are scoped to the named repositories. In a VPC, the network-interface actions a function needs (EC2 Describe actions take no resource scope) are the only others on *.',
   });
-  if (findings.vpcPolicy) {
-    Validations.of(findings.deployerRole).acknowledge({
-      id: rule(
-        `IAM4[Policy::${nagResourceName(findings.deployerRole, findings.vpcPolicy.managedPolicyArn)}]`,
-      ),
-      reason:
-        'AWSLambdaVPCAccessExecutionRole is the AWS-maintained set of ENI permissions a function in a VPC needs (the EC2 network-interface actions take no resource scope).',
-    });
-  }
   Validations.of(findings.gateRole).acknowledge({
     id: rule(`IAM5[Resource::${nagResourceName(findings.gateRole, findings.windowSchedulesArn)}]`),
     reason:
@@ -88,6 +79,11 @@ export function acknowledgeNagFindings(findings: NagFindings): void {
       }
     }
   }
+  Validations.of(findings.failureQueue).acknowledge({
+    id: rule('SQS3'),
+    reason:
+      "It is the dead-letter queue: Scheduler's and EventBridge's dead-letter target and the functions' on-failure destination, read by people (its alarm fires on the first message); it has none of its own.",
+  });
   for (const [role, fn] of findings.invokers) {
     Validations.of(role).acknowledge({
       id: rule(`IAM5[Resource::${nagResourceName(role, `${fn.functionArn}:*`)}]`),

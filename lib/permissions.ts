@@ -1,17 +1,52 @@
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import type { Delivery } from '../functions/core/config/index.ts';
 import type { EcrRepository } from './sources.ts';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 
-/** What pulling an artifact from ECR takes, per repository (the registry API's manifest, blob and tag reads). */
-export const ECR_PULL_ACTIONS = [
-  'ecr:BatchCheckLayerAvailability',
-  'ecr:BatchGetImage',
-  'ecr:GetDownloadUrlForLayer',
-  'ecr:ListImages',
+/** What pulling an artifact from ECR takes, per repository: the registry API's manifest, blob and tag reads. */
+export const ECR_PULL_ACTIONS = ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer', 'ecr:ListImages'];
+
+/**
+ * What the functions do to the table, and nothing more: item reads and writes, queries of one
+ * partition, batch deletes of inventory chunks, and the condition checks of transactions (no
+ * Scan, no BatchGetItem, no stream reads, no table management).
+ */
+export const TABLE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:Query',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
 ];
+
+/** TABLE_ACTIONS on the table, and the use of its customer managed key when it has one. */
+export function grantTableUse(table: dynamodb.ITableV2, role: iam.IRole): void {
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: TABLE_ACTIONS, resources: [table.tableArn] }));
+  table.encryptionKey?.grantEncryptDecrypt(role);
+}
+
+/**
+ * The network-interface actions a function in a VPC needs (those of AWSLambdaVPCAccessExecutionRole
+ * without its log writes on every log group: each function writes only to its own). EC2's
+ * Describe actions take no resource scope.
+ */
+export const VPC_ACCESS_STATEMENT = (): iam.PolicyStatement =>
+  new iam.PolicyStatement({
+    actions: [
+      'ec2:CreateNetworkInterface',
+      'ec2:DescribeNetworkInterfaces',
+      'ec2:DescribeSubnets',
+      'ec2:DeleteNetworkInterface',
+      'ec2:AssignPrivateIpAddresses',
+      'ec2:UnassignPrivateIpAddresses',
+    ],
+    resources: ['*'],
+  });
 
 /** ECR read on the named repositories; GetAuthorizationToken has no resource to scope to. */
 export function ecrPullStatements(repositories: readonly EcrRepository[]): iam.PolicyStatement[] {

@@ -261,8 +261,9 @@ export interface SluiceProps {
    */
   readonly eventBus?: events.IEventBus;
   /**
-   * Notified when an alarm (reconcile failed, delivery blocked too long) changes state.
-   * @default - alarms without actions
+   * Notified when an alarm changes state: a reconcile failed, a delivery held too long or stale,
+   * a function's errors, throttles or near-timeout runs, a message in the failure queue.
+   * @default - alarms without actions (a synth-time warning says so)
    */
   readonly alarmTopic?: sns.ITopic;
   /**
@@ -280,6 +281,28 @@ export interface SluiceProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection on the table: no one deletes it, not even CloudFormation, until
+   * it is turned off.
+   * @default true
+   */
+  readonly tableDeletionProtection?: boolean;
+  /**
+   * The name of the role that applies to and prunes from clusters (the reconcile and spec
+   * functions' role). Name it when a trust policy or an access entry elsewhere must name the role
+   * (a cross-account `roleArn`, a cluster in another stack). IAM names are account-wide: one name
+   * per account.
+   * @default - a name CloudFormation generates
+   */
+  readonly deployerRoleName?: string;
+  /**
+   * ECR push events of repositories in other accounts or regions reach this stack's default
+   * event bus, because an EventBridge rule there forwards them (see docs/deploying.md). Without
+   * it, sluice makes push rules only for repositories in the stack's own account and region, the
+   * only ones whose events arrive on its bus; the others are picked up at each interval.
+   * @default false
+   */
+  readonly forwardedPushEvents?: boolean;
   /**
    * Memory of the reconcile function (artifacts are unpacked and built in memory).
    * @default 1024

@@ -1,6 +1,7 @@
 import { Duration, TimeZone } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
@@ -12,7 +13,16 @@ export interface GateSchedulesProps {
   /** The role Scheduler assumes to invoke the gate function. */
   readonly role: iam.IRole;
   readonly group: scheduler.IScheduleGroup;
+  /** Where a firing the gate function could not be invoked for goes. */
+  readonly deadLetterQueue: sqs.IQueue;
 }
+
+/**
+ * How often Scheduler retries invoking the gate function for one firing, within the firing's hour.
+ * The freeze holds without it (state is computed from the cron); the catch-up reconciles and the
+ * audit entry wait for it.
+ */
+export const GATE_SCHEDULE_RETRIES = 10;
 
 /** The gate request a schedule sends, as the gate function's event. */
 export function gateScheduleInput(gate: Gate, index: number): Record<string, string> {
@@ -48,6 +58,8 @@ export class GateSchedules extends Construct {
               input: scheduler.ScheduleTargetInput.fromObject(gateScheduleInput(gate, index)),
               role: props.role,
               maxEventAge: Duration.hours(1),
+              retryAttempts: GATE_SCHEDULE_RETRIES,
+              deadLetterQueue: props.deadLetterQueue,
             }),
             scheduleGroup: props.group,
             description: `sluice: ${schedule.action} gate ${gate.name} at "${schedule.cron}" (${schedule.timeZone})`,
@@ -64,6 +76,8 @@ export interface IntervalSchedulesProps {
   /** The role Scheduler assumes to invoke the reconcile function. */
   readonly role: iam.IRole;
   readonly group: scheduler.IScheduleGroup;
+  /** Where a run the reconcile function could not be invoked for goes. */
+  readonly deadLetterQueue: sqs.IQueue;
 }
 
 /** One rate schedule per delivery at its interval (drift correction); disabled while it is suspended. */
@@ -83,6 +97,7 @@ export class IntervalSchedules extends Construct {
             // A run that could not start is superseded by the next one.
             maxEventAge: Duration.millis(Math.min(Math.max(delivery.intervalMs, 60_000), 86_400_000)),
             retryAttempts: 2,
+            deadLetterQueue: props.deadLetterQueue,
           }),
           scheduleGroup: props.group,
           enabled: !delivery.suspend,

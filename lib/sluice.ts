@@ -1,5 +1,5 @@
 import { KubectlV33Layer } from '@aws-cdk/lambda-layer-kubectl-v33';
-import { CustomResource, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CustomResource, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -8,12 +8,21 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
+import { FailureRoutes } from './failure-routes.ts';
+import { FunctionAlarms } from './function-alarms.ts';
+import { warnOfRiskyChoices } from './warnings.ts';
 import { ClusterAccess } from './cluster-access.ts';
 import { resolveSpecs, type SluiceSpecs } from './config.ts';
 import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
-import { clusterStatements, ecrPullStatements, invokeStatement } from './permissions.ts';
+import {
+  clusterStatements,
+  ecrPullStatements,
+  grantTableUse,
+  invokeStatement,
+  VPC_ACCESS_STATEMENT,
+} from './permissions.ts';
 import type { SluiceProps } from './props.ts';
 import { GateSchedules, IntervalSchedules } from './schedules.ts';
 import { SluiceTable } from './table.ts';
@@ -21,6 +30,17 @@ import { EcrPushTriggers, ecrRepositories } from './triggers.ts';
 
 /** Where the kubectl layer puts kubectl (kustomize builds run `kubectl kustomize`). */
 export const LAYER_KUBECTL = '/opt/kubectl/kubectl';
+
+/**
+ * The spec function's timeout: a removal that cannot finish in it fails, and the Provider framework
+ * (15 minutes) reports the reason to CloudFormation.
+ */
+export const SPEC_TIMEOUT = Duration.minutes(10);
+/** CloudFormation's own limit for a spec custom resource, should the framework itself not answer. */
+export const SPEC_SERVICE_TIMEOUT = Duration.minutes(12);
+/** How old an asynchronous invocation of the reconcile or gate function may grow before it is a failure. */
+const ASYNC_MAX_EVENT_AGE = Duration.hours(1);
+const GATE_TIMEOUT = Duration.seconds(30);
 
 /**
  * sluice in an AWS account: the table, the reconcile, gate and spec functions, the schedules and
@@ -44,8 +64,15 @@ export class Sluice extends Construct {
   readonly windowScheduleGroup: scheduler.ScheduleGroup;
   /** The gates' cron schedules and the deliveries' interval schedules. */
   readonly scheduleGroup: scheduler.ScheduleGroup;
-  /** Per delivery name: the reconcile-failed and blocked-too-long alarms. */
+  /** Per delivery name: the reconcile-failed, blocked-too-long and (unless suspended) stale alarms. */
   readonly alarms: ReadonlyMap<string, readonly cloudwatch.Alarm[]>;
+  /** Per function (`reconcile`, `gate`, `spec`): the errors, throttles and near-timeout alarms. */
+  readonly functionAlarms: ReadonlyMap<string, readonly cloudwatch.Alarm[]>;
+  /**
+   * Every asynchronous path's failure route: schedules' and rules' dead-letter queue and the
+   * functions' on-failure destination, with an alarm on its first message.
+   */
+  readonly failures: FailureRoutes;
   /** The validated, normalised deliveries and gates. */
   readonly specs: SluiceSpecs;
   private readonly gateEntries: GateEntries;
@@ -61,25 +88,26 @@ export class Sluice extends Construct {
     const table = new SluiceTable(this, 'Table', {
       encryptionKey: props.encryptionKey,
       removalPolicy: props.removalPolicy,
+      deletionProtection: props.tableDeletionProtection,
     });
     this.table = table;
+    const failures = new FailureRoutes(this, 'Failures', { alarmTopic: props.alarmTopic });
+    this.failures = failures;
 
     const deployerRole = new iam.Role(this, 'DeployerRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: 'sluice: reconciles deliveries (applies to and prunes from their clusters)',
+      roleName: props.deployerRoleName,
     });
     this.deployerRole = deployerRole;
-    table.grantReadWriteData(deployerRole);
+    grantTableUse(table, deployerRole);
     for (const statement of [
       ...ecrPullStatements(repositories),
       ...clusterStatements(this, config.deliveries, clusters),
     ]) {
       deployerRole.addToPrincipalPolicy(statement);
     }
-    const vpcAccessPolicy = iam.ManagedPolicy.fromAwsManagedPolicyName(
-      'service-role/AWSLambdaVPCAccessExecutionRole',
-    );
-    if (props.vpc) deployerRole.addManagedPolicy(vpcAccessPolicy);
+    if (props.vpc) deployerRole.addToPrincipalPolicy(VPC_ACCESS_STATEMENT());
     props.eventBus?.grantPutEventsTo(deployerRole);
 
     const eventBusEnv: Record<string, string> = props.eventBus
@@ -117,9 +145,14 @@ export class Sluice extends Construct {
         conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
       }),
     ];
+    // A one-time schedule that cannot invoke the reconcile function sends its event to the failure queue.
+    reconcileInvoker.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [failures.queue.queueArn] }),
+    );
     const oneTimeScheduleEnv = {
       SLUICE_WINDOW_SCHEDULE_GROUP: this.windowScheduleGroup.scheduleGroupName,
       SLUICE_SCHEDULER_ROLE_ARN: reconcileInvoker.roleArn,
+      SLUICE_FAILURE_QUEUE_ARN: failures.queue.queueArn,
     };
     // Retries of failed runs (retryInterval): the reconcile function schedules itself.
     for (const statement of oneTimeScheduleStatements) deployerRole.addToPrincipalPolicy(statement);
@@ -144,6 +177,7 @@ export class Sluice extends Construct {
       ...vpcPlacement,
     }).function;
     this.reconcileFunction = reconcile;
+    failures.routeAsyncInvocations(reconcile, ASYNC_MAX_EVENT_AGE);
 
     reconcileInvoker.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
 
@@ -151,7 +185,7 @@ export class Sluice extends Construct {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: 'sluice: records gate requests, reconciles deliveries when a gate opens',
     });
-    table.grantReadWriteData(gateRole);
+    grantTableUse(table, gateRole);
     gateRole.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
     for (const statement of oneTimeScheduleStatements) gateRole.addToPrincipalPolicy(statement);
     props.eventBus?.grantPutEventsTo(gateRole);
@@ -161,7 +195,7 @@ export class Sluice extends Construct {
       description: 'sluice: open and close gates (console test event, CLI, schedules)',
       role: gateRole,
       memorySize: 512,
-      timeout: Duration.seconds(30),
+      timeout: GATE_TIMEOUT,
       environment: {
         SLUICE_TABLE: table.tableName,
         SLUICE_RECONCILE_FUNCTION: reconcile.functionArn,
@@ -171,6 +205,7 @@ export class Sluice extends Construct {
       logRetention,
     }).function;
     this.gateFunction = gate;
+    failures.routeAsyncInvocations(gate, ASYNC_MAX_EVENT_AGE);
     this.gateEntries = new GateEntries(this, 'GateEntries', { gates: config.gates, gateFunction: gate });
 
     // The spec function deletes removed deliveries from their clusters, so it shares the
@@ -189,7 +224,7 @@ export class Sluice extends Construct {
       architecture: lambda.Architecture.X86_64,
       layers: [kubectlLayer],
       memorySize: 1024,
-      timeout: Duration.minutes(15),
+      timeout: SPEC_TIMEOUT,
       environment: {
         SLUICE_TABLE: table.tableName,
         SLUICE_RECONCILE_FUNCTION: reconcile.functionArn,
@@ -206,6 +241,7 @@ export class Sluice extends Construct {
       reconcileFunction: reconcile,
       role: reconcileInvoker,
       group: this.scheduleGroup,
+      deadLetterQueue: failures.queue,
     });
     const gateInvoker = this.schedulerRole('GateInvokerRole', 'invokes the gate function', [
       this.scheduleGroup,
@@ -216,8 +252,14 @@ export class Sluice extends Construct {
       gateFunction: gate,
       role: gateInvoker,
       group: this.scheduleGroup,
+      deadLetterQueue: failures.queue,
     });
-    new EcrPushTriggers(this, 'EcrPush', { repositories, reconcileFunction: reconcile });
+    const pushTriggers = new EcrPushTriggers(this, 'EcrPush', {
+      repositories,
+      reconcileFunction: reconcile,
+      deadLetterQueue: failures.queue,
+      forwarded: props.forwardedPushEvents,
+    });
 
     const access = new ClusterAccess(this, 'ClusterAccess', {
       clusters: clusters.values(),
@@ -232,16 +274,39 @@ export class Sluice extends Construct {
       alarmTopic: props.alarmTopic,
     });
     this.alarms = new Map(
-      config.deliveries.map((d) => [d.name, [alarms.failed.get(d.name)!, alarms.blocked.get(d.name)!]]),
+      config.deliveries.map((d) => [
+        d.name,
+        [
+          alarms.failed.get(d.name)!,
+          alarms.blocked.get(d.name)!,
+          ...(alarms.stale.has(d.name) ? [alarms.stale.get(d.name)!] : []),
+        ],
+      ]),
     );
+    this.functionAlarms = new FunctionAlarms(this, 'FunctionAlarms', {
+      functions: [
+        { name: 'reconcile', function: reconcile, timeout: props.reconcileTimeout ?? Duration.minutes(15) },
+        { name: 'gate', function: gate, timeout: GATE_TIMEOUT },
+        { name: 'spec', function: spec, timeout: SPEC_TIMEOUT },
+      ],
+      alarmTopic: props.alarmTopic,
+    }).alarms;
+
+    warnOfRiskyChoices(this, {
+      deliveries: config.deliveries,
+      narrowedAccessPolicies: props.clusterAccessPolicies !== undefined,
+      alarmTopic: props.alarmTopic !== undefined,
+      unwatchedRepositories: pushTriggers.unwatched,
+      environmentAgnostic: Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region),
+    });
 
     acknowledgeNagFindings({
       functions: [reconcile, gate, spec],
       deployerRole,
-      vpcPolicy: props.vpc ? vpcAccessPolicy : undefined,
       gateRole,
       customerKey: props.encryptionKey !== undefined,
       windowSchedulesArn,
+      failureQueue: failures.queue,
       invokers: [
         [reconcileInvoker, reconcile],
         [gateInvoker, gate],
@@ -303,6 +368,7 @@ export class Sluice extends Construct {
           serviceToken: provider.serviceToken,
           resourceType: 'Custom::SluiceGate',
           properties: { Kind: 'gate', Name: name, Spec: stack.toJsonString(input) },
+          serviceTimeout: SPEC_SERVICE_TIMEOUT,
         }),
     );
     for (const [name, input] of this.specs.deliveryInputs) {
@@ -310,6 +376,7 @@ export class Sluice extends Construct {
         serviceToken: provider.serviceToken,
         resourceType: 'Custom::SluiceDelivery',
         properties: { Kind: 'delivery', Name: name, Spec: stack.toJsonString(input) },
+        serviceTimeout: SPEC_SERVICE_TIMEOUT,
       });
       // Gates are registered before the deliveries using them reconcile; on delete, a delivery is
       // removed while it can still reach its cluster.

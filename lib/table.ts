@@ -9,6 +9,8 @@ export interface SluiceTableProps {
   readonly encryptionKey?: kms.IKey;
   /** @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
+  /** @default true */
+  readonly deletionProtection?: boolean;
 }
 
 /** The one sluice table (specs, status and leases, inventories, gate state and audit): TABLE_SCHEMA, on demand. */
@@ -24,6 +26,7 @@ export class SluiceTable extends dynamodb.TableV2 {
         ? dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey)
         : dynamodb.TableEncryptionV2.awsManagedKey(),
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      deletionProtection: props.deletionProtection ?? true,
     });
   }
 }

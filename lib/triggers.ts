@@ -1,7 +1,8 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack, Token } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Delivery } from '../functions/core/config/index.ts';
 import { ecrRepositoryOf, type EcrRepository } from './sources.ts';
@@ -20,42 +21,69 @@ export function ecrRepositories(deliveries: readonly Delivery[]): EcrRepository[
 export interface EcrPushTriggersProps {
   readonly repositories: readonly EcrRepository[];
   readonly reconcileFunction: lambda.IFunction;
+  /** Where an event the rule could not deliver to the function goes. */
+  readonly deadLetterQueue: sqs.IQueue;
+  /**
+   * Push events of repositories in other accounts or regions are forwarded to this bus.
+   * @default false
+   */
+  readonly forwarded?: boolean;
+}
+
+/**
+ * Whether a repository's push events arrive on the stack's default bus: ECR sends them to the
+ * default bus of the repository's own account and region. `'maybe'` when the stack's account or
+ * region is known only at deploy time.
+ */
+export function pushEventsArrive(stack: Stack, repository: EcrRepository): boolean | 'maybe' {
+  if (Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region)) return 'maybe';
+  return stack.account === repository.account && stack.region === repository.region;
 }
 
 /**
  * An EventBridge rule per ECR repository on successful pushes, invoking the reconcile function with
- * the event (it reconciles every delivery of that repository). ECR sends these events to the
- * default bus of the repository's own account and region.
+ * the event (it reconciles every delivery of that repository). Only for repositories whose events
+ * reach this stack's default bus (or all, when `forwarded`): a rule for another account's or
+ * region's repository could never match. An environment-agnostic stack cannot tell, so it gets a
+ * rule for every repository (and a synth-time warning).
  */
 export class EcrPushTriggers extends Construct {
   readonly rules: events.Rule[] = [];
+  /** Repositories without a rule: their deliveries pick up pushes at each interval. */
+  readonly unwatched: EcrRepository[] = [];
 
   constructor(scope: Construct, id: string, props: EcrPushTriggersProps) {
     super(scope, id);
+    const stack = Stack.of(this);
     for (const repository of props.repositories) {
+      const arrives = props.forwarded ? true : pushEventsArrive(stack, repository);
+      if (arrives === false) {
+        this.unwatched.push(repository);
+        continue;
+      }
       const id = `${repository.account}-${repository.region}-${repository.repositoryName.replace(/\//g, '--')}`;
-      this.rules.push(
-        new events.Rule(this, id, {
-          description: `sluice: reconcile the deliveries of ${repository.repositoryName} when an image is pushed`,
-          eventPattern: {
-            source: ['aws.ecr'],
-            detailType: ['ECR Image Action'],
-            account: [repository.account],
-            region: [repository.region],
-            detail: {
-              'action-type': ['PUSH'],
-              result: ['SUCCESS'],
-              'repository-name': [repository.repositoryName],
-            },
+      const rule = new events.Rule(this, id, {
+        description: `sluice: reconcile the deliveries of ${repository.repositoryName} when an image is pushed`,
+        eventPattern: {
+          source: ['aws.ecr'],
+          detailType: ['ECR Image Action'],
+          account: [repository.account],
+          region: [repository.region],
+          detail: {
+            'action-type': ['PUSH'],
+            result: ['SUCCESS'],
+            'repository-name': [repository.repositoryName],
           },
-          targets: [
-            new targets.LambdaFunction(props.reconcileFunction, {
-              retryAttempts: 2,
-              maxEventAge: Duration.hours(1),
-            }),
-          ],
-        }),
-      );
+        },
+        targets: [
+          new targets.LambdaFunction(props.reconcileFunction, {
+            retryAttempts: 2,
+            maxEventAge: Duration.hours(1),
+            deadLetterQueue: props.deadLetterQueue,
+          }),
+        ],
+      });
+      this.rules.push(rule);
     }
   }
 }

@@ -50,12 +50,15 @@ function ecrCredentialsByRegion(clock: Clock): RegistryCredentials {
 
 /**
  * One-time schedules (gate window ends, retries) invoking `functionArn`, when the schedule group
- * and the role Scheduler assumes are configured (SLUICE_WINDOW_SCHEDULE_GROUP, SLUICE_SCHEDULER_ROLE_ARN).
+ * and the role Scheduler assumes are configured (SLUICE_WINDOW_SCHEDULE_GROUP, SLUICE_SCHEDULER_ROLE_ARN);
+ * their failures go to SLUICE_FAILURE_QUEUE_ARN when it is set.
  */
 function oneTimeScheduleTarget(functionArn: string | undefined): OneTimeScheduleTarget | undefined {
   const group = process.env.SLUICE_WINDOW_SCHEDULE_GROUP;
   const roleArn = process.env.SLUICE_SCHEDULER_ROLE_ARN;
-  return functionArn && group && roleArn ? { group, roleArn, functionArn } : undefined;
+  const deadLetterArn = process.env.SLUICE_FAILURE_QUEUE_ARN;
+  if (!functionArn || !group || !roleArn) return undefined;
+  return { group, roleArn, functionArn, ...(deadLetterArn && { deadLetterArn }) };
 }
 
 /**

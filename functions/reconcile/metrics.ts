@@ -12,6 +12,8 @@ export const RECONCILE_METRICS = {
   failed: 'ReconcileFailed',
   blocked: 'ReconcileBlocked',
   blockedSeconds: 'BlockedSeconds',
+  /** Every run that got as far as an outcome (succeeded, failed or blocked): the staleness alarm's heartbeat. */
+  completed: 'ReconcileCompleted',
 } as const;
 
 const OUTCOME_METRIC: Partial<Record<ReconcileResult['outcome'], string>> = {
@@ -21,8 +23,8 @@ const OUTCOME_METRIC: Partial<Record<ReconcileResult['outcome'], string>> = {
 };
 
 /**
- * One metric per outcome with the delivery as dimension, and for a blocked delivery how long it
- * has been blocked. Published at once, so each delivery of an event gets its own dimension.
+ * One metric per outcome with the delivery as dimension, ReconcileCompleted for each of them
+ * (the staleness alarm watches it), and for a blocked delivery how long it has been blocked. Published at once, so each delivery of an event gets its own dimension.
  */
 export function recordReconcileMetrics(
   metrics: Pick<Metrics, 'addDimension' | 'addMetric' | 'publishStoredMetrics'>,
@@ -34,6 +36,7 @@ export function recordReconcileMetrics(
   if (!metric) return; // Skipped: another run or suspend; nothing happened worth counting
   metrics.addDimension(RECONCILE_METRICS.dimension, result.delivery);
   metrics.addMetric(metric, 'Count', 1);
+  metrics.addMetric(RECONCILE_METRICS.completed, 'Count', 1);
   const since = status?.blockedSince ? Date.parse(status.blockedSince) : NaN;
   if (result.outcome === 'Blocked' && !Number.isNaN(since)) {
     metrics.addMetric(

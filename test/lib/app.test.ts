@@ -1,35 +1,32 @@
 // The example app (bin/app.ts) synthesizes offline, without AWS credentials or AWS_* variables,
 // with cdk-nag's AwsSolutions checks on; context values select the target.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../lib/bundling.ts';
+import { synthExampleApp } from './synth.ts';
 
-/** Runs the app as the CDK CLI does (CDK_OUTDIR, CDK_CONTEXT_JSON), bundling skipped; returns the template. */
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+interface Synthesized {
+  readonly resources: Resources;
+  /** The stack artifact's properties in the cloud assembly's manifest. */
+  readonly stack: { terminationProtection?: boolean };
+}
 
-async function synthApp(context: Record<string, string>): Promise<Resources> {
-  const outdir = mkdtempSync(join(tmpdir(), 'sluice-app-'));
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(AWS_|CDK_)/.test(key)));
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'app.ts')], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...env,
-      CDK_OUTDIR: outdir,
-      // CloudFormation's own template checks run in the construct tests; here only cdk-nag.
-      CDK_VALIDATION: 'false',
-      CDK_CONTEXT_JSON: JSON.stringify({ ...context, 'aws:cdk:bundling-stacks': [] }),
-    },
-  });
-  const stackName = context.stackName ?? 'Sluice';
+async function synthApp(context: Record<string, string>): Promise<Synthesized> {
+  const { templatePath, cleanup } = await synthExampleApp(context);
   try {
-    const template = readFileSync(join(outdir, `${stackName}.template.json`), 'utf8');
-    return (JSON.parse(template) as { Resources: Resources }).Resources;
+    const manifest = JSON.parse(readFileSync(join(dirname(templatePath), 'manifest.json'), 'utf8')) as {
+      artifacts: Record<string, { properties?: { templateFile?: string; terminationProtection?: boolean } }>;
+    };
+    const artifact = Object.values(manifest.artifacts).find(
+      (a) => a.properties?.templateFile === basename(templatePath),
+    );
+    return {
+      resources: (JSON.parse(readFileSync(templatePath, 'utf8')) as { Resources: Resources }).Resources,
+      stack: artifact?.properties ?? {},
+    };
   } finally {
-    rmSync(outdir, { recursive: true, force: true });
+    cleanup();
   }
 }
 
@@ -47,12 +44,14 @@ const [defaults, staging] = await Promise.all([
     clusterRoleArn: 'arn:aws:iam::210987654321:role/sluice-deployer',
     repository: 'oci://210987654321.dkr.ecr.eu-west-1.amazonaws.com/team/oddy',
     tag: 'v2',
+    deployerRoleName: 'sluice-deployer-staging',
+    alarmTopicArn: 'arn:aws:sns:eu-west-1:210987654321:oncall',
   }),
 ]);
 
 describe('bin/app.ts', () => {
   it('synthesizes the seed scenario with placeholders when no context is given', () => {
-    const resources = defaults;
+    const { resources } = defaults;
     expect(ofType(resources, 'Custom::SluiceDelivery').map((r) => r.Properties.Name)).toEqual(['oddy-test']);
     expect(ofType(resources, 'Custom::SluiceGate').map((r) => r.Properties.Name)).toEqual([
       'no-deploy-friday',
@@ -66,8 +65,8 @@ describe('bin/app.ts', () => {
     });
   });
 
-  it('takes the account, region, cluster, role and repository from context', () => {
-    const resources = staging;
+  it('takes the account, region, cluster, role, repository, role name and alarm topic from context', () => {
+    const { resources } = staging;
     expect(ofType(resources, 'AWS::EKS::AccessEntry')).toEqual([]);
     const spec = JSON.parse(ofType(resources, 'Custom::SluiceDelivery')[0]!.Properties.Spec as string);
     expect(spec.cluster).toEqual({
@@ -83,5 +82,21 @@ describe('bin/app.ts', () => {
       region: ['eu-west-1'],
       detail: { 'repository-name': ['team/oddy'] },
     });
+    expect(ofType(resources, 'AWS::IAM::Role').map((r) => r.Properties.RoleName)).toContain(
+      'sluice-deployer-staging',
+    );
+    const alarms = ofType(resources, 'AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms)
+      expect(alarm.Properties.AlarmActions).toEqual(['arn:aws:sns:eu-west-1:210987654321:oncall']);
+  });
+
+  it('the stack has termination protection, the table deletion protection', () => {
+    for (const app of [defaults, staging]) {
+      expect(app.stack.terminationProtection).toBe(true);
+      expect(ofType(app.resources, 'AWS::DynamoDB::GlobalTable')[0]!.Properties.Replicas).toEqual([
+        expect.objectContaining({ DeletionProtectionEnabled: true }),
+      ]);
+    }
   });
 });

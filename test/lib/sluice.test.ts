@@ -62,25 +62,29 @@ const busArn = {
     ['arn:', refOf('AWS::Partition'), `:events:${REGION}:${ACCOUNT}:event-bus/platform-events`],
   ],
 };
+// What the functions do to the table and nothing more: no Scan, BatchGetItem, stream reads or DescribeTable.
 const tableStatements = [
   {
     Action: [
-      'dynamodb:BatchGetItem',
-      'dynamodb:Query',
       'dynamodb:GetItem',
-      'dynamodb:Scan',
-      'dynamodb:ConditionCheckItem',
-      'dynamodb:BatchWriteItem',
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
       'dynamodb:DeleteItem',
-      'dynamodb:DescribeTable',
+      'dynamodb:Query',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:ConditionCheckItem',
     ],
     Effect: 'Allow',
     Resource: arnOf(table),
   },
-  { Action: ['dynamodb:GetRecords', 'dynamodb:GetShardIterator'], Effect: 'Allow', Resource: arnOf(table) },
 ];
+const failureQueue = logicalId(template, 'AWS::SQS::Queue');
+// The on-failure destination of a function's asynchronous invocations (granted by the CDK destination).
+const sendToFailureQueue = {
+  Action: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+  Effect: 'Allow',
+  Resource: arnOf(failureQueue),
+};
 const logsStatement = (handler: string) => ({
   Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
   Effect: 'Allow',
@@ -141,6 +145,7 @@ describe('functions', () => {
           // Retries of failed runs (retryInterval) are one-time schedules the function sets itself.
           SLUICE_WINDOW_SCHEDULE_GROUP: groupName(windowGroup),
           SLUICE_SCHEDULER_ROLE_ARN: arnOf(reconcileInvoker),
+          SLUICE_FAILURE_QUEUE_ARN: arnOf(failureQueue),
           SLUICE_EVENT_BUS: 'platform-events',
         },
       },
@@ -160,6 +165,7 @@ describe('functions', () => {
           SLUICE_RECONCILE_FUNCTION: arnOf(reconcile),
           SLUICE_WINDOW_SCHEDULE_GROUP: groupName(windowGroup),
           SLUICE_SCHEDULER_ROLE_ARN: arnOf(reconcileInvoker),
+          SLUICE_FAILURE_QUEUE_ARN: arnOf(failureQueue),
           SLUICE_EVENT_BUS: 'platform-events',
         },
       },
@@ -167,14 +173,14 @@ describe('functions', () => {
     expect(groupName(windowGroup)).not.toBe(groupName(recurringGroup));
   });
 
-  it('spec: shares the reconcile role and kubectl layer (it builds other deliveries on a removal), 15 minutes', () => {
+  it('spec: shares the reconcile role and kubectl layer (it builds other deliveries on a removal), 10 minutes', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^sluice: write delivery and gate specs'),
       Runtime: 'nodejs22.x',
       Architectures: ['x86_64'],
       Layers: [refOf(logicalId(template, 'AWS::Lambda::LayerVersion'))],
       Role: arnOf(deployerRole),
-      Timeout: 900,
+      Timeout: 600,
       Environment: {
         Variables: {
           NODE_OPTIONS: '--enable-source-maps',
@@ -267,13 +273,17 @@ describe('schedules', () => {
       Resource: arnOf(fn),
     });
     // The scheduler-targets L2 grants the function and its versions; sluice adds the unqualified grant.
+    // ... and send what they cannot deliver to the failure queue (their dead-letter queue).
+    const deadLetter = { Action: 'sqs:SendMessage', Effect: 'Allow', Resource: arnOf(failureQueue) };
     expect(statementsOf(template, reconcileInvoker)).toEqual([
+      deadLetter,
       invoke(reconcile),
       { ...invoke(reconcile), Resource: [arnOf(reconcile), { 'Fn::Join': ['', [arnOf(reconcile), ':*']] }] },
     ]);
     expect(statementsOf(template, gateInvoker)).toEqual([
       invoke(gate),
       { ...invoke(gate), Resource: [arnOf(gate), { 'Fn::Join': ['', [arnOf(gate), ':*']] }] },
+      deadLetter,
     ]);
   });
 });
@@ -393,12 +403,7 @@ describe('permissions', () => {
     expect(statementsOf(template, deployerRole)).toEqual([
       ...tableStatements,
       {
-        Action: [
-          'ecr:BatchCheckLayerAvailability',
-          'ecr:BatchGetImage',
-          'ecr:GetDownloadUrlForLayer',
-          'ecr:ListImages',
-        ],
+        Action: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer', 'ecr:ListImages'],
         Effect: 'Allow',
         Resource: REPOSITORY_ARN,
       },
@@ -413,6 +418,7 @@ describe('permissions', () => {
       { Action: 'events:PutEvents', Effect: 'Allow', Resource: busArn },
       ...oneTimeScheduleStatements(),
       logsStatement('Reconcile'),
+      sendToFailureQueue,
       logsStatement('Spec'),
       // In a policy of its own (SpecInvokesReconcile), so the reconcile function does not depend on it.
       { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: arnOf(reconcile) },
@@ -426,6 +432,7 @@ describe('permissions', () => {
       ...oneTimeScheduleStatements(),
       { Action: 'events:PutEvents', Effect: 'Allow', Resource: busArn },
       logsStatement('Gate'),
+      sendToFailureQueue,
     ]);
   });
 
@@ -498,7 +505,139 @@ describe('alarms', () => {
       ComparisonOperator: 'GreaterThanThreshold',
       AlarmActions: [topic],
     });
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 2);
+  });
+
+  it('oddy-test with no completed reconcile in 3 intervals alarms, missing data breaching (a crash emits nothing)', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'ReconcileCompleted',
+      Dimensions: dimensions,
+      Statistic: 'Sum',
+      Period: 300,
+      EvaluationPeriods: 3,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+      AlarmActions: [topic],
+      OKActions: [topic],
+    });
+  });
+
+  it.each([
+    ['reconcile', reconcile, 900],
+    ['gate', gate, 30],
+    ['spec', spec, 600],
+  ])(
+    'the %s function: errors, throttles and runs over 80 %% of its timeout, each per minute',
+    (_, fn, timeout) => {
+      const functionDimension = [{ Name: 'FunctionName', Value: refOf(fn) }];
+      for (const [metric, statistic, threshold, comparison] of [
+        ['Errors', 'Sum', 1, 'GreaterThanOrEqualToThreshold'],
+        ['Throttles', 'Sum', 1, 'GreaterThanOrEqualToThreshold'],
+        ['Duration', 'Maximum', timeout * 800, 'GreaterThanThreshold'],
+      ] as const) {
+        template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+          Namespace: 'AWS/Lambda',
+          MetricName: metric,
+          Dimensions: functionDimension,
+          Statistic: statistic,
+          Period: 60,
+          EvaluationPeriods: 1,
+          Threshold: threshold,
+          ComparisonOperator: comparison,
+          TreatMissingData: 'notBreaching',
+          AlarmActions: [topic],
+        });
+      }
+    },
+  );
+
+  it('a message in the failure queue alarms within a minute', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failureQueue, 'QueueName'] } }],
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [topic],
+    });
+    // 3 per delivery, 3 per function, 1 for the queue: nothing else, nothing missing.
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 3 + 9 + 1);
+  });
+});
+
+describe('failure routes', () => {
+  it('one encrypted queue, TLS only, messages kept 14 days', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 1);
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 86_400,
+    });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('every schedule sends what it cannot deliver to the queue, after bounded retries', () => {
+    const schedules = Object.values(template.findResources('AWS::Scheduler::Schedule'));
+    expect(schedules.length).toBeGreaterThan(0);
+    for (const schedule of schedules) {
+      const target = schedule.Properties.Target as Record<string, { Arn?: unknown }>;
+      expect(target.DeadLetterConfig).toEqual({ Arn: arnOf(failureQueue) });
+      // Interval runs give up after one interval (the next run supersedes them), gate firings after an hour.
+      const retry = target.RetryPolicy as unknown as Record<string, number>;
+      expect(retry.MaximumRetryAttempts).toBeLessThanOrEqual(10);
+      expect(retry.MaximumEventAgeInSeconds).toBeLessThanOrEqual(3600);
+    }
+  });
+
+  it('every rule target sends what it cannot deliver to the queue', () => {
+    for (const rule of Object.values(template.findResources('AWS::Events::Rule'))) {
+      for (const target of rule.Properties.Targets as Record<string, unknown>[])
+        expect(target.DeadLetterConfig).toEqual({ Arn: arnOf(failureQueue) });
+    }
+  });
+
+  it('the reconcile and gate functions send an invocation that failed after 2 retries, or grew an hour old, to the queue', () => {
+    for (const fn of [reconcile, gate]) {
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: refOf(fn),
+        Qualifier: '$LATEST',
+        MaximumRetryAttempts: 2,
+        MaximumEventAgeInSeconds: 3600,
+        DestinationConfig: { OnFailure: { Destination: arnOf(failureQueue) } },
+      });
+    }
+    template.resourceCountIs('AWS::Lambda::EventInvokeConfig', 2);
+  });
+
+  it('one-time schedules (window ends, retries) are told the queue', () => {
+    for (const fn of [reconcile, gate]) {
+      const variables = (
+        template.toJSON().Resources[fn].Properties as { Environment: { Variables: Record<string, unknown> } }
+      ).Environment.Variables;
+      expect(variables.SLUICE_FAILURE_QUEUE_ARN).toEqual(arnOf(failureQueue));
+    }
+  });
+});
+
+describe('CloudFormation fails fast', () => {
+  it('spec custom resources time out after 12 minutes, after the 10-minute spec function', () => {
+    for (const type of ['Custom::SluiceDelivery', 'Custom::SluiceGate'])
+      for (const resource of Object.values(template.findResources(type)))
+        expect(resource.Properties.ServiceTimeout).toBe('720');
+  });
+
+  it('the table has deletion protection', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [Match.objectLike({ DeletionProtectionEnabled: true })],
+    });
   });
 });
 

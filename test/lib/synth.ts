@@ -1,11 +1,19 @@
 // Synthesizes Sluice stacks for the construct tests: the seed scenario, optionally with props changed.
 import { App, Duration, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { generateKeyPairSync } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT } from '../../lib/bundling.ts';
 import { Sluice, type SluiceDelivery, type SluiceGate, type SluiceProps } from '../../lib/index.ts';
 
 export const ACCOUNT = '123456789012';
@@ -126,4 +134,111 @@ export function statementsOf(template: Template, roleId: string): Record<string,
       (policy.Properties as { PolicyDocument: { Statement: Record<string, unknown>[] } }).PolicyDocument
         .Statement,
   );
+}
+
+/**
+ * Every feature at once: gates with schedules in two time zones, approvals by revision and by two
+ * people, deliveries over two clusters in two regions (one imported, one named, one reached through
+ * a cross-account role), dependsOn, retryInterval, cosign verification, a VPC, a customer managed
+ * key, an event bus, an alarm topic and a named deployer role.
+ */
+export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
+  const publicKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .publicKey.export({ type: 'spki', format: 'pem' })
+    .toString();
+  const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1, restrictDefaultSecurityGroup: false });
+  // The test's own VPC, not part of sluice.
+  Validations.of(vpc).acknowledge({
+    id: 'AwsSolutions::AwsSolutions-VPC7',
+    reason: 'A VPC made for this test only.',
+  });
+  const verify = { provider: 'cosign' as const, publicKeys: [publicKey] };
+  const eu = { eks: { name: 'eu', region: 'eu-west-1' } };
+  return {
+    gates: [
+      ...SEED_GATES,
+      {
+        name: 'maintenance',
+        default: 'closed',
+        schedules: [
+          { cron: '0 2 ? * SUN *', timeZone: 'America/New_York', action: 'open', window: Duration.hours(4) },
+          { cron: '0 22 ? * WED *', timeZone: 'Europe/Berlin', action: 'open', window: Duration.hours(2) },
+        ],
+      },
+      { name: 'release-approval', default: 'closed', window: Duration.hours(2), approval: 'revision' },
+      { name: 'two-person', default: 'closed', window: Duration.hours(1), approvers: 2 },
+    ],
+    deliveries: [
+      {
+        ...seedDelivery(cluster),
+        source: { url: ECR_URL, tag: 'v1', verify },
+        retryInterval: Duration.minutes(2),
+        dependsOn: ['platform'],
+      },
+      {
+        name: 'platform',
+        source: {
+          url: `oci://${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com/platform`,
+          semver: '^2.0.0',
+          verify,
+        },
+        prune: true,
+        cluster,
+        gates: [{ name: 'maintenance', blocks: 'all' }],
+      },
+      {
+        name: 'eu-app',
+        source: { url: `oci://${ACCOUNT}.dkr.ecr.eu-west-1.amazonaws.com/oddy-test`, tag: 'v1', verify },
+        prune: true,
+        interval: Duration.minutes(10),
+        cluster: eu,
+        gates: [{ name: 'release-approval' }, { name: 'no-deploy-friday', blocks: 'revisions' }],
+      },
+      {
+        name: 'shared',
+        source: { url: 'oci://210987654321.dkr.ecr.us-east-1.amazonaws.com/shared/base', tag: 'v3', verify },
+        prune: true,
+        cluster: {
+          eks: {
+            name: 'shared',
+            region: 'us-east-1',
+            roleArn: 'arn:aws:iam::210987654321:role/sluice-target',
+          },
+        },
+        gates: [{ name: 'two-person' }],
+        deletionPolicy: 'Orphan',
+      },
+    ],
+    vpc,
+    encryptionKey: new kms.Key(stack, 'Key', { enableKeyRotation: true }),
+    eventBus: events.EventBus.fromEventBusName(stack, 'Bus', 'platform-events'),
+    alarmTopic: sns.Topic.fromTopicArn(stack, 'Topic', `arn:aws:sns:${REGION}:${ACCOUNT}:oncall`),
+    deployerRoleName: 'sluice-deployer',
+    forwardedPushEvents: true,
+  };
+}
+
+/**
+ * Runs the example app (bin/app.ts) as the CDK CLI does (CDK_OUTDIR, CDK_CONTEXT_JSON), offline,
+ * without AWS_* or CDK_* variables and with bundling skipped; cdk-nag runs as the app sets it up.
+ */
+export async function synthExampleApp(
+  context: Record<string, string>,
+): Promise<{ templatePath: string; cleanup: () => void }> {
+  const outdir = mkdtempSync(join(tmpdir(), 'sluice-app-'));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(AWS_|CDK_)/.test(key)));
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'app.ts')], {
+    cwd: PROJECT_ROOT,
+    env: {
+      ...env,
+      CDK_OUTDIR: outdir,
+      // CloudFormation's own template checks run in the construct tests; here only cdk-nag.
+      CDK_VALIDATION: 'false',
+      CDK_CONTEXT_JSON: JSON.stringify({ ...context, 'aws:cdk:bundling-stacks': [] }),
+    },
+  });
+  return {
+    templatePath: join(outdir, `${context.stackName ?? 'Sluice'}.template.json`),
+    cleanup: () => rmSync(outdir, { recursive: true, force: true }),
+  };
 }

@@ -121,16 +121,18 @@ describe('Sluice props validation', () => {
     });
   });
 
-  it('function props: Lambda limits', () => {
+  it('function props: Lambda limits, an IAM role name', () => {
     expect(
       errorOf({
         reconcileTimeout: Duration.minutes(20),
         reconcileMemorySize: 64,
+        deployerRoleName: 'sluice deployer/prod',
         blockedAlarmThreshold: Duration.seconds(10),
       }).message.split('\n'),
     ).toEqual([
       'Sluice props: reconcileTimeout: 20m is longer than 15m, the Lambda maximum',
       'Sluice props: reconcileMemorySize: 64 is not a Lambda memory size (128 to 10240 MB)',
+      'Sluice props: deployerRoleName: "sluice deployer/prod" is not an IAM role name (1 to 64 letters, digits and +=,.@_-)',
       'Sluice props: blockedAlarmThreshold: 10s is shorter than 1m',
     ]);
   });

@@ -1,13 +1,16 @@
 // The construct's options, each on its own small stack (bundling skipped: templates only).
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { SluiceDelivery } from '../../lib/index.ts';
 import {
   ACCOUNT,
+  REGION,
   arnOf,
   ECR_URL,
   functionId,
@@ -28,6 +31,15 @@ const ROLE = 'arn:aws:iam::210987654321:role/sluice-deployer';
 
 function delivery(fields: Partial<SluiceDelivery>): SluiceDelivery {
   return { name: 'app', source: { url: ECR_URL }, cluster: NAMED, ...fields };
+}
+
+/** The synth-time warnings on the stack's constructs (what `cdk synth` prints as [Warning]). */
+function warningsOf(stack: Stack): string[] {
+  return stack.node
+    .findAll()
+    .flatMap((construct) => construct.node.metadata)
+    .filter((entry) => entry.type === 'aws:cdk:warning')
+    .map((entry) => String(entry.data));
 }
 
 const deployerStatements = (template: ReturnType<typeof synth>['template']) =>
@@ -96,29 +108,44 @@ describe('clusters by name', () => {
 });
 
 describe('sources', () => {
-  it('one rule and one ARN per ECR repository; none for other registries', () => {
-    const other = `oci://${ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/team/tools`;
-    const { template } = synth(() => ({
-      deliveries: [
-        delivery({ name: 'a' }),
-        delivery({ name: 'b', source: { url: ECR_URL, semver: '^1' } }),
-        delivery({ name: 'c', source: { url: other } }),
-        delivery({ name: 'public', source: { url: 'oci://ghcr.io/org/manifests' } }),
-      ],
-    }));
-    template.resourceCountIs('AWS::Events::Rule', 2);
+  it('one ARN per ECR repository; a push rule only where its events arrive (this account and region); none for other registries', () => {
+    const otherRegion = `oci://${ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/team/tools`;
+    const otherAccount = `oci://210987654321.dkr.ecr.${REGION}.amazonaws.com/shared/base`;
+    const deliveries = [
+      delivery({ name: 'a' }),
+      delivery({ name: 'b', source: { url: ECR_URL, semver: '^1' } }),
+      delivery({ name: 'c', source: { url: otherRegion } }),
+      delivery({ name: 'd', source: { url: otherAccount } }),
+      delivery({ name: 'public', source: { url: 'oci://ghcr.io/org/manifests' } }),
+    ];
+    const { template, stack } = synth(() => ({ deliveries }));
+    template.resourceCountIs('AWS::Events::Rule', 1);
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: Match.objectLike({
-        region: ['us-east-1'],
-        detail: Match.objectLike({ 'repository-name': ['team/tools'] }),
+        account: [ACCOUNT],
+        region: [REGION],
+        detail: Match.objectLike({ 'repository-name': ['oddy-test'] }),
       }),
     });
     expect(deployerStatements(template)).toContainEqual(
       expect.objectContaining({
-        Action: expect.arrayContaining(['ecr:BatchGetImage']),
-        Resource: [REPOSITORY_ARN, `arn:aws:ecr:us-east-1:${ACCOUNT}:repository/team/tools`],
+        Action: ['ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer', 'ecr:ListImages'],
+        Resource: [
+          REPOSITORY_ARN,
+          `arn:aws:ecr:${REGION}:210987654321:repository/shared/base`,
+          `arn:aws:ecr:us-east-1:${ACCOUNT}:repository/team/tools`,
+        ],
       }),
     );
+    // The rule that could never match is not made, and the synth says why.
+    expect(warningsOf(stack).join('\n')).toMatch(
+      /shared\/base \(210987654321, ap-northeast-1\), team\/tools \(123456789012, us-east-1\) are in another account or region.*forwardedPushEvents: true/,
+    );
+
+    // Forwarded from the other accounts and regions: a rule for each.
+    const forwarded = synth(() => ({ deliveries, forwardedPushEvents: true }));
+    forwarded.template.resourceCountIs('AWS::Events::Rule', 3);
+    expect(warningsOf(forwarded.stack).join('\n')).not.toMatch(/another account or region/);
   });
 
   it('no ECR permission at all without an ECR source', () => {
@@ -154,21 +181,26 @@ describe('options', () => {
     expect(
       template.toJSON().Resources[functionId(template, 'open and close gates')].Properties.VpcConfig,
     ).toBeUndefined();
+    // The network-interface actions, not the managed policy (whose log writes reach every log group).
     template.hasResourceProperties('AWS::IAM::Role', {
       Description: Match.stringLikeRegexp('^sluice: reconciles'),
-      ManagedPolicyArns: [
-        {
-          'Fn::Join': [
-            '',
-            [
-              'arn:',
-              { Ref: 'AWS::Partition' },
-              ':iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole',
-            ],
-          ],
-        },
-      ],
+      ManagedPolicyArns: Match.absent(),
     });
+    expect(deployerStatements(template)).toContainEqual({
+      Action: [
+        'ec2:CreateNetworkInterface',
+        'ec2:DescribeNetworkInterfaces',
+        'ec2:DescribeSubnets',
+        'ec2:DeleteNetworkInterface',
+        'ec2:AssignPrivateIpAddresses',
+        'ec2:UnassignPrivateIpAddresses',
+      ],
+      Effect: 'Allow',
+      Resource: '*',
+    });
+    expect(JSON.stringify(deployerStatements(template))).not.toMatch(
+      /logs:[A-Za-z]+","Effect":"Allow","Resource":"\*"/,
+    );
   });
 
   it('a customer managed key, a removal policy, function size and alarm threshold', () => {
@@ -208,7 +240,7 @@ describe('options', () => {
     expect(JSON.stringify(template.toJSON())).not.toMatch(/SLUICE_EVENT_BUS|events:PutEvents|AlarmActions/);
   });
 
-  it('a suspended delivery keeps its interval schedule, disabled', () => {
+  it('a suspended delivery keeps its interval schedule, disabled, and has no staleness alarm', () => {
     const { template } = synth(() => ({
       deliveries: [delivery({ suspend: true, interval: Duration.hours(1) })],
     }));
@@ -216,7 +248,29 @@ describe('options', () => {
       ScheduleExpression: 'rate(1 hour)',
       State: 'DISABLED',
     });
+    expect(JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'))).not.toContain(
+      'ReconcileCompleted',
+    );
   });
+
+  it.each([
+    [Duration.minutes(1), 60, 3],
+    [Duration.hours(1), 3600, 3],
+    // CloudWatch looks back at most a day: past 8 hours the window is a day, in three periods.
+    [Duration.hours(12), 8 * 3600, 3],
+    [Duration.hours(24), 8 * 3600, 3],
+  ])(
+    'a delivery every %s is stale after %i s × %i periods without a completed reconcile',
+    (interval, period, periods) => {
+      const { template } = synth(() => ({ deliveries: [delivery({ interval })] }));
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'ReconcileCompleted',
+        Period: period,
+        EvaluationPeriods: periods,
+        TreatMissingData: 'breaching',
+      });
+    },
+  );
 
   it('a gate schedule window overrides the gate window; no window, no "window" field', () => {
     const { template } = synth(() => ({
@@ -252,5 +306,75 @@ describe('options', () => {
     });
     const spec = Object.values(template.findResources('Custom::SluiceDelivery'))[0]!.Properties.Spec;
     expect(JSON.stringify(spec)).toContain('{"Ref":"AWS::Region"}');
+  });
+});
+
+describe('the control plane is hard to lose', () => {
+  it('the same cluster imported twice (by name and region) gets one access entry; another region, its own', () => {
+    const { template } = synth((cluster, stack) => {
+      const again = eks.Cluster.fromClusterAttributes(stack, 'Again', { clusterName: 'prod' });
+      const elsewhere = eks.Cluster.fromClusterAttributes(stack, 'Elsewhere', { clusterName: 'prod' });
+      // An imported cluster takes its stack's region; one in another region is imported from a stack there.
+      Object.defineProperty(elsewhere, 'env', { value: { account: ACCOUNT, region: 'us-east-1' } });
+      return {
+        deliveries: [
+          delivery({ name: 'one', cluster }),
+          delivery({ name: 'two', cluster: again }),
+          delivery({ name: 'three', cluster: elsewhere }),
+        ],
+      };
+    });
+    template.resourceCountIs('AWS::EKS::AccessEntry', 2);
+  });
+
+  it('table deletion protection is on by default and can be turned off', () => {
+    const protectedTable = synth(() => ({ deliveries: [delivery({})] }));
+    protectedTable.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [Match.objectLike({ DeletionProtectionEnabled: true })],
+    });
+    const unprotected = synth(() => ({ deliveries: [delivery({})], tableDeletionProtection: false }));
+    unprotected.template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [Match.objectLike({ DeletionProtectionEnabled: false })],
+    });
+  });
+
+  it('deployerRoleName names the role that trust policies elsewhere name', () => {
+    const { template } = synth(() => ({ deliveries: [delivery({})], deployerRoleName: 'sluice-deployer' }));
+    template.hasResourceProperties('AWS::IAM::Role', {
+      Description: Match.stringLikeRegexp('^sluice: reconciles'),
+      RoleName: 'sluice-deployer',
+    });
+  });
+});
+
+describe('synth-time warnings for risky choices', () => {
+  const KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .publicKey.export({ type: 'spki', format: 'pem' })
+    .toString();
+
+  it('cluster admin from an unsigned source, Delete without a gate, no alarm topic: each named', () => {
+    const { stack } = synth((cluster) => ({
+      deliveries: [delivery({ name: 'risky', cluster, prune: true })],
+    }));
+    const warnings = warningsOf(stack).join('\n');
+    expect(warnings).toMatch(
+      /deliveries risky are applied with cluster-admin access .* from sources without verify/,
+    );
+    expect(warnings).toMatch(/deliveries risky have deletionPolicy Delete and no gate/);
+    expect(warnings).toMatch(/no alarmTopic: .* notify no one/);
+  });
+
+  it('none when the source is verified, the delivery gated and alarms go to a topic', () => {
+    const { stack } = synth((cluster, stack) => ({
+      gates: SEED_GATES,
+      deliveries: [
+        {
+          ...seedDelivery(cluster),
+          source: { url: ECR_URL, tag: 'v1', verify: { provider: 'cosign', publicKeys: [KEY] } },
+        },
+      ],
+      alarmTopic: sns.Topic.fromTopicArn(stack, 'Topic', `arn:aws:sns:${REGION}:${ACCOUNT}:oncall`),
+    }));
+    expect(warningsOf(stack)).toEqual([]);
   });
 });

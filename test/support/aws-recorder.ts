@@ -78,7 +78,7 @@ export async function startAwsRecorder(
  */
 export function oneTimeScheduleBody(
   minute: Date,
-  target: { group: string; functionArn: string; roleArn: string; input: unknown },
+  target: { group: string; functionArn: string; roleArn: string; input: unknown; deadLetterArn: string },
 ): Record<string, unknown> {
   return {
     GroupName: target.group,
@@ -86,6 +86,12 @@ export function oneTimeScheduleBody(
     ScheduleExpressionTimezone: 'UTC',
     ActionAfterCompletion: 'DELETE',
     FlexibleTimeWindow: { Mode: 'OFF' },
-    Target: { Arn: target.functionArn, RoleArn: target.roleArn, Input: JSON.stringify(target.input) },
+    Target: {
+      Arn: target.functionArn,
+      RoleArn: target.roleArn,
+      Input: JSON.stringify(target.input),
+      RetryPolicy: { MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 3600 },
+      DeadLetterConfig: { Arn: target.deadLetterArn },
+    },
   };
 }

@@ -8,7 +8,12 @@ export interface OneTimeScheduleTarget {
   readonly functionArn: string;
   /** The role EventBridge Scheduler assumes to invoke it. */
   readonly roleArn: string;
+  /** The SQS queue a firing that could not invoke the function goes to (the failure queue). */
+  readonly deadLetterArn?: string;
 }
+
+/** Scheduler's retries of a one-time schedule's invocation, within its first hour. */
+export const ONE_TIME_RETRY_POLICY = { MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 3600 };
 
 /** `sre-approval` at 2026-03-26T11:00:00Z → `sre-approval-1774522800` (Scheduler names: ≤ 64 characters). */
 export function oneTimeScheduleName(prefix: string, at: Date): string {
@@ -18,7 +23,8 @@ export function oneTimeScheduleName(prefix: string, at: Date): string {
 /**
  * A one-time EventBridge Scheduler schedule (`at(...)`, deleted after it fires) that invokes the
  * target with `input` at the first whole minute not before `at` (Scheduler fires within the
- * minute given). A schedule of the same name already there counts as created. Returns that minute.
+ * minute given), retried for an hour and then sent to the failure queue when it cannot invoke it.
+ * A schedule of the same name already there counts as created. Returns that minute.
  */
 export async function createOneTimeSchedule(
   scheduler: SchedulerClient,
@@ -41,7 +47,13 @@ export async function createOneTimeSchedule(
         FlexibleTimeWindow: { Mode: 'OFF' },
         ActionAfterCompletion: 'DELETE',
         Description: schedule.description,
-        Target: { Arn: target.functionArn, RoleArn: target.roleArn, Input: JSON.stringify(schedule.input) },
+        Target: {
+          Arn: target.functionArn,
+          RoleArn: target.roleArn,
+          Input: JSON.stringify(schedule.input),
+          RetryPolicy: ONE_TIME_RETRY_POLICY,
+          ...(target.deadLetterArn && { DeadLetterConfig: { Arn: target.deadLetterArn } }),
+        },
       }),
     );
   } catch (error) {

@@ -13,6 +13,7 @@ const bed = testbed();
 const invoke = async (event: object) => (await handler(event)) as GateRequestResult;
 const deps = engineDeps();
 const RECONCILE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:sluice-reconcile';
+const FAILURE_QUEUE = 'arn:aws:sqs:us-east-1:000000000000:sluice-failures';
 let recorder: Awaited<ReturnType<typeof startAwsRecorder>>;
 
 beforeAll(async () => {
@@ -25,6 +26,7 @@ beforeAll(async () => {
     SLUICE_RECONCILE_FUNCTION: RECONCILE_ARN,
     SLUICE_WINDOW_SCHEDULE_GROUP: 'sluice-windows',
     SLUICE_SCHEDULER_ROLE_ARN: 'arn:aws:iam::000000000000:role/sluice-scheduler',
+    SLUICE_FAILURE_QUEUE_ARN: FAILURE_QUEUE,
   });
 });
 afterAll(async () => {
@@ -99,6 +101,7 @@ describe('gate handler', () => {
         functionArn: RECONCILE_ARN,
         roleArn: 'arn:aws:iam::000000000000:role/sluice-scheduler',
         input: { gateOpened: gate },
+        deadLetterArn: FAILURE_QUEUE,
       }),
     );
   });

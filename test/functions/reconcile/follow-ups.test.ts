@@ -13,6 +13,7 @@ const bed = testbed();
 const deps = engineDeps();
 const RECONCILE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:sluice-reconcile';
 const SCHEDULER_ROLE = 'arn:aws:iam::000000000000:role/sluice-scheduler';
+const FAILURE_QUEUE = 'arn:aws:sqs:us-east-1:000000000000:sluice-failures';
 // Lambda hands the handler the ARN it was invoked by, with the alias when there is one.
 const context = { awsRequestId: 'req-retry', invokedFunctionArn: `${RECONCILE_ARN}:live` } as Context;
 let recorder: Awaited<ReturnType<typeof startAwsRecorder>>;
@@ -24,6 +25,7 @@ beforeAll(async () => {
     AWS_ENDPOINT_URL_LAMBDA: recorder.url,
     SLUICE_WINDOW_SCHEDULE_GROUP: 'sluice-one-time',
     SLUICE_SCHEDULER_ROLE_ARN: SCHEDULER_ROLE,
+    SLUICE_FAILURE_QUEUE_ARN: FAILURE_QUEUE,
   });
 });
 afterAll(async () => {
@@ -64,6 +66,7 @@ describe('retryInterval', () => {
         functionArn: RECONCILE_ARN,
         roleArn: SCHEDULER_ROLE,
         input: { delivery: name },
+        deadLetterArn: FAILURE_QUEUE,
       }),
     );
     expect((await getStatus(deps.db, name))?.nextRetryAt).toBe(minute.toISOString());

@@ -25,15 +25,19 @@ describe('reconcile metrics', () => {
   it.each([
     ['Succeeded', 'ReconcileSucceeded'],
     ['Failed', 'ReconcileFailed'],
-  ] as const)('%s: %s = 1 with dimension delivery, published at once', (outcome, metric) => {
-    const { calls, metrics } = recorder();
-    recordReconcileMetrics(metrics, result(outcome), undefined, now);
-    expect(calls).toEqual([
-      ['dimension', 'delivery', 'oddy-test'],
-      ['metric', metric, 'Count', 1],
-      ['publish'],
-    ]);
-  });
+  ] as const)(
+    '%s: %s = 1 and ReconcileCompleted = 1 with dimension delivery, published at once',
+    (outcome, metric) => {
+      const { calls, metrics } = recorder();
+      recordReconcileMetrics(metrics, result(outcome), undefined, now);
+      expect(calls).toEqual([
+        ['dimension', 'delivery', 'oddy-test'],
+        ['metric', metric, 'Count', 1],
+        ['metric', 'ReconcileCompleted', 'Count', 1],
+        ['publish'],
+      ]);
+    },
+  );
 
   it('Blocked: ReconcileBlocked and BlockedSeconds since the delivery was first held', () => {
     const { calls, metrics } = recorder();
@@ -41,12 +45,13 @@ describe('reconcile metrics', () => {
     expect(calls).toEqual([
       ['dimension', 'delivery', 'oddy-test'],
       ['metric', 'ReconcileBlocked', 'Count', 1],
+      ['metric', 'ReconcileCompleted', 'Count', 1],
       ['metric', 'BlockedSeconds', 'Seconds', 3 * 3600],
       ['publish'],
     ]);
   });
 
-  it('Skipped runs (lease held, suspended) are not counted', () => {
+  it('Skipped runs (lease held, suspended) are not counted, not even as completed', () => {
     const { calls, metrics } = recorder();
     recordReconcileMetrics(metrics, result('Skipped'), undefined, now);
     expect(calls).toEqual([]);

@@ -1,0 +1,63 @@
+import { Annotations } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import type { Delivery } from '../functions/core/config/index.ts';
+import type { EcrRepository } from './sources.ts';
+
+export interface RiskyChoices {
+  readonly deliveries: readonly Delivery[];
+  /** True when `clusterAccessPolicies` narrows the access entries from cluster admin. */
+  readonly narrowedAccessPolicies: boolean;
+  readonly alarmTopic: boolean;
+  /** ECR repositories without a push rule: their events do not reach this stack's bus. */
+  readonly unwatchedRepositories: readonly EcrRepository[];
+  /** The stack's account or region is known only at deploy time. */
+  readonly environmentAgnostic: boolean;
+}
+
+/** The ids of sluice's synth-time warnings, to acknowledge one with `Annotations.of(scope).acknowledgeWarning(id)`. */
+export const WARNINGS = {
+  unsignedAdmin: 'sluice:unsigned-cluster-admin',
+  deleteWithoutGate: 'sluice:delete-without-gate',
+  noAlarmTopic: 'sluice:no-alarm-topic',
+  unwatchedRepository: 'sluice:push-events-elsewhere',
+  environmentAgnostic: 'sluice:environment-agnostic-push-rules',
+} as const;
+
+/**
+ * Warnings at synth (as cdk-nag reports findings) for choices that are allowed but risky: each
+ * says what could happen and how to change it, and can be acknowledged by its id.
+ */
+export function warnOfRiskyChoices(scope: Construct, choices: RiskyChoices): void {
+  const annotations = Annotations.of(scope);
+  const clusterAdmin = choices.deliveries.filter(
+    (d) => !d.source.verify && !d.impersonate && !choices.narrowedAccessPolicies,
+  );
+  if (clusterAdmin.length > 0)
+    annotations.addWarningV2(
+      WARNINGS.unsignedAdmin,
+      `deliveries ${names(clusterAdmin)} are applied with cluster-admin access (the default access policy) from sources without verify: whoever can push to their repositories is cluster admin. Set source.verify (cosign keys), impersonate a narrower identity, or narrow clusterAccessPolicies.`,
+    );
+  const ungated = choices.deliveries.filter((d) => d.deletionPolicy === 'Delete' && d.gates.length === 0);
+  if (ungated.length > 0)
+    annotations.addWarningV2(
+      WARNINGS.deleteWithoutGate,
+      `deliveries ${names(ungated)} have deletionPolicy Delete and no gate: removing one from the app (or a failed rename) deletes its objects from the cluster at the next deploy with nothing to hold it. Add a gate, or deletionPolicy: 'Orphan'.`,
+    );
+  if (!choices.alarmTopic)
+    annotations.addWarningV2(
+      WARNINGS.noAlarmTopic,
+      'no alarmTopic: failed, stale and blocked deliveries, function errors and the failure queue raise alarms that notify no one. Pass an SNS topic as alarmTopic.',
+    );
+  if (choices.unwatchedRepositories.length > 0)
+    annotations.addWarningV2(
+      WARNINGS.unwatchedRepository,
+      `ECR repositories ${choices.unwatchedRepositories.map((r) => `${r.repositoryName} (${r.account}, ${r.region})`).join(', ')} are in another account or region: their push events do not reach this stack's event bus, so their deliveries pick up pushes at each interval. Forward the events to this account's default bus and set forwardedPushEvents: true (docs/deploying.md).`,
+    );
+  if (choices.environmentAgnostic && choices.deliveries.some((d) => d.source.provider === 'aws'))
+    annotations.addWarningV2(
+      WARNINGS.environmentAgnostic,
+      'the stack has no account or region: sluice cannot tell which ECR repositories send their push events to its bus, so it makes a rule for each, and those of other accounts or regions never match. Give the stack an env.',
+    );
+}
+
+const names = (deliveries: readonly Delivery[]) => deliveries.map((d) => d.name).join(', ');
