@@ -114,7 +114,9 @@ export function statusCommand(): Command {
           s.delivery,
           s.ready === undefined ? 'Unknown' : s.ready ? 'True' : 'False',
           s.reason ?? 'NotReconciled',
-          s.lastAppliedRevision ?? '-',
+          s.lastAppliedRevision
+            ? `${s.lastAppliedRevision}${s.lastAppliedOriginRevision ? ` (${s.lastAppliedOriginRevision})` : ''}`
+            : '-',
           ago(s.lastReconcileAt),
           statusMessage(s),
         ]),

@@ -31,6 +31,13 @@ describe('sluice CLI', () => {
     const pushed = await sluice('push', join(dir, 'deploy'), `${url}:v1`, '--revision', 'main@sha1:abc');
     expect(pushed.code).toBe(0);
     expect(pushed.stdout).toMatch(/digest sha256:[0-9a-f]{64}/);
+    // The same files again: nothing pushed, the existing digest named (as `flux diff artifact ||
+    // flux push artifact` would do, were its diff not of compressed bytes); --force pushes anyway.
+    const digest = /digest (sha256:[0-9a-f]{64})/.exec(pushed.stdout)![1]!;
+    const again = await sluice('push', join(dir, 'deploy'), `${url}:v1`, '--revision', 'main@sha1:def');
+    expect(again.stdout).toBe(
+      `unchanged ${url}:v1: it already holds these files (pushed from main@sha1:abc); nothing pushed (--force pushes anyway)\ndigest ${digest}\n`,
+    );
 
     writeFileSync(
       join(dir, 'sluice.yaml'),
@@ -52,13 +59,17 @@ describe('sluice CLI', () => {
       ready: true,
       reason: 'ReconciliationSucceeded',
       lastAppliedRevision: expect.stringMatching(/^v1@sha256:/),
+      // The Git revision the artifact was pushed from, as Flux's lastAppliedOriginRevision.
+      lastAppliedOriginRevision: 'main@sha1:abc',
       lastAttemptedRevision: expect.stringMatching(/^v1@sha256:/),
       inventorySize: 1,
       changes: { created: 1, configured: 0, unchanged: 0, deleted: 0 },
     });
     const table = await sluice('status');
     expect(table.stdout).toMatch(
-      new RegExp(`DELIVERY\\s+READY\\s+REASON[\\s\\S]*${name}\\s+True\\s+ReconciliationSucceeded`),
+      new RegExp(
+        `DELIVERY\\s+READY\\s+REASON[\\s\\S]*${name}\\s+True\\s+ReconciliationSucceeded\\s+v1@sha256:[0-9a-f]{64} \\(main@sha1:abc\\)`,
+      ),
     );
 
     const removed = await sluice('unregister', name);
@@ -76,7 +87,10 @@ describe('sluice CLI', () => {
       url: `${url}:v1`,
       digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       revision: expect.stringMatching(/^v1@sha256:[0-9a-f]{64}$/),
+      unchanged: false,
     });
+    const again = await sluice('push', join(dir, 'deploy'), `${url}:v1`, '--json');
+    expect(JSON.parse(again.stdout)).toEqual({ ...JSON.parse(pushed.stdout), unchanged: true });
     writeFileSync(
       join(dir, 'sluice.yaml'),
       `gates:\n  - name: ${name}-gate\n    default: open\ndeliveries:\n  - name: ${name}\n    source: { url: "${url}", tag: v1, provider: aws }\n    prune: true\n    cluster: { kubeconfig: ${kubeconfigCopy()} }\n`,

@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.ts';
 import type { RegistryCredentials } from './credentials.ts';
 import { isDigest, sha256Digest } from './digest.ts';
+import { SluiceError } from '../errors.ts';
 import { artifactError } from './errors.ts';
 import { describeReference, parseReference } from './reference.ts';
 import { RegistryClient } from './registry-client.ts';
@@ -175,6 +176,12 @@ export interface PushDeps {
   /** For `org.opencontainers.image.created`; the system clock by default. */
   readonly clock?: Clock;
   readonly fetch?: typeof fetch;
+  /**
+   * Skip the push when the tag already holds exactly these files (compared by content, not by
+   * archive bytes, so an artifact `flux push artifact` made counts too).
+   * @default false
+   */
+  readonly skipUnchanged?: boolean;
 }
 
 export interface Pushed {
@@ -183,6 +190,10 @@ export interface Pushed {
   readonly revision: string;
   /** `oci://host/repository:tag`. */
   readonly url: string;
+  /** True when nothing was pushed: the tag already held the same files (`digest` is the existing one). */
+  readonly unchanged: boolean;
+  /** The existing artifact's `org.opencontainers.image.revision` (e.g. `main@sha1:…`), when unchanged. */
+  readonly originRevision?: string;
 }
 
 /**
@@ -200,6 +211,10 @@ export async function pushArtifact(dir: string, ref: string, deps: PushDeps): Pr
   const tag = reference.tag ?? 'latest';
   const client = clientFor(host, deps, deps.insecure);
   const layer = await packDirectory(dir);
+  if (deps.skipUnchanged) {
+    const existing = await sameContentAt(reference.url, tag, layer, deps);
+    if (existing) return existing;
+  }
   const config = Buffer.from('{}');
   const layerDigest = await client.pushBlob(repository, layer);
   const configDigest = await client.pushBlob(repository, config);
@@ -224,5 +239,40 @@ export async function pushArtifact(dir: string, ref: string, deps: PushDeps): Pr
     Buffer.from(JSON.stringify(manifest)),
     OCI_MANIFEST_MEDIA_TYPE,
   );
-  return { digest, revision: revisionOf(digest, tag), url: `${reference.url}:${tag}` };
+  return { digest, revision: revisionOf(digest, tag), url: `${reference.url}:${tag}`, unchanged: false };
+}
+
+/**
+ * The artifact `tag` names now, when its files are exactly those packed in `layer` (the same paths,
+ * the same bytes); undefined when the tag does not exist or holds anything else.
+ */
+async function sameContentAt(
+  url: string,
+  tag: string,
+  layer: Buffer,
+  deps: PushDeps,
+): Promise<Pushed | undefined> {
+  const source: OciSource = { url, tag, insecure: deps.insecure };
+  let existing: Artifact;
+  try {
+    existing = await pullArtifact(source, deps);
+  } catch (error) {
+    // No such tag (404), or one holding what this cannot read (an index, another media type): not the same.
+    if (error instanceof SluiceError) return undefined;
+    throw error;
+  }
+  const files = await unpackArtifact(layer);
+  const same =
+    files.size === existing.files.size &&
+    [...files].every(([path, content]) => existing.files.get(path)?.equals(content) === true);
+  if (!same) return undefined;
+  return {
+    digest: existing.digest,
+    revision: existing.revision,
+    url: `${url}:${tag}`,
+    unchanged: true,
+    ...(existing.annotations[ANNOTATION_REVISION] && {
+      originRevision: existing.annotations[ANNOTATION_REVISION],
+    }),
+  };
 }

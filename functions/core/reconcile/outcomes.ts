@@ -173,6 +173,7 @@ export async function finish(
     reason: status.reason,
     message: status.message,
     revision: status.lastAttemptedRevision,
+    ...(status.lastAppliedOriginRevision && { originRevision: status.lastAppliedOriginRevision }),
     time: now.toISOString(),
   };
   await recordEvent(deps.db, event, deps.fence);

@@ -2,7 +2,13 @@ import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
-import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
+import {
+  ANNOTATION_REVISION,
+  pullResolved,
+  resolveArtifact,
+  type Artifact,
+  type Resolved,
+} from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
 import { getStatus } from '../store/status.ts';
@@ -120,6 +126,7 @@ async function reconcileHeld(
         ...blockedStatus(gates.blockRevisions, started, previous),
         message,
         lastAppliedRevision: artifact.revision,
+        lastAppliedOriginRevision: originRevisionOf(artifact),
         lastAttemptedRevision: held,
         pendingRevision: held,
         inventorySize: changes.created + changes.configured + changes.unchanged,
@@ -133,6 +140,7 @@ async function reconcileHeld(
       reason: 'ReconciliationSucceeded',
       message,
       lastAppliedRevision: artifact.revision,
+      lastAppliedOriginRevision: originRevisionOf(artifact),
       lastAttemptedRevision: artifact.revision,
       inventorySize: changes.created + changes.configured + changes.unchanged,
       changes,
@@ -182,3 +190,7 @@ async function reconcileHeld(
 function digestOf(revision: string): string {
   return revision.slice(revision.lastIndexOf('sha256:'));
 }
+
+/** The Git revision the artifact was pushed from (`org.opencontainers.image.revision`), or null to clear it. */
+const originRevisionOf = (artifact: Artifact): string | null =>
+  artifact.annotations[ANNOTATION_REVISION] ?? null;

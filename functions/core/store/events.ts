@@ -14,6 +14,8 @@ export interface ReconcileEvent {
   readonly reason: string;
   readonly message: string;
   readonly revision?: string;
+  /** The applied artifact's origin revision (`org.opencontainers.image.revision`, e.g. `main@sha1:…`). */
+  readonly originRevision?: string;
   readonly time: string;
 }
 

@@ -33,6 +33,11 @@ export interface DeliveryStatus {
   readonly reason: StatusReason;
   readonly message: string;
   readonly lastAppliedRevision?: string;
+  /**
+   * The applied artifact's `org.opencontainers.image.revision` (the Git revision it was pushed
+   * from, e.g. `main@sha1:…`), as Flux's `lastAppliedOriginRevision`; absent when it has none.
+   */
+  readonly lastAppliedOriginRevision?: string;
   readonly lastAttemptedRevision?: string;
   readonly inventorySize?: number;
   readonly changes?: ChangeCounts;
@@ -49,7 +54,8 @@ export interface DeliveryStatus {
   readonly durationMs?: number;
 }
 
-type Clearable = 'blockedBy' | 'blockedSince' | 'pendingRevision' | 'nextRetryAt';
+type Clearable =
+  'blockedBy' | 'blockedSince' | 'pendingRevision' | 'nextRetryAt' | 'lastAppliedOriginRevision';
 
 /** A status write: fields left undefined are kept, the clearable ones set to null are removed. */
 export type StatusUpdate = Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs' | Clearable> & {

@@ -1,9 +1,6 @@
 // Push and pull against the real local registry (CNCF distribution, htpasswd `AWS:<token>`), with
 // credentials from the local ECR API's GetAuthorizationToken, as in AWS.
 import { ECRClient } from '@aws-sdk/client-ecr';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../../functions/core/clock.ts';
 import { SluiceError } from '../../../functions/core/errors.ts';
@@ -23,6 +20,7 @@ import {
   type OciSource,
   type RegistryCredentials,
 } from '../../../functions/core/oci/index.ts';
+import { fileTree } from '../../support/file-tree.ts';
 import { testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
@@ -33,14 +31,7 @@ const FILES = {
   'overlays/prod/patch.yaml': 'replicas: 3\n',
 };
 
-function directory(files: Record<string, string> = FILES): string {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-artifact-'));
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(join(dir, path, '..'), { recursive: true });
-    writeFileSync(join(dir, path), content);
-  }
-  return dir;
-}
+const directory = (files: Record<string, string> = FILES) => fileTree(files, 'sluice-artifact-');
 
 const asText = (files: Map<string, Buffer>) =>
   Object.fromEntries([...files].map(([path, body]) => [path, body.toString('utf8')]));
