@@ -9,6 +9,7 @@ import { startBenchBed } from './bed.ts';
 import { apiLimitBench } from './cases/api-limit.ts';
 import { applyOutcome, applyRound, type ApplyRound } from './cases/apply.ts';
 import { bundlesBench } from './cases/bundles.ts';
+import { fluxBench } from './cases/flux.ts';
 import { limitsBench } from './cases/limits.ts';
 import { noopBench } from './cases/noop.ts';
 import { pruneOutcome, pruneRound, type PruneRound } from './cases/prune.ts';
@@ -26,6 +27,8 @@ const KUBECTL_WAITS_ROUND = 1;
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const output = process.env.SLUICE_BENCH_OUTPUT ?? join(root, 'docs', 'benchmarks.md');
+/** `flux`: only the Flux comparison (to work on it; the report then holds only that). */
+const only = process.env.SLUICE_BENCH_ONLY;
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 async function main(): Promise<void> {
@@ -39,6 +42,18 @@ async function main(): Promise<void> {
     say(
       `${machine.cpu}, ${machine.cores} cores; kube-apiserver ${machine.kubeApiserver}, kubectl ${machine.kubectl}`,
     );
+
+    if (only === 'flux') {
+      say('Flux side by side');
+      const flux = await fluxBench(ctx, say);
+      const report = renderReport(machine, [flux], {
+        totalMs: performance.now() - started,
+        load: [loadBefore, loadavg()[0]!],
+      });
+      writeFileSync(output, await format(report, { ...(await resolveConfig(output)), filepath: output }));
+      say(`wrote ${output} in ${formatMs(performance.now() - started)}`);
+      return;
+    }
 
     say('5. bundling the handlers and importing them');
     const bundles = await bundlesBench(ctx.tempDir('bundles'));
@@ -73,6 +88,8 @@ async function main(): Promise<void> {
     const scaling = await scalingBench(ctx, bundles.reconcileBundle, applied, limit.floorMs);
     say('8. the largest artifacts the limits accept, in a child process running the bundled handler');
     const largest = await limitsBench(ctx, bundles.reconcileBundle, say);
+    say('Flux side by side: the same objects through source-controller and kustomize-controller');
+    const flux = await fluxBench(ctx, say);
 
     const appendixFile = join(root, 'bench', 'optimisations.md');
     const report = renderReport(
@@ -86,6 +103,7 @@ async function main(): Promise<void> {
         scaling,
         largest,
         limit.outcome,
+        flux,
       ],
       {
         totalMs: performance.now() - started,

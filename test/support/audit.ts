@@ -20,3 +20,14 @@ export function writesSince(bed: Components, ns: string, since: string): string[
     )
     .map((e) => `${e.verb} ${e.requestURI}`);
 }
+
+/** The list requests after `since` whose label selector names `delivery`, from the audit log: their paths. */
+export function listsSince(bed: Components, delivery: string, since: string): string[] {
+  return readFileSync(bed.kube.auditLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as AuditEvent)
+    .filter((e) => e.verb === 'list' && e.requestReceivedTimestamp > since)
+    .filter((e) => decodeURIComponent(e.requestURI).includes(`=${delivery}`))
+    .map((e) => e.requestURI.split('?')[0]!);
+}

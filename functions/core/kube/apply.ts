@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { SluiceError } from '../errors.ts';
 import { isSubset, storedForm } from '../manifests/hash.ts';
 import { entryFor } from '../manifests/inventory.ts';
-import { describeObject, FORCE_ANNOTATION, OWNER_LABEL } from '../manifests/objects.ts';
+import { annotatedAs, describeObject, FORCE_ANNOTATION, OWNER_LABEL } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
 import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
 import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
@@ -53,21 +53,41 @@ async function listLabelled(
   selector: string,
 ): Promise<Map<string, KubernetesObject>> {
   const live = new Map<string, KubernetesObject>();
-  const unique = new Map<string, { apiVersion: string; kind: string; namespaces: Set<string> }>();
+  const unique = new Map<
+    string,
+    { apiVersion: string; kind: string; namespaces: Set<string>; clusterScoped: boolean }
+  >();
   for (const { apiVersion, kind, namespace } of kinds) {
     const key = `${apiVersion}/${kind}`;
-    const entry = unique.get(key) ?? { apiVersion, kind, namespaces: new Set<string>() };
+    const entry = unique.get(key) ?? {
+      apiVersion,
+      kind,
+      namespaces: new Set<string>(),
+      clusterScoped: false,
+    };
     if (namespace) entry.namespaces.add(namespace);
+    else entry.clusterScoped = true;
     unique.set(key, entry);
   }
-  await forEachBounded([...unique.values()], APPLY_CONCURRENCY, async ({ apiVersion, kind, namespaces }) => {
+  await forEachBounded([...unique.values()], APPLY_CONCURRENCY, async (entry) => {
+    const { apiVersion, kind, namespaces } = entry;
     if (!(await kube.resource(apiVersion, kind))) return;
-    for (const object of await listVisible(kube, apiVersion, kind, selector, namespaces)) {
-      live.set(entryFor(object).id, object);
-    }
+    const objects =
+      !entry.clusterScoped && namespaces.size <= NAMESPACED_LISTS_UP_TO
+        ? await listInNamespaces(kube, apiVersion, kind, selector, namespaces)
+        : await listVisible(kube, apiVersion, kind, selector, namespaces);
+    for (const object of objects) live.set(entryFor(object).id, object);
   });
   return live;
 }
+
+/**
+ * A kind whose objects are all in this many namespaces or fewer is listed namespace by namespace:
+ * a label selector is applied after the API server reads the objects, so a cluster-wide list reads
+ * (and pages through) every object of the kind in the cluster, where a namespaced list reads that
+ * namespace's. One, so that this never takes more requests than a cluster-wide list.
+ */
+export const NAMESPACED_LISTS_UP_TO = 1;
 
 /**
  * All namespaces at once; when that is forbidden (an identity bound per namespace, see
@@ -86,6 +106,17 @@ async function listVisible(
   } catch (error) {
     if (statusCodeOf(error) !== 403) throw error;
   }
+  return listInNamespaces(kube, apiVersion, kind, selector, namespaces);
+}
+
+/** Namespace by namespace, skipping those it may not list (objects there count as unknown). */
+async function listInNamespaces(
+  kube: KubeClient,
+  apiVersion: string,
+  kind: string,
+  selector: string,
+  namespaces: ReadonlySet<string>,
+): Promise<KubernetesObject[]> {
   const found: KubernetesObject[] = [];
   for (const namespace of namespaces) {
     try {
@@ -113,8 +144,7 @@ function isImmutableError(error: unknown): boolean {
   return statusCodeOf(error) === 422 && /immutable/i.test(apiErrorMessage(error));
 }
 
-const mayRecreate = (object: KubernetesObject) =>
-  object.metadata?.annotations?.[FORCE_ANNOTATION] === 'enabled';
+const mayRecreate = (object: KubernetesObject) => annotatedAs(object, FORCE_ANNOTATION, 'enabled');
 const IMMUTABLE_HINT = `(annotate the object with ${FORCE_ANNOTATION}: enabled to let sluice recreate it)`;
 
 /**

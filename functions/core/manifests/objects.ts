@@ -6,6 +6,27 @@ export const OWNER_LABEL = 'sluice.io/delivery';
 export const PRUNE_ANNOTATION = 'sluice.io/prune';
 /** `sluice.io/force: enabled` lets an immutable-field change recreate the object. */
 export const FORCE_ANNOTATION = 'sluice.io/force';
+/** `sluice.io/substitute: disabled` leaves an object's `${...}` text alone. */
+export const SUBSTITUTE_ANNOTATION = 'sluice.io/substitute';
+
+/**
+ * The annotation `sluice.io/<name>`, or Flux's `kustomize.toolkit.fluxcd.io/<name>`, that `object`
+ * has set to `value`, if any: artifacts made for Flux keep their meaning (`prune: disabled`,
+ * `force: enabled`, `substitute: disabled`).
+ */
+export function annotationSetTo(
+  object: KubernetesObject,
+  sluiceAnnotation: string,
+  value: string,
+): string | undefined {
+  const annotations = object.metadata?.annotations;
+  const flux = sluiceAnnotation.replace(/^sluice\.io\//, 'kustomize.toolkit.fluxcd.io/');
+  return [sluiceAnnotation, flux].find((key) => annotations?.[key] === value);
+}
+
+/** True when `object` has `sluice.io/<name>`, or Flux's spelling of it, set to `value`. */
+export const annotatedAs = (object: KubernetesObject, sluiceAnnotation: string, value: string): boolean =>
+  annotationSetTo(object, sluiceAnnotation, value) !== undefined;
 
 /** An object from the artifact, with the file it came from (for error messages). */
 export interface Manifest {

@@ -1,10 +1,7 @@
 import { parse, stringify } from 'yaml';
 import type { Delivery } from '../config/index.ts';
-import { describeObject, type Manifest } from './objects.ts';
+import { annotatedAs, describeObject, SUBSTITUTE_ANNOTATION, type Manifest } from './objects.ts';
 import { failValidation } from './validate.ts';
-
-/** `sluice.io/substitute: disabled` leaves an object's `${...}` text alone. */
-export const SUBSTITUTE_ANNOTATION = 'sluice.io/substitute';
 
 const VARIABLE = /(\$)?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::=([^}]*))?\}/g;
 
@@ -19,7 +16,7 @@ export function substituteVariables(
 ): Manifest[] {
   const problems: string[] = [];
   const result = manifests.map((manifest) => {
-    if (manifest.object.metadata?.annotations?.[SUBSTITUTE_ANNOTATION] === 'disabled') return manifest;
+    if (annotatedAs(manifest.object, SUBSTITUTE_ANNOTATION, 'disabled')) return manifest;
     const text = stringify(manifest.object);
     if (!text.includes('${')) return manifest;
     const substituted = text.replace(

@@ -98,7 +98,7 @@ spec:
 });
 
 describe('prune safety', () => {
-  it('never prunes an object without our label, nor one annotated sluice.io/prune: disabled', async () => {
+  it('never prunes an object without our label, nor one annotated sluice.io/prune: disabled (or kustomize.toolkit.fluxcd.io/prune: disabled, as Flux)', async () => {
     const ns = uniqueName('safe');
     const repository = uniqueName('engine/safe');
     const name = uniqueName('safe');
@@ -107,6 +107,7 @@ describe('prune safety', () => {
       'a.yaml': [
         configMap('replaced-by-hand', ns),
         configMap('kept', ns, '  annotations:\n    sluice.io/prune: disabled\n'),
+        configMap('kept-for-flux', ns, '  annotations:\n    kustomize.toolkit.fluxcd.io/prune: disabled\n'),
         configMap('pruned', ns),
       ].join('---\n'),
     });
@@ -127,6 +128,9 @@ describe('prune safety', () => {
       mine: 'yes',
     });
     expect(await exists(() => core.readNamespacedConfigMap({ name: 'kept', namespace: ns }))).toBe(true);
+    expect(await exists(() => core.readNamespacedConfigMap({ name: 'kept-for-flux', namespace: ns }))).toBe(
+      true,
+    );
   });
 
   it('an artifact with no objects prunes everything only with allowEmpty: true', async () => {
@@ -144,12 +148,12 @@ describe('prune safety', () => {
 });
 
 describe('immutable fields', () => {
-  const job = (ns: string, image: string, force: boolean) => `apiVersion: batch/v1
+  const job = (ns: string, image: string, force: boolean | string) => `apiVersion: batch/v1
 kind: Job
 metadata:
   name: migrate
   namespace: ${ns}
-${force ? '  annotations:\n    sluice.io/force: enabled\n' : ''}spec:
+${force ? `  annotations:\n    ${force === true ? 'sluice.io/force' : force}: enabled\n` : ''}spec:
   template:
     spec:
       restartPolicy: Never
@@ -179,6 +183,15 @@ ${force ? '  annotations:\n    sluice.io/force: enabled\n' : ''}spec:
     const recreated = await batch.readNamespacedJob({ name: 'migrate', namespace: ns });
     expect(recreated.metadata?.uid).not.toBe(firstUid);
     expect(recreated.spec?.template.spec?.containers[0]?.image).toBe('migrate:2');
+
+    // Flux's spelling of the annotation, in an artifact made for Flux, recreates it too.
+    await pushFiles(bed, repository, 'main', {
+      'job.yaml': job(ns, 'migrate:3', 'kustomize.toolkit.fluxcd.io/force'),
+    });
+    expect((await run(name, deps)).outcome).toBe('Succeeded');
+    const again = await batch.readNamespacedJob({ name: 'migrate', namespace: ns });
+    expect(again.metadata?.uid).not.toBe(recreated.metadata?.uid);
+    expect(again.spec?.template.spec?.containers[0]?.image).toBe('migrate:3');
   });
 });
 

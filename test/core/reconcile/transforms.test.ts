@@ -35,13 +35,22 @@ data:
   run.sh: echo \${HOME}
 `;
 
+// An artifact made for Flux keeps its meaning: Flux's annotation works as sluice's.
+const literalForFlux = literal
+  .replace('name: script', 'name: flux-script')
+  .replace('sluice.io/substitute', 'kustomize.toolkit.fluxcd.io/substitute');
+
 describe('delivery transforms', () => {
   it('sets the namespace, adds common labels and annotations, and substitutes variables with types kept', async () => {
     const ns = uniqueName('tx');
     const repository = uniqueName('tx/app');
     const name = uniqueName('tx');
     await createNamespace(kc, ns);
-    await pushFiles(bed, repository, 'main', { 'deploy.yaml': deployment, 'script.yaml': literal });
+    await pushFiles(bed, repository, 'main', {
+      'deploy.yaml': deployment,
+      'script.yaml': literal,
+      'flux-script.yaml': literalForFlux,
+    });
     await registerDelivery(deps, bed, {
       name,
       repository,
@@ -50,7 +59,7 @@ describe('delivery transforms', () => {
       commonMetadata: { labels: { team: 'payments' }, annotations: { 'example.com/owner': 'alice' } },
       postBuild: { substitute: { replicas: '3' } },
     });
-    expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded', changes: { created: 2 } });
+    expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded', changes: { created: 3 } });
     const web = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ name: 'web', namespace: ns });
     expect(web.spec?.replicas).toBe(3);
     expect(web.spec?.template.spec?.containers[0]?.image).toBe('nginx:1.27');
@@ -60,7 +69,11 @@ describe('delivery transforms', () => {
       .makeApiClient(CoreV1Api)
       .readNamespacedConfigMap({ name: 'script', namespace: ns });
     expect(script.data?.['run.sh']).toBe('echo ${HOME}');
-    expect((await run(name, deps)).changes).toMatchObject({ unchanged: 2, configured: 0 });
+    const fluxScript = await kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedConfigMap({ name: 'flux-script', namespace: ns });
+    expect(fluxScript.data?.['run.sh']).toBe('echo ${HOME}');
+    expect((await run(name, deps)).changes).toMatchObject({ unchanged: 3, configured: 0 });
   });
 
   it('fails naming the object and the variable when a variable is undefined, applying nothing', async () => {

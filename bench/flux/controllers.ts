@@ -1,0 +1,98 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Components } from '../../test/support/components.ts';
+import { freePort, startDaemon, stopDaemon, waitUntilReady } from '../../test/support/processes.ts';
+import { kubectl } from '../kubectl.ts';
+import type { FluxBinaries } from './provision.ts';
+
+/** Flux's controllers running out of cluster against the bench's API server, on 127.0.0.1. */
+export interface FluxControllers {
+  readonly namespace: string;
+  /** The docker-config Secret the OCIRepositories use to reach the local registry. */
+  readonly registrySecret: string;
+  readonly pids: { readonly sourceController: number; readonly kustomizeController: number };
+  stop(): Promise<void>;
+}
+
+export const FLUX_NAMESPACE = 'flux-system';
+/** Both controllers' workers: the same bound the sluice side gets in the many-deliveries case. */
+export const FLUX_CONCURRENCY = 10;
+
+/** The user agents Flux's controllers send, to tell their requests apart in the audit log. */
+export const isFluxRequest = (userAgent: string) => /^(source|kustomize)-controller\//.test(userAgent);
+
+/**
+ * Installs Flux's CRDs, a namespace and a registry Secret, then starts source-controller (artifact
+ * storage served on 127.0.0.1) and kustomize-controller with the bench's kubeconfig, leader
+ * election off and FLUX_CONCURRENCY workers; waits until both report healthy.
+ */
+export async function startFlux(
+  components: Components,
+  binaries: FluxBinaries,
+  dir: string,
+  kubectlCache: string,
+): Promise<FluxControllers> {
+  const run = (args: string[]) => kubectl(components, args, kubectlCache);
+  await run(['apply', '--server-side', '-f', binaries.crdDir]);
+  await run(['wait', '--for=condition=Established', '--timeout=60s', '-f', binaries.crdDir]);
+  await run(['create', 'namespace', FLUX_NAMESPACE]);
+  const registrySecret = 'registry';
+  await run([
+    'create',
+    'secret',
+    'docker-registry',
+    registrySecret,
+    '-n',
+    FLUX_NAMESPACE,
+    `--docker-server=${components.registry.host}`,
+    `--docker-username=${components.registry.username}`,
+    `--docker-password=${components.registry.password}`,
+  ]);
+
+  const env = { ...process.env, KUBECONFIG: components.kube.kubeconfig, RUNTIME_NAMESPACE: FLUX_NAMESPACE };
+  const storage = join(dir, 'flux-storage');
+  mkdirSync(storage, { recursive: true });
+  const [storagePort, sourceHealth, sourceMetrics, kustomizeHealth, kustomizeMetrics] = await Promise.all(
+    Array.from({ length: 5 }, () => freePort()),
+  );
+  const common = ['--enable-leader-election=false', '--log-level=error', `--concurrent=${FLUX_CONCURRENCY}`];
+  const sourceLog = join(dir, 'source-controller.log');
+  const sourceController = startDaemon(
+    binaries.sourceController,
+    [
+      ...common,
+      `--storage-path=${storage}`,
+      `--storage-addr=127.0.0.1:${storagePort}`,
+      `--storage-adv-addr=127.0.0.1:${storagePort}`,
+      `--health-addr=127.0.0.1:${sourceHealth}`,
+      `--metrics-addr=127.0.0.1:${sourceMetrics}`,
+    ],
+    sourceLog,
+    { env },
+  );
+  const kustomizeLog = join(dir, 'kustomize-controller.log');
+  const kustomizeController = startDaemon(
+    binaries.kustomizeController,
+    [...common, `--health-addr=127.0.0.1:${kustomizeHealth}`, `--metrics-addr=127.0.0.1:${kustomizeMetrics}`],
+    kustomizeLog,
+    { env },
+  );
+  const healthy = (port: number) => async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok;
+  await waitUntilReady('source-controller', sourceController, sourceLog, healthy(sourceHealth!));
+  await waitUntilReady('kustomize-controller', kustomizeController, kustomizeLog, healthy(kustomizeHealth!));
+  return {
+    namespace: FLUX_NAMESPACE,
+    registrySecret,
+    pids: { sourceController, kustomizeController },
+    async stop() {
+      await stopDaemon(kustomizeController);
+      await stopDaemon(sourceController);
+    },
+  };
+}
+
+/** Peak resident memory of a process (VmHWM), in bytes. */
+export function peakRss(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : 0;
+}
