@@ -1,7 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describeObject } from '../manifests/objects.ts';
 
-export type HealthStatus = 'Current' | 'InProgress' | 'Failed';
+/** Only Current is ready. Terminating: being deleted (`metadata.deletionTimestamp` is set). */
+export type HealthStatus = 'Current' | 'InProgress' | 'Failed' | 'Terminating';
 
 export interface Health {
   readonly status: HealthStatus;
@@ -23,29 +24,50 @@ type Rule = (o: Fields, say: Say) => Health;
 type Say = (status: HealthStatus, message: string) => Health;
 
 /**
- * Whether a live object is ready, by the rules of kstatus (sigs.k8s.io/cli-utils/pkg/kstatus):
- * generic checks first (deletion, generation observed, Reconciling/Stalled conditions), then
- * the rules of the built-in kind, then the `Ready` condition for any other kind.
+ * Whether a live object is ready, by the rules of kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status,
+ * `Compute`): generic checks first (deletion, generation observed, Reconciling/Stalled conditions),
+ * then the rules of the built-in kind, then the `Ready` condition for any other kind. Conditions are
+ * read in list order where kstatus reads them so: the first one that decides wins.
+ * test/core/kube/kstatus-conformance.test.ts runs kstatus's own test cases against it.
+ *
+ * Where sluice deliberately differs from kstatus (each tested there as a deviation):
+ * - a Job is InProgress until it completes, as Flux's Job status reader; kstatus calls a started Job
+ *   Current. A Job that `wait` let through while it runs could fail after the run succeeded.
+ * - a Pod in phase Failed is Failed; kstatus calls it Current (it ran to completion). It will not recover.
+ * - an unschedulable Pod stays InProgress; kstatus calls it Failed 15 seconds after creation. Karpenter
+ *   (or the cluster autoscaler) adds a node for it in minutes, and the timeout still bounds the wait.
+ * - a LoadBalancer Service waits for an address in `status.loadBalancer.ingress`; kstatus waits only for
+ *   a cluster IP, which the API server assigns at once, so clients could not reach it yet.
+ * - a Lost PersistentVolumeClaim is Failed (its volume is gone); kstatus says InProgress.
+ * - CrashLoopBackOff in any container, init containers too, in any phase, is Failed; kstatus looks only
+ *   at the containers of a Running Pod.
+ * - a Pod in an unknown phase is InProgress; kstatus errs (its poller reports Unknown).
+ * - an object not found is not assessed here; waitForHealthy keeps waiting for it (kstatus: NotFound).
  */
 export function assessHealth(object: LiveObject): Health {
   const o = new Fields(object);
   const name = describeObject(object as KubernetesObject);
   const say: Say = (status, message) => ({ status, message: `${name}: ${message}` });
+  const rule = RULES[groupKind(object)] ?? readyCondition;
+  return generic(o, say) ?? rule(o, say);
+}
 
-  if (o.get('metadata', 'deletionTimestamp')) return say('InProgress', 'being deleted');
+/** kstatus's checks for every kind, which decide before the kind's own rules when they can. */
+function generic(o: Fields, say: Say): Health | undefined {
+  if (o.str('metadata', 'deletionTimestamp')) return say('Terminating', 'being deleted');
   const generation = o.num('metadata', 'generation');
   const observed = o.num('status', 'observedGeneration');
   if (generation !== undefined && observed !== undefined && generation !== observed) {
     return say('InProgress', `generation ${generation} not yet observed (observed ${observed})`);
   }
-  const reconciling = o.condition('Reconciling');
-  if (reconciling?.status === 'True') return say('InProgress', `reconciling${detail(reconciling)}`);
-  const stalled = o.condition('Stalled');
-  if (stalled?.status === 'True') return say('Failed', `stalled${detail(stalled)}`);
-
-  const rule = RULES[groupKind(object)];
-  return rule ? rule(o, say) : readyCondition(o, say);
+  const standard = o.conditions().find((c) => c.status === 'True' && STANDARD.has(c.type));
+  if (standard?.type === 'Reconciling') return say('InProgress', `reconciling${detail(standard)}`);
+  if (standard?.type === 'Stalled') return say('Failed', `stalled${detail(standard)}`);
+  return undefined;
 }
+
+/** kstatus's standard conditions, abnormal when True. */
+const STANDARD = new Set(['Reconciling', 'Stalled']);
 
 const RULES: Record<string, Rule> = {
   'apps/Deployment': deployment,
@@ -60,18 +82,30 @@ const RULES: Record<string, Rule> = {
   PersistentVolumeClaim: persistentVolumeClaim,
   Pod: pod,
   'apiextensions.k8s.io/CustomResourceDefinition': customResourceDefinition,
+  // Ready once they exist (and any generic check passes), whatever conditions they carry.
+  ConfigMap: alwaysCurrent,
+  Secret: alwaysCurrent,
+  'batch/CronJob': alwaysCurrent,
+  'policy/PodDisruptionBudget': alwaysCurrent,
 };
 
+function alwaysCurrent(_o: Fields, say: Say): Health {
+  return say('Current', 'current');
+}
+
+/** The controller's "no deadline" for `progressDeadlineSeconds`. */
+const MAX_INT32 = 2 ** 31 - 1;
+
 function deployment(o: Fields, say: Say): Health {
-  const progressingCondition = o.condition('Progressing');
-  if (progressingCondition?.reason === 'ProgressDeadlineExceeded') {
-    return say('Failed', `progress deadline exceeded${detail({ message: progressingCondition.message })}`);
-  }
-  // Without progressDeadlineSeconds the controller never sets Progressing (kstatus: MaxInt32).
+  const progressingConditions = o.conditions().filter((c) => c.type === 'Progressing');
+  const exceeded = progressingConditions.find((c) => c.reason === 'ProgressDeadlineExceeded');
+  if (exceeded) return say('Failed', `progress deadline exceeded${detail({ message: exceeded.message })}`);
+  // Without a deadline the controller never sets Progressing.
+  const deadline = o.num('spec', 'progressDeadlineSeconds') ?? MAX_INT32;
   const progressing =
-    o.num('spec', 'progressDeadlineSeconds') === undefined ||
-    (progressingCondition?.status === 'True' && progressingCondition.reason === 'NewReplicaSetAvailable');
-  const available = o.condition('Available')?.status === 'True';
+    deadline === MAX_INT32 ||
+    progressingConditions.some((c) => c.status === 'True' && c.reason === 'NewReplicaSetAvailable');
+  const available = o.condition('Available', 'True') !== undefined;
 
   const spec = o.num('spec', 'replicas') ?? 1;
   const replicas = o.num('status', 'replicas') ?? 0;
@@ -144,8 +178,8 @@ function daemonSet(o: Fields, say: Say): Health {
 }
 
 function replicaSet(o: Fields, say: Say): Health {
-  const failure = o.condition('ReplicaFailure');
-  if (failure?.status === 'True') return say('InProgress', `replica failure${detail(failure)}`);
+  const failure = o.condition('ReplicaFailure', 'True');
+  if (failure) return say('InProgress', `replica failure${detail(failure)}`);
   const spec = o.num('spec', 'replicas') ?? 1;
   const replicas = o.num('status', 'replicas') ?? 0;
   const labelled = o.num('status', 'fullyLabeledReplicas') ?? 0;
@@ -166,23 +200,33 @@ function job(o: Fields, say: Say): Health {
   const failed = o.num('status', 'failed') ?? 0;
   const active = o.num('status', 'active') ?? 0;
 
-  const failedCondition = o.condition('Failed');
-  if (failedCondition?.status === 'True') {
+  const ended = jobEnd(o);
+  if (ended?.type === 'Failed') {
     return say(
       'Failed',
-      `failed (${failed} failed, ${succeeded} of ${completions} succeeded)${detail(failedCondition)}`,
+      `failed (${failed} failed, ${succeeded} of ${completions} succeeded)${detail(ended)}`,
     );
   }
-  if (o.condition('Complete')?.status === 'True') {
-    return say('Current', `complete, ${succeeded} of ${completions} succeeded`);
-  }
-  // A suspended Job is held on purpose (kstatus counts it as Current); waiting would never end.
-  if (o.condition('Suspended')?.status === 'True') return say('Current', 'suspended');
+  if (ended?.type === 'Complete') return say('Current', `complete, ${succeeded} of ${completions} succeeded`);
+  // A suspended Job is held on purpose (kstatus and Flux count it as Current); waiting would never end.
+  if (ended?.type === 'Suspended') return say('Current', 'suspended');
   if (!o.get('status', 'startTime')) return say('InProgress', 'not started yet');
+  // Deviation from kstatus, which calls a started Job Current: it must complete (see assessHealth).
   return say(
     'InProgress',
     `running, ${active} active, ${succeeded} of ${completions} succeeded, ${failed} failed`,
   );
+}
+
+/**
+ * The first True condition, in list order, that settles a Job. `Suspended` counts only while
+ * `spec.suspend` is true: a Job this apply resumes still carries it until the controller acts.
+ */
+function jobEnd(o: Fields): Condition | undefined {
+  const suspend = o.get('spec', 'suspend') === true;
+  const settles = (type: string) =>
+    type === 'Complete' || type === 'Failed' || (type === 'Suspended' && suspend);
+  return o.conditions().find((c) => c.status === 'True' && settles(c.type));
 }
 
 function service(o: Fields, say: Say): Health {
@@ -198,7 +242,7 @@ function service(o: Fields, say: Say): Health {
 function persistentVolumeClaim(o: Fields, say: Say): Health {
   const phase = o.str('status', 'phase');
   if (phase === 'Bound') return say('Current', 'Bound');
-  // Lost: the bound volume is gone; the claim cannot recover on its own.
+  // Lost: the bound volume is gone; the claim cannot recover on its own (kstatus: InProgress).
   if (phase === 'Lost') return say('Failed', 'Lost (its volume no longer exists)');
   return say('InProgress', `${phase ?? 'no phase yet'}, not yet Bound`);
 }
@@ -206,21 +250,24 @@ function persistentVolumeClaim(o: Fields, say: Say): Health {
 function pod(o: Fields, say: Say): Health {
   const phase = o.str('status', 'phase');
   if (phase === 'Succeeded') return say('Current', 'Succeeded');
+  // kstatus calls a Failed Pod Current (it ran to completion); it will not recover, so fail the wait.
   if (phase === 'Failed') {
     return say(
       'Failed',
       `Failed${detail({ reason: o.str('status', 'reason'), message: o.str('status', 'message') })}`,
     );
   }
-  if (o.condition('Ready')?.status === 'True') return say('Current', 'Ready');
+  if (phase === 'Running' && o.condition('Ready', 'True')) return say('Current', 'Ready');
   if (phase === undefined) return say('InProgress', 'no phase yet');
 
+  // Unlike kstatus, init containers and any phase count: a crash-looping init container blocks too.
   const waiting = waitingContainers(o);
   const crashLooping = waiting.filter((w) => w.reason === 'CrashLoopBackOff').map((w) => w.name);
   if (crashLooping.length > 0)
     return say('Failed', `containers in CrashLoopBackOff: ${crashLooping.join(', ')}`);
-  const scheduled = o.condition('PodScheduled');
-  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+  // Deviation from kstatus, which calls it Failed after 15 seconds: a new node may be on its way.
+  const scheduled = o.condition('PodScheduled', 'False');
+  if (scheduled?.reason === 'Unschedulable') {
     return say('InProgress', `not scheduled${detail({ message: scheduled.message })}`);
   }
   const stuck = waiting.filter(
@@ -243,19 +290,25 @@ function waitingContainers(o: Fields): Array<{ name: string; reason?: string }> 
 }
 
 function customResourceDefinition(o: Fields, say: Say): Health {
-  const names = o.condition('NamesAccepted');
-  if (names?.status === 'False') return say('Failed', `names not accepted${detail(names)}`);
-  const established = o.condition('Established');
-  if (established?.status === 'True') return say('Current', 'Established');
-  if (established?.status === 'False' && established.reason !== 'Installing') {
-    return say('Failed', `not Established${detail(established)}`);
+  for (const c of o.conditions()) {
+    if (c.type === 'NamesAccepted' && c.status === 'False') {
+      return say('Failed', `names not accepted${detail(c)}`);
+    }
+    if (c.type !== 'Established') continue;
+    if (c.status === 'True') return say('Current', 'Established');
+    if (c.status === 'False' && c.reason !== 'Installing') {
+      return say('Failed', `not Established${detail(c)}`);
+    }
   }
   return say('InProgress', 'not yet Established');
 }
 
-/** Any other kind: its `Ready` condition if it has one, else Current (kstatus's default). */
+/**
+ * Any other kind: its first `Ready` condition that says True, False or Unknown; without one,
+ * Current (kstatus's default). kstatus skips a Ready condition without such a status.
+ */
 function readyCondition(o: Fields, say: Say): Health {
-  const ready = o.condition('Ready');
+  const ready = o.conditions().find((c) => c.type === 'Ready' && READY_VALUES.has(c.status));
   if (!ready) return say('Current', 'current');
   if (ready.status === 'True') return say('Current', `Ready${detail({ message: ready.message })}`);
   return say('InProgress', `not Ready${detail(ready)}`);
@@ -284,19 +337,19 @@ class Fields {
     return typeof value === 'string' ? value : undefined;
   }
 
-  condition(type: string): Condition | undefined {
-    for (const c of arrayOf(this.get('status', 'conditions'))) {
+  /** `status.conditions` in list order; a missing status reads as '' (neither True nor False). */
+  conditions(): Condition[] {
+    return arrayOf(this.get('status', 'conditions')).flatMap((c) => {
       const f = new Fields(c);
-      if (f.str('type') === type) {
-        return {
-          type,
-          status: f.str('status') ?? 'Unknown',
-          reason: f.str('reason'),
-          message: f.str('message'),
-        };
-      }
-    }
-    return undefined;
+      const type = f.str('type');
+      if (type === undefined) return [];
+      return [{ type, status: f.str('status') ?? '', reason: f.str('reason'), message: f.str('message') }];
+    });
+  }
+
+  /** The first condition of a type (and status, when given). */
+  condition(type: string, status?: string): Condition | undefined {
+    return this.conditions().find((c) => c.type === type && (status === undefined || c.status === status));
   }
 }
 
@@ -316,6 +369,8 @@ function detail(c: { reason?: string | undefined; message?: string | undefined }
   const parts = [c.reason, c.message].filter((p): p is string => Boolean(p));
   return parts.length ? `: ${parts.join(': ')}` : '';
 }
+
+const READY_VALUES = new Set(['True', 'False', 'Unknown']);
 
 function plural(n: number, word: string): string {
   return n === 1 ? word : `${word}s`;

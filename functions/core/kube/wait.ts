@@ -91,7 +91,7 @@ export async function waitForHealthy(
       }
       const health = assessHealth(live);
       if (health.status === 'Failed') throw new SluiceError('HealthCheckFailed', health.message);
-      if (health.status === 'InProgress') {
+      if (health.status !== 'Current') {
         waiting.push(health.message);
         still.push(object);
       }

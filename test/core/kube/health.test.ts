@@ -131,7 +131,7 @@ const cases: Case[] = [
   {
     name: 'an object being deleted',
     object: custom(undefined, meta('w1', 'default', { deletionTimestamp: '2024-05-17T09:30:05Z' })),
-    status: 'InProgress',
+    status: 'Terminating',
     message: 'Widget/default/w1: being deleted',
   },
   {
@@ -427,7 +427,7 @@ const cases: Case[] = [
   },
   {
     name: 'a suspended Job',
-    object: job({ conditions: [cond('Suspended', 'True', 'JobSuspended')] }),
+    object: job({ conditions: [cond('Suspended', 'True', 'JobSuspended')] }, { suspend: true }),
     status: 'Current',
     message: 'Job/default/migrate: suspended',
   },
