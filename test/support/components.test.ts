@@ -2,12 +2,15 @@
 import { ConditionalCheckFailedException, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ECRClient, GetAuthorizationTokenCommand } from '@aws-sdk/client-ecr';
 import { KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { httpsRequest } from './https.ts';
 import { testbed, uniqueName } from './testbed.ts';
 import { namespacedCrd } from './crd.ts';
+import { envFile } from './components.ts';
 
 const bed = testbed();
 
@@ -185,5 +188,26 @@ describe('ECR API endpoint', () => {
       headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
     });
     expect(answer.status).toBe(200);
+  });
+});
+
+describe('the dev env file', () => {
+  it("sourced in a shell, points kubectl and the AWS SDK at the components and puts only kubectl's folder before the shell's own PATH", () => {
+    const text = envFile(bed);
+    expect(text).not.toContain(process.env.PATH!);
+    const shellPath = '/usr/local/bin:/usr/bin:/bin';
+    const sourced = execFileSync(
+      'bash',
+      ['--norc', '--noprofile', '-c', `${text}\nprintf '%s\\n%s\\n%s' "$PATH" "$KUBECONFIG" "$SLUICE_TABLE"`],
+      {
+        env: { PATH: shellPath },
+        encoding: 'utf8',
+      },
+    ).split('\n');
+    expect(sourced).toEqual([
+      `${dirname(bed.kubectl)}:${shellPath}`,
+      bed.kube.kubeconfig,
+      bed.dynamodb.table,
+    ]);
   });
 });

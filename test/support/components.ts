@@ -54,6 +54,18 @@ export function componentsEnv(c: Components): Record<string, string> {
   };
 }
 
+/**
+ * `.sluice/dev/env`, to source in a shell: the same variables, but PATH gains only kubectl's folder
+ * in front of the shell's own PATH (not the PATH of the process that started the components).
+ */
+export function envFile(c: Components): string {
+  const lines = Object.entries(componentsEnv(c))
+    .filter(([key]) => key !== 'PATH')
+    .map(([key, value]) => `export ${key}=${JSON.stringify(value)}`);
+  lines.push(`export PATH=${JSON.stringify(dirname(c.kubectl))}":$PATH"`);
+  return `${lines.join('\n')}\n`;
+}
+
 /** The components recorded in `dir`, if every one of their processes is still alive. */
 export function runningComponents(dir: string): Components | undefined {
   const file = join(dir, STATE_FILE);
@@ -109,12 +121,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       pids,
     };
     writeFileSync(kubeconfig, kubeconfigYaml(components), { mode: 0o600 });
-    writeFileSync(
-      join(dir, 'env'),
-      Object.entries(componentsEnv(components))
-        .map(([key, value]) => `export ${key}=${JSON.stringify(value)}\n`)
-        .join(''),
-    );
+    writeFileSync(join(dir, 'env'), envFile(components));
     writeFileSync(join(dir, STATE_FILE), JSON.stringify(components, null, 2), { mode: 0o600 });
     return components;
   } catch (error) {

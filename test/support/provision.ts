@@ -37,6 +37,9 @@ function say(line: string): void {
   process.stderr.write(`[sluice testbed] ${line}\n`);
 }
 
+/** How long apt-get waits for another apt-get's lock before it gives up. */
+const APT_LOCK_TIMEOUT_S = 300;
+
 /** Installs a Debian package when running as root; otherwise says what to install. */
 function aptInstall(pkg: string, neededFor: string): void {
   const isRoot = process.getuid?.() === 0;
@@ -47,11 +50,16 @@ function aptInstall(pkg: string, neededFor: string): void {
   }
   say(`installing Debian package ${pkg} (${neededFor})`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // Another apt-get (an unattended upgrade, a second test run) may hold the lock: wait for it.
+  const lock = ['-o', `DPkg::Lock::Timeout=${APT_LOCK_TIMEOUT_S}`];
   const install = () =>
-    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', pkg], { env, encoding: 'utf8' });
+    spawnSync('apt-get', [...lock, 'install', '-y', '--no-install-recommends', pkg], {
+      env,
+      encoding: 'utf8',
+    });
   let result = install();
   if (result.status !== 0) {
-    spawnSync('apt-get', ['update'], { env, stdio: 'ignore' });
+    spawnSync('apt-get', [...lock, 'update'], { env, stdio: 'ignore' });
     result = install();
   }
   if (result.status !== 0) {
