@@ -13,4 +13,54 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // The layers: functions (the engine and the Lambda handlers) stand alone; lib (the CDK
+  // constructs) and bin (the CLI, the demo, the CDK app) use functions; nothing shipped uses tests.
+  {
+    files: ['functions/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/lib/**', '**/bin/**', '**/test/**', '**/bench/**'],
+              message: 'functions/ is the engine: it never imports lib/, bin/, test/ or bench/',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['lib/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/bin/**', '**/test/**', '**/bench/**'],
+              message: 'lib/ (the CDK constructs) never imports bin/, test/ or bench/',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['bin/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(test|bench)/(?!support/components\\.ts$)',
+              message: 'bin/ never imports test/ or bench/ (the local components move out of test/ next)',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

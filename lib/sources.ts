@@ -1,3 +1,4 @@
+import { parseEcrHost } from '../functions/core/oci/ecr-host.ts';
 import { parseReference } from '../functions/core/oci/reference.ts';
 
 /** An ECR repository a delivery pulls from, as IAM and EventBridge name it. */
@@ -10,8 +11,6 @@ export interface EcrRepository {
   readonly repositoryArn: string;
 }
 
-const ECR_HOST = /^(\d{12})\.dkr\.ecr(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
-
 /** The ECR repository of an `oci://<account>.dkr.ecr.<region>.amazonaws.com/<repository>` URL, else undefined. */
 export function ecrRepositoryOf(url: string): EcrRepository | undefined {
   let reference;
@@ -20,10 +19,9 @@ export function ecrRepositoryOf(url: string): EcrRepository | undefined {
   } catch {
     return undefined;
   }
-  const match = ECR_HOST.exec(reference.host);
-  if (!match) return undefined;
-  const [, account, region, china] = match as unknown as [string, string, string, string | undefined];
-  const partition = china ? 'aws-cn' : 'aws';
+  const ecr = parseEcrHost(reference.host);
+  if (!ecr) return undefined;
+  const { account, region, partition } = ecr;
   const repositoryName = reference.repository;
   return {
     account,

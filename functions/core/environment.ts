@@ -16,6 +16,7 @@ import {
   credentialsFor,
   dockerConfigCredentials,
   ecrCredentials,
+  parseEcrHost,
   type RegistryCredentials,
 } from './oci/index.ts';
 import { eventBridgeSink, putSluiceEvent } from './reconcile/events.ts';
@@ -32,17 +33,26 @@ export function tableFromEnvironment(): TableClient {
   return tableClient(new DynamoDBClient({}), table);
 }
 
-const ECR_REGION = /^\d{12}\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
-
-/** ECR credentials per registry region (GetAuthorizationToken is regional), each cached until it expires. */
+/**
+ * ECR credentials per registry region and endpoint (GetAuthorizationToken is regional; a FIPS or
+ * dual-stack registry is asked through the matching API endpoint), each cached until it expires.
+ */
 function ecrCredentialsByRegion(clock: Clock): RegistryCredentials {
-  const byRegion = new Map<string, RegistryCredentials>();
+  const byEndpoint = new Map<string, RegistryCredentials>();
   return (host) => {
-    const region = ECR_REGION.exec(host)?.[1] ?? '';
-    let credentials = byRegion.get(region);
+    const ecr = parseEcrHost(host);
+    const key = ecr ? `${ecr.region}/${ecr.fips}/${ecr.dualStack}` : '';
+    let credentials = byEndpoint.get(key);
     if (!credentials) {
-      credentials = ecrCredentials(new ECRClient(region ? { region } : {}), clock);
-      byRegion.set(region, credentials);
+      const client = ecr
+        ? new ECRClient({
+            region: ecr.region,
+            useFipsEndpoint: ecr.fips,
+            useDualstackEndpoint: ecr.dualStack,
+          })
+        : new ECRClient({});
+      credentials = ecrCredentials(client, clock);
+      byEndpoint.set(key, credentials);
     }
     return credentials(host);
   };

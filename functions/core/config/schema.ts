@@ -9,6 +9,7 @@ import { cronProblem, timeZoneProblem, unwrapCron } from '../gates/cron.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
 import { DURATION_HINT, formatDuration, parseDuration } from './duration.ts';
 import { closest, isRecord } from './issues.ts';
+import { isEcrHost } from '../oci/ecr-host.ts';
 import { publicKeyProblem } from '../oci/verify.ts';
 import { patchProblems } from './patches.ts';
 import type {
@@ -25,7 +26,6 @@ import type {
   SluiceConfig,
 } from './types.ts';
 
-const ECR_HOST = /^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
@@ -43,11 +43,8 @@ const VARIABLE = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 
 /** `aws` for an ECR registry host, else `generic`. */
 export function defaultProvider(url: string): 'aws' | 'generic' {
-  const host = url
-    .replace(/^oci:\/\//, '')
-    .split('/')[0]!
-    .replace(/:\d+$/, '');
-  return ECR_HOST.test(host) ? 'aws' : 'generic';
+  const host = url.replace(/^oci:\/\//, '').split('/')[0]!;
+  return isEcrHost(host) ? 'aws' : 'generic';
 }
 
 /** `a`, `a and b`, `a, b and c` */

@@ -4,7 +4,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../clock.ts';
 import { artifactError } from './errors.ts';
-import { isEcrHost, parseReference } from './reference.ts';
+import { isEcrHost } from './ecr-host.ts';
+import { parseReference } from './reference.ts';
 import type { OciSource } from './source.ts';
 
 export interface BasicCredentials {

@@ -21,13 +21,8 @@ export {
 } from './credentials.ts';
 export { isDigest, sha256Digest } from './digest.ts';
 export { RegistryError } from './errors.ts';
-export {
-  describeReference,
-  isEcrHost,
-  isLoopbackHost,
-  parseReference,
-  type OciReference,
-} from './reference.ts';
+export { isEcrHost, parseEcrHost, partitionOfRegion, type EcrHost } from './ecr-host.ts';
+export { describeReference, isLoopbackHost, parseReference, type OciReference } from './reference.ts';
 export { RegistryClient, type ManifestResponse, type RegistryClientOptions } from './registry-client.ts';
 export { revisionOf, selectSemverTag, sourceRef, type Resolved, type SourceRef } from './resolve.ts';
 export * from './source.ts';

@@ -81,11 +81,3 @@ export function isLoopbackHost(host: string): boolean {
   const name = host.replace(/:\d+$/, '');
   return name === 'localhost' || name === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(name);
 }
-
-const ECR_HOST =
-  /^\d{12}\.dkr(?:\.ecr(?:-fips)?\.[a-z0-9-]+\.(?:amazonaws\.com(?:\.cn)?|sc2s\.sgov\.gov|c2s\.ic\.gov)|-ecr\.[a-z0-9-]+\.on\.aws)$/;
-
-/** `<account>.dkr.ecr.<region>.amazonaws.com` (and its FIPS, China, ISO and dual-stack forms). */
-export function isEcrHost(host: string): boolean {
-  return ECR_HOST.test(host.replace(/:\d+$/, ''));
-}

@@ -1,5 +1,5 @@
 import { deliveriesUsingGate } from '../store/deliveries.ts';
-import { parseReference } from '../oci/index.ts';
+import { parseEcrHost, parseReference } from '../oci/index.ts';
 import { getDelivery, listDeliveryNames } from '../store/deliveries.ts';
 import type { TableClient } from '../store/table-client.ts';
 
@@ -46,13 +46,14 @@ export async function deliveriesForEvent(event: unknown, db: TableClient): Promi
     );
   }
   if (event.detail['action-type'] !== 'PUSH' || event.detail.result !== 'SUCCESS') return [];
-  const registryHost = `${event.account}.dkr.ecr.${event.region}.amazonaws.com`;
   const matches: string[] = [];
   for (const name of await listDeliveryNames(db)) {
     const delivery = await getDelivery(db, name);
     if (!delivery) continue;
     const { host, repository } = parseReference(delivery.source.url);
-    const sameRegistry = !/\.dkr\.ecr\./.test(host) || host === registryHost || host === `${registryHost}.cn`;
+    // The event names the registry by account and region; any of its hosts (FIPS, dual-stack) is it.
+    const ecr = parseEcrHost(host);
+    const sameRegistry = !ecr || (ecr.account === event.account && ecr.region === event.region);
     if (sameRegistry && repository === event.detail['repository-name']) matches.push(name);
   }
   return matches;
