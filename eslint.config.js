@@ -14,7 +14,8 @@ export default tseslint.config(
     },
   },
   // The layers: functions (the engine and the Lambda handlers) stand alone; lib (the CDK
-  // constructs) and bin (the CLI, the demo, the CDK app) use functions; nothing shipped uses tests.
+  // constructs), bin (the CLI, the demo, the CDK app) and dev (the local components) use
+  // functions; nothing shipped uses tests or benchmarks.
   {
     files: ['functions/**/*.ts'],
     rules: {
@@ -48,15 +49,15 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.ts'],
+    files: ['bin/**/*.ts', 'dev/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              regex: '(^|/)(test|bench)/(?!support/components\\.ts$)',
-              message: 'bin/ never imports test/ or bench/ (the local components move out of test/ next)',
+              group: ['**/test/**', '**/bench/**'],
+              message: 'bin/ and dev/ (the CLI, the demo, the local components) never import test/ or bench/',
             },
           ],
         },

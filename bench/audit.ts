@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import type { Components } from '../test/support/components.ts';
+import type { Components } from '../dev/components.ts';
 
 /** One request the API server answered, as its audit log records it. */
 export interface AuditedRequest {

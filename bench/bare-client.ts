@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import type { Components } from '../test/support/components.ts';
+import type { Components } from '../dev/components.ts';
 import type { MixObject } from './mix.ts';
 
 /** Resource paths of the mix's kinds, written out: the bare client does no discovery. */

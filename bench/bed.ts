@@ -1,12 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  componentsEnv,
-  startComponents,
-  stopComponents,
-  type Components,
-} from '../test/support/components.ts';
+import { componentsEnv, startComponents, stopComponents, type Components } from '../dev/components.ts';
 
 /** The local components a bench run owns: started in a temp dir, stopped by process id at the end. */
 export interface BenchBed {

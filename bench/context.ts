@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ReconcileDeps } from '../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../functions/core/reconcile/reconcile.ts';
-import type { Components } from '../test/support/components.ts';
+import type { Components } from '../dev/components.ts';
 import { engineDeps, pushFiles, registerDelivery, writeFiles } from './delivery.ts';
 import { kubectl } from './kubectl.ts';
 import { crdGroup } from './mix.ts';

@@ -8,7 +8,7 @@ import { reconcileDepsFromEnvironment } from '../functions/core/environment.ts';
 import { ecrCredentials, pushArtifact } from '../functions/core/oci/index.ts';
 import type { ReconcileDeps } from '../functions/core/reconcile/deps.ts';
 import { putDelivery } from '../functions/core/store/deliveries.ts';
-import type { Components } from '../test/support/components.ts';
+import type { Components } from '../dev/components.ts';
 
 /** Writes `files` (path → text) under `dir`. */
 export function writeFiles(dir: string, files: Record<string, string>): void {

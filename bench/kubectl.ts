@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { Components } from '../test/support/components.ts';
+import type { Components } from '../dev/components.ts';
 
 export interface KubectlRun {
   readonly ms: number;

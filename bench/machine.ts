@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { cpus, totalmem } from 'node:os';
-import type { Components } from '../test/support/components.ts';
+import type { Components } from '../dev/components.ts';
 
 let ticks: number | undefined;
 

@@ -1,4 +1,4 @@
-import type { Components } from '../test/support/components.ts';
+import type { Components } from '../dev/components.ts';
 import { auditWindow, isWrite, type AuditedRequest } from './audit.ts';
 import { cpuMeter, ownCpuSeconds } from './cpu.ts';
 

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Components } from '../../test/support/components.ts';
-import { freePort, startDaemon, stopDaemon, waitUntilReady } from '../../test/support/processes.ts';
+import type { Components } from '../../dev/components.ts';
+import { freePort, startDaemon, stopDaemon, waitUntilReady } from '../../dev/processes.ts';
 import { kubectl } from '../kubectl.ts';
 import type { FluxBinaries } from './provision.ts';
 

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheRoot, MissingComponentError } from '../../test/support/provision.ts';
+import { cacheRoot, MissingComponentError } from '../../dev/provision.ts';
 
 /**
  * Flux's source-controller and kustomize-controller, pinned. v1.9.0 (Flux v2.9.0) is the newest

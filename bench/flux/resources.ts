@@ -1,7 +1,7 @@
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import type { Components } from '../../test/support/components.ts';
-import { sleep } from '../../test/support/processes.ts';
+import type { Components } from '../../dev/components.ts';
+import { sleep } from '../../dev/processes.ts';
 import { kubectl } from '../kubectl.ts';
 import type { FluxControllers } from './controllers.ts';
 

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { resolve } from 'node:path';
-import { runningComponents, startComponents, stopComponents } from '../../test/support/components.ts';
+import { runningComponents, startComponents, stopComponents } from '../../dev/components.ts';
 
 /** Where `dev up` keeps its state; SLUICE_DEV_DIR moves it (the demo uses its own). */
 const DEV_DIR = process.env.SLUICE_DEV_DIR ?? '.sluice/dev';

@@ -10,7 +10,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LAYER_KUBECTL } from '../../lib/index.ts';
-import { componentsEnv } from '../support/components.ts';
+import { componentsEnv } from '../../dev/components.ts';
 import { engineDeps, pushFiles, registerDelivery } from '../support/deliveries.ts';
 import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
 import {

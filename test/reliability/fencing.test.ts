@@ -12,7 +12,7 @@ import type { ReconcileResult } from '../../functions/core/reconcile/reconcile.t
 import { listEvents } from '../../functions/core/store/events.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
 import { getStatus } from '../../functions/core/store/status.ts';
-import { componentsEnv } from '../support/components.ts';
+import { componentsEnv } from '../../dev/components.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../support/kube-fault-proxy.ts';
 import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';

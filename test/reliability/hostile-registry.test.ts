@@ -7,7 +7,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { systemClock } from '../../functions/core/clock.ts';
 import { ecrCredentials, sha256Digest } from '../../functions/core/oci/index.ts';
 import { rawRegistry } from '../support/deliveries.ts';
-import { createEcrEndpoint, type EcrFault } from '../support/ecr-endpoint.ts';
+import { createEcrEndpoint, type EcrFault } from '../../dev/ecr-endpoint.ts';
 import {
   startRegistryFaultProxy,
   type RegistryAnswer,

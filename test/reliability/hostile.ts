@@ -10,7 +10,7 @@ import { putDelivery } from '../../functions/core/store/deliveries.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
 import { getStatus } from '../../functions/core/store/status.ts';
 import { writesSince } from '../support/audit.ts';
-import type { Components } from '../support/components.ts';
+import type { Components } from '../../dev/components.ts';
 import { engineDeps, pushFiles, rawRegistry, run } from '../support/deliveries.ts';
 import { createNamespace, uniqueName } from '../support/testbed.ts';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { kubeConfigFor } from '../../functions/core/kube/connection.ts';
-import { componentsEnv, startComponents, stopComponents } from '../support/components.ts';
+import { componentsEnv, startComponents, stopComponents } from '../../dev/components.ts';
 import {
   ATTACK_KINDS,
   runAttackScenario,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Components } from './components.ts';
+import type { Components } from '../../dev/components.ts';
 
 interface AuditEvent {
   readonly verb: string;

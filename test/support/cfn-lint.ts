@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheRoot, MissingComponentError } from './provision.ts';
+import { cacheRoot, MissingComponentError } from '../../dev/provision.ts';
 
 /** The pinned cfn-lint release; its dependencies are pinned beside it in cfn-lint-requirements.txt. */
 export const CFN_LINT_VERSION = '1.58.0';

@@ -10,7 +10,7 @@ import { ecrCredentials, pushArtifact, RegistryClient } from '../../functions/co
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
-import type { Components } from './components.ts';
+import type { Components } from '../../dev/components.ts';
 
 /** Writes `files` (path → text) into a temp dir and pushes it as a Flux artifact through the ECR token path. */
 export async function pushFiles(

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startComponents, stopComponents, type Components } from './components.ts';
+import { startComponents, stopComponents, type Components } from '../../dev/components.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

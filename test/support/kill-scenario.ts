@@ -21,7 +21,7 @@ import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
-import type { Components } from './components.ts';
+import type { Components } from '../../dev/components.ts';
 import { faultyTable } from './dynamodb-faults.ts';
 import type { FaultPlan, KubeFault, KubeFaultProxy } from './kube-fault-proxy.ts';
 

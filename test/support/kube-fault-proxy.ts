@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { kubeConfigFor } from '../../functions/core/kube/connection.ts';
-import type { Components } from './components.ts';
+import type { Components } from '../../dev/components.ts';
 
 /** How a request the proxy refuses fails. */
 export type KubeFault =

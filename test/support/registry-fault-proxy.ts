@@ -2,7 +2,7 @@
 // its answers: a registry that lies, breaks or fails, for the hostile-artifact tests.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Components } from './components.ts';
+import type { Components } from '../../dev/components.ts';
 
 export interface RegistryRequest {
   readonly method: string;

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OCI_MANIFEST_MEDIA_TYPE } from '../../functions/core/oci/source.ts';
 import { signatureTag } from '../../functions/core/oci/verify.ts';
-import type { Components } from './components.ts';
+import type { Components } from '../../dev/components.ts';
 import { rawRegistry } from './deliveries.ts';
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'cosign');

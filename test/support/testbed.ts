@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { kubeConfigFor } from '../../functions/core/kube/connection.ts';
-import { componentsEnv, type Components } from './components.ts';
+import { componentsEnv, type Components } from '../../dev/components.ts';
 
 /**
  * The running local components, for a test file. Points this worker's AWS SDK at them through

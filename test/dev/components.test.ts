@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { httpsRequest } from './https.ts';
-import { testbed, uniqueName } from './testbed.ts';
-import { namespacedCrd } from './crd.ts';
-import { envFile } from './components.ts';
+import { httpsRequest } from '../support/https.ts';
+import { testbed, uniqueName } from '../support/testbed.ts';
+import { namespacedCrd } from '../support/crd.ts';
+import { envFile } from '../../dev/components.ts';
 
 const bed = testbed();
 

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { ensureTable } from '../../functions/core/store/table.ts';
+import { ensureTable } from '../functions/core/store/table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startEtcd } from './etcd.ts';
 import { startKubeApiServer } from './kube-apiserver.ts';
@@ -13,7 +13,7 @@ import { startRegistry } from './registry.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Everything a test, the demo or a user's shell needs to reach the running local components. */
 export interface Components {
@@ -156,7 +156,7 @@ async function startEcrEndpoint(dir: string, registryUrl: string, username: stri
   const log = join(dir, 'ecr-endpoint.log');
   const pid = startDaemon(
     process.execPath,
-    ['--import', 'tsx', join(repoRoot, 'test', 'support', 'ecr-endpoint-main.ts'), String(port)],
+    ['--import', 'tsx', join(repoRoot, 'dev', 'ecr-endpoint-main.ts'), String(port)],
     log,
     {
       cwd: repoRoot,
