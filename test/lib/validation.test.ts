@@ -1,12 +1,18 @@
 // Bad props fail at construction, before any resource exists, with messages naming the prop.
 import { App, Duration, Lazy, Stack } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../functions/core/config/index.ts';
 import { Sluice, type SluiceDelivery, type SluiceGate, type SluiceProps } from '../../lib/index.ts';
 import { ECR_URL, SEED_GATES } from './synth.ts';
 
 const CLUSTER = { eks: { name: 'prod', region: 'ap-northeast-1' } };
+// An App without an outdir makes a temp dir of its own that nothing removes: these share one.
+const outdir = mkdtempSync(join(tmpdir(), 'sluice-validation-'));
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 function delivery(fields: Partial<SluiceDelivery> = {}): SluiceDelivery {
   return { name: 'oddy-test', source: { url: ECR_URL }, cluster: CLUSTER, ...fields };
@@ -14,7 +20,9 @@ function delivery(fields: Partial<SluiceDelivery> = {}): SluiceDelivery {
 
 /** The error constructing a Sluice with these props throws. */
 function errorOf(props: SluiceProps | ((stack: Stack) => SluiceProps)): ConfigError {
-  const stack = new Stack(new App(), 'Test', { env: { account: '123456789012', region: 'ap-northeast-1' } });
+  const stack = new Stack(new App({ outdir }), 'Test', {
+    env: { account: '123456789012', region: 'ap-northeast-1' },
+  });
   try {
     new Sluice(stack, 'Sluice', typeof props === 'function' ? props(stack) : props);
   } catch (error) {
@@ -157,7 +165,7 @@ describe('Sluice props validation', () => {
   });
 
   it('an eks.ICluster from this app is accepted as the cluster', () => {
-    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', {
+    const stack = new Stack(new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } }), 'Test', {
       env: { account: '123456789012', region: 'ap-northeast-1' },
     });
     const cluster = eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' });
