@@ -122,12 +122,7 @@ async function runScenario(ctx: BenchContext, flux: FluxControllers, scenario: S
   const sluiceName = `sluice-${scenario.name}`;
   const fluxName = `flux-${scenario.name}`;
   for (const revision of [1, 2] as const) {
-    const sluiceDigest = await pushFiles(
-      ctx.components,
-      `parity/${sluiceName}`,
-      'main',
-      scenario.files('sluice', revision),
-    );
+    await pushFiles(ctx.components, `parity/${sluiceName}`, 'main', scenario.files('sluice', revision));
     const fluxDigest = await pushFiles(
       ctx.components,
       `parity/${fluxName}`,
@@ -158,18 +153,10 @@ async function runScenario(ctx: BenchContext, flux: FluxControllers, scenario: S
     }
     await reconcileOrFail(ctx, sluiceName);
     await waitForKustomizations(ctx.components, flux, new Map([[fluxName, { digest: fluxDigest }]]), 120_000);
-    void sluiceDigest;
-    const sluiceObjects = await liveObjects(ctx, scenario, 'sluice', `sluice.io/delivery=${sluiceName}`);
-    const fluxObjects_ = await liveObjects(
-      ctx,
-      scenario,
-      'flux',
-      `kustomize.toolkit.fluxcd.io/name=${fluxName}`,
-    );
-    say(
-      `${scenario.name} revision ${revision}: sluice ${sluiceObjects.size} objects, Flux ${fluxObjects_.size}`,
-    );
-    found.push(...compare(sluiceObjects, fluxObjects_).map((d) => `${scenario.name} r${revision}: ${d}`));
+    const sluiceLive = await liveObjects(ctx, scenario, 'sluice', `sluice.io/delivery=${sluiceName}`);
+    const fluxLive = await liveObjects(ctx, scenario, 'flux', `kustomize.toolkit.fluxcd.io/name=${fluxName}`);
+    say(`${scenario.name} revision ${revision}: sluice ${sluiceLive.size} objects, Flux ${fluxLive.size}`);
+    found.push(...compare(sluiceLive, fluxLive).map((d) => `${scenario.name} r${revision}: ${d}`));
   }
   return found;
 }
