@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { reconcileDepsFromEnvironment } from '../core/environment.ts';
-import { deliveriesForEvent, type ReconcileEvent } from '../core/reconcile/triggers.ts';
+import { deliveriesForEvent, type ReconcileTrigger } from '../core/reconcile/triggers.ts';
 import { reconcile, type ReconcileResult } from '../core/reconcile/reconcile.ts';
 import { getStatus } from '../core/store/status.ts';
 import { RECONCILE_METRICS, recordReconcileMetrics } from './metrics.ts';
@@ -19,7 +19,7 @@ function unqualified(functionArn: string | undefined): string | undefined {
 }
 
 /** `{"delivery":"name"}` or an ECR "ECR Image Action" PUSH event: reconciles the deliveries it names. */
-export async function handler(event: ReconcileEvent, context: Context): Promise<ReconcileResult[]> {
+export async function handler(event: ReconcileTrigger, context: Context): Promise<ReconcileResult[]> {
   const deps = reconcileDepsFromEnvironment({
     runId: context.awsRequestId,
     log: (message) => logger.info(message),

@@ -16,7 +16,7 @@ import { isDigest, pullArtifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
 import type { BlockingGate } from '../store/status.ts';
-import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './dependencies.ts';
+import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { ownershipConflicts, type OwnershipConflict } from './ownership.ts';
 

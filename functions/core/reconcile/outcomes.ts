@@ -11,7 +11,7 @@ import {
   type DeliveryStatus,
   type StatusUpdate,
 } from '../store/status.ts';
-import { dependencyMessage, waitingDependents, type UnreadyDependency } from './dependencies.ts';
+import { dependencyMessage, waitingDependents, type UnreadyDependency } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { PruneCascadeHold } from '../kube/cascade.ts';
 import type { PruneLimitHold } from './prune-limit.ts';

@@ -13,7 +13,7 @@ import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
 import { getStatus } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
-import { isUpToDate, unreadyDependencies } from './dependencies.ts';
+import { isUpToDate, unreadyDependencies } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 import {

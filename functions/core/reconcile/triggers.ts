@@ -23,7 +23,8 @@ export interface GateOpenedEvent {
   readonly gateOpened: string;
 }
 
-export type ReconcileEvent = { readonly delivery: string } | EcrImageActionEvent | GateOpenedEvent;
+/** What starts a reconcile (the reconcile function's event); not the outcome it records (`ReconcileEvent`). */
+export type ReconcileTrigger = { readonly delivery: string } | EcrImageActionEvent | GateOpenedEvent;
 
 function isEcrEvent(event: unknown): event is EcrImageActionEvent {
   const e = event as Partial<EcrImageActionEvent> | null;
