@@ -1,4 +1,6 @@
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import { AssetHashType, DockerImage } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { buildSync, type BuildOptions } from 'esbuild';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,6 +13,9 @@ export type HandlerName = 'reconcile' | 'gate' | 'spec';
 export function handlerEntry(name: HandlerName): string {
   return join(PROJECT_ROOT, 'functions', name, 'handler.ts');
 }
+
+/** What Lambda calls in a handler's bundle: `handler`, exported by `index.mjs`. */
+export const BUNDLE_HANDLER = 'index.handler';
 
 /**
  * Packages the bundles take from elsewhere, each for a part of @kubernetes/client-node that sluice
@@ -26,21 +31,54 @@ export const ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
 );
 
 /**
- * How every sluice handler is bundled: by the esbuild in node_modules (never Docker), as one ES
- * module with its dependencies, the AWS SDK included, so the SDK versions tested are the ones that run.
+ * How every sluice handler is bundled: by the esbuild in node_modules (never Docker), as ES modules
+ * with their dependencies, the AWS SDK included, so the SDK versions tested are the ones that run.
+ * Code reached only through a dynamic `import()` (CEL health checks, SOPS decryption) is split
+ * into a chunk of its own, loaded on first use: a delivery that does not need it never pays for it
+ * at cold start.
  */
-export const BUNDLING: nodejs.BundlingOptions = {
-  forceDockerBundling: false,
-  format: nodejs.OutputFormat.ESM,
-  target: 'node22',
-  mainFields: ['module', 'main'],
-  minify: true,
-  sourceMap: true,
-  sourcesContent: false,
-  externalModules: [],
-  esbuildArgs: { '--alias': Object.entries(ALIASES).map(([name, path]) => `${name}=${path}`) },
-  // Some bundled CommonJS dependencies call require() for Node built-ins.
-  banner:
-    "import { createRequire as sluiceCreateRequire } from 'node:module'; const require = sluiceCreateRequire(import.meta.url);",
-  logLevel: nodejs.LogLevel.ERROR,
-};
+export function bundleOptions(name: HandlerName, outdir: string): BuildOptions {
+  return {
+    entryPoints: { index: handlerEntry(name) },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    absWorkingDir: PROJECT_ROOT,
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    minify: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    alias: { ...ALIASES },
+    // Some bundled CommonJS dependencies call require() for Node built-ins.
+    banner: {
+      js: "import { createRequire as sluiceCreateRequire } from 'node:module'; const require = sluiceCreateRequire(import.meta.url);",
+    },
+    logLevel: 'error',
+  };
+}
+
+/**
+ * A handler's code asset: bundled at synth by the local esbuild into the asset's output folder
+ * (its hash is the output's, so an unchanged bundle is not uploaded again).
+ */
+export function handlerCode(name: HandlerName): lambda.Code {
+  return lambda.Code.fromAsset(join(PROJECT_ROOT, 'functions'), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never run (local bundling succeeds or throws), but part of the key CDK caches bundles by.
+      image: DockerImage.fromRegistry('sluice-bundles-locally'),
+      command: ['bundle', name],
+      local: {
+        tryBundle(outputDir: string): boolean {
+          buildSync(bundleOptions(name, outputDir));
+          return true;
+        },
+      },
+    },
+  });
+}

@@ -2,10 +2,9 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { BUNDLING, handlerEntry, PROJECT_ROOT, type HandlerName } from './bundling.ts';
+import { BUNDLE_HANDLER, handlerCode, type HandlerName } from './bundling.ts';
 
 export interface SluiceFunctionProps {
   readonly handler: HandlerName;
@@ -26,9 +25,9 @@ export interface SluiceFunctionProps {
   readonly securityGroups?: ec2.ISecurityGroup[];
 }
 
-/** One sluice handler as a Node.js 22 function with its own log group, bundled by the local esbuild. */
+/** One sluice handler as a Node.js 22 function with its own log group, bundled by the local esbuild (lib/bundling.ts). */
 export class SluiceFunction extends Construct {
-  readonly function: nodejs.NodejsFunction;
+  readonly function: lambda.Function;
   readonly logGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: SluiceFunctionProps) {
@@ -38,12 +37,9 @@ export class SluiceFunction extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.logGroup.grantWrite(props.role);
-    this.function = new nodejs.NodejsFunction(this, 'Function', {
-      entry: handlerEntry(props.handler),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}/package-lock.json`,
-      bundling: BUNDLING,
+    this.function = new lambda.Function(this, 'Function', {
+      code: handlerCode(props.handler),
+      handler: BUNDLE_HANDLER,
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: props.architecture ?? lambda.Architecture.ARM_64,
       description: props.description,
