@@ -10,6 +10,7 @@ import {
   type Delivery,
   type SluiceConfig,
 } from '../functions/core/config/index.ts';
+import { healthCheckExprIssues } from '../functions/core/cel/check-config.ts';
 import { formatPath, isRecord } from '../functions/core/config/issues.ts';
 import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps } from './props.ts';
 import { ecrRepositoryOf } from './sources.ts';
@@ -81,6 +82,7 @@ export function resolveSpecs(props: SluiceProps): SluiceSpecs {
   // Also for deliveries that parse on their own when others did not, so every problem is listed at once.
   const deliveryList = config?.deliveries ?? deliveryValidation.map(parsedOrUndefined);
   checkServiceLimits(deliveryList, props, issues);
+  issues.list.push(...healthCheckExprIssues(deliveryList.filter((d): d is Delivery => d !== undefined)));
   if (issues.list.length > 0 || !config) throw new ConfigError(PROPS_ORIGIN, issues.list);
 
   return {

@@ -197,6 +197,37 @@ export interface SluiceDelivery {
    * @default - sluice's own identity
    */
   readonly impersonate?: DeliveryInput['impersonate'];
+  /**
+   * With `wait`, CEL expressions decide the health of objects of the kinds they name, in place of
+   * kstatus's rules (Flux's `healthCheckExprs`). Checked at synth: an expression that does not
+   * compile fails it.
+   * @default - none: kstatus's rules for every kind
+   */
+  readonly healthCheckExprs?: SluiceHealthCheckExpr[];
+}
+
+/**
+ * CEL expressions for the health of objects of one group and kind, any version. Each sees the
+ * live object's top-level fields as variables: `status.conditions.exists(c, c.type == 'Synced' &&
+ * c.status == 'True')`. The first that is true of inProgress, failed and current, in that order,
+ * decides; when none is, the object is in progress.
+ */
+export interface SluiceHealthCheckExpr {
+  /** `group/version`, e.g. `example.com/v1` (`v1` for the core group). */
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** True when the object is ready. */
+  readonly current: string;
+  /**
+   * True while the object is still on its way.
+   * @default - none
+   */
+  readonly inProgress?: string;
+  /**
+   * True when the object has failed: the run fails at once, naming it.
+   * @default - none
+   */
+  readonly failed?: string;
 }
 
 export interface SluiceGateSchedule {
@@ -342,3 +373,6 @@ const _deliveryFields: MissingFrom<DeliveryInput, SluiceDelivery> &
 const _gateFields: MissingFrom<GateInput, SluiceGate> & MissingFrom<SluiceGate, GateInput> = {};
 const _sourceFields: MissingFrom<DeliveryInput['source'], SluiceSource> &
   MissingFrom<SluiceSource, DeliveryInput['source']> = {};
+type HealthCheckExprInput = NonNullable<DeliveryInput['healthCheckExprs']>[number];
+const _healthCheckExprFields: MissingFrom<HealthCheckExprInput, SluiceHealthCheckExpr> &
+  MissingFrom<SluiceHealthCheckExpr, HealthCheckExprInput> = {};

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { checkHealthCheckExprs } from '../../functions/core/cel/check-config.ts';
 import { loadConfigFile, type Delivery } from '../../functions/core/config/index.ts';
 import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
 import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
@@ -30,6 +31,7 @@ export function registerCommand(): Command {
     .addHelpText('after', '\nExample:\n  sluice register -f sluice.yaml')
     .action(async (opts: { file: string; json?: boolean }) => {
       const config = loadConfigFile(opts.file);
+      checkHealthCheckExprs(config, opts.file);
       const db = tableFromEnvironment();
       for (const gate of config.gates) {
         await putGate(db, gate, new Date());

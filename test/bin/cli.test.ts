@@ -158,4 +158,21 @@ describe('sluice CLI', () => {
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/Failed: .*nothing-here/);
   });
+
+  it('register refuses a health check expression that is not CEL, naming its field, and writes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+    const name = uniqueName('clicel');
+    writeFileSync(
+      join(dir, 'cel.yaml'),
+      `deliveries:\n  - name: ${name}\n    source: { url: "oci://${bed.registry.host}/nothing-here", tag: v1, provider: aws }\n` +
+        `    cluster: { kubeconfig: ${bed.kube.kubeconfig} }\n    wait: true\n` +
+        `    healthCheckExprs:\n      - { apiVersion: example.com/v1, kind: Widget, current: "status.conditions.exist(c, c.type == 'Ready')" }\n`,
+    );
+    const refused = await sluice('register', '-f', join(dir, 'cel.yaml'));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `deliveries[${name}].healthCheckExprs[0].current: "status.conditions.exist(c, c.type == 'Ready')" calls exist(), which is not a CEL function`,
+    );
+    expect((await sluice('status', name)).code).not.toBe(0);
+  });
 });

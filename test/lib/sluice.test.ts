@@ -673,7 +673,7 @@ describe('bundled handlers', () => {
     },
   );
 
-  it('the reconcile bundle, as Lambda runs it, reconciles a delivery on the local components', async () => {
+  it('the reconcile bundle, as Lambda runs it, reconciles a delivery on the local components, loading the CEL chunk for its health checks', async () => {
     const bed = testbed();
     const namespace = uniqueName('bundle');
     const repository = uniqueName('bundle/app');
@@ -682,7 +682,14 @@ describe('bundled handlers', () => {
     await pushFiles(bed, repository, 'main', {
       'cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: ${namespace}\ndata:\n  mode: bundled\n`,
     });
-    await registerDelivery(engineDeps(), bed, { name, repository, prune: true });
+    const healthCheckExprs = [{ apiVersion: 'v1', kind: 'ConfigMap', current: "data.mode == 'bundled'" }];
+    await registerDelivery(engineDeps(), bed, {
+      name,
+      repository,
+      prune: true,
+      wait: true,
+      healthCheckExprs,
+    });
     const bundle = bundles.find((b) => b.name === 'reconcile')!.file;
     const script = `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle).href)});
       console.log(JSON.stringify(await handler({ delivery: ${JSON.stringify(name)} }, { awsRequestId: 'bundle-test' })));`;

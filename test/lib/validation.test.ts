@@ -50,6 +50,14 @@ describe('Sluice props validation', () => {
     );
   });
 
+  it('a health check expression that does not compile, named by its field', () => {
+    const current = "status.conditions.exist(c, c.type == 'Ready')";
+    const healthCheckExprs = [{ apiVersion: 'example.com/v1', kind: 'Widget', current }];
+    expect(errorOf({ deliveries: [delivery({ wait: true, healthCheckExprs })] }).message).toBe(
+      `Sluice props: deliveries[oddy-test].healthCheckExprs[0].current: "${current}" calls exist(), which is not a CEL function`,
+    );
+  });
+
   it('an interval that is not whole minutes', () => {
     expect(errorOf({ deliveries: [delivery({ interval: Duration.seconds(90) })] }).message).toBe(
       'Sluice props: deliveries[oddy-test].interval: 1m30s is not whole minutes, as EventBridge Scheduler rates must be',

@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import semver from 'semver';
 import * as z from 'zod';
 import { cronProblem, timeZoneProblem, unwrapCron } from '../gates/cron.ts';
+import { groupOf } from '../manifests/objects.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
 import { DURATION_HINT, formatDuration, parseDuration } from './duration.ts';
 import { closest, isRecord } from './issues.ts';
@@ -20,6 +21,7 @@ import type {
   Gate,
   GateRef,
   GateSchedule,
+  HealthCheckExpr,
   ImageOverride,
   Impersonation,
   PruneLimit,
@@ -40,6 +42,9 @@ const EKS_NAME = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
 const AWS_REGION = /^[a-z]{2}(?:-[a-z]+)+-\d+$/;
 const ROLE_ARN = /^arn:aws(?:-[a-z]+)*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
 const VARIABLE = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
+const API_VERSION =
+  /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/;
+const KIND = /^[A-Za-z](?:[-A-Za-z0-9]*[A-Za-z0-9])?$/;
 
 /** `aws` for an ECR registry host, else `generic`. */
 export function defaultProvider(url: string): 'aws' | 'generic' {
@@ -375,6 +380,56 @@ const imagesSchema = z.array(imageSchema).superRefine(
   { when: (payload) => Array.isArray(payload.value) },
 );
 
+/**
+ * A CEL expression: its syntax and functions are checked apart from the schema (cel/check-config.ts),
+ * so that the CEL library stays out of the handlers that only read configs.
+ */
+const celCondition = () => checked();
+
+const healthCheckExprSchema = strict({
+  apiVersion: checked((value) =>
+    API_VERSION.test(value)
+      ? undefined
+      : `"${value}" is not an apiVersion (group/version, e.g. example.com/v1, or v1 for the core group)`,
+  ),
+  kind: checked((value) =>
+    KIND.test(value)
+      ? undefined
+      : `"${value}" is not a kind (letters, digits and "-", starting with a letter, e.g. Widget)`,
+  ),
+  current: celCondition(),
+  inProgress: celCondition().optional(),
+  failed: celCondition().optional(),
+}).transform((entry): HealthCheckExpr => ({
+  apiVersion: entry.apiVersion,
+  kind: entry.kind,
+  current: entry.current,
+  ...(entry.inProgress !== undefined && { inProgress: entry.inProgress }),
+  ...(entry.failed !== undefined && { failed: entry.failed }),
+}));
+
+/** One entry per group and kind: like Flux, an entry applies to every version of its kind. */
+const healthCheckExprsSchema = z.array(healthCheckExprSchema).superRefine(
+  (entries, ctx) => {
+    const first = new Map<string, number>();
+    entries.forEach((entry, index) => {
+      if (!isRecord(entry) || typeof entry.apiVersion !== 'string' || typeof entry.kind !== 'string') return;
+      const group = groupOf(entry.apiVersion);
+      const key = group ? `${group}/${entry.kind}` : entry.kind;
+      const earlier = first.get(key);
+      if (earlier === undefined) first.set(key, index);
+      else {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${key} is listed more than once (also healthCheckExprs[${earlier}]); an entry covers every version of its group and kind`,
+          path: [index],
+        });
+      }
+    });
+  },
+  { when: (payload) => Array.isArray(payload.value) },
+);
+
 const PRUNE_LIMIT_HINT = 'use a share of the inventory like "50%" or a number of objects like 20';
 
 /** `"50%"` (a share of the inventory) or `20` / `"20"` (a number of objects). */
@@ -501,6 +556,7 @@ export const deliverySchema = strict({
   pruneLimitGate: name('gate name').optional(),
   serviceAccountName: checked(serviceAccountNameProblem).optional(),
   impersonate: impersonateSchema.optional(),
+  healthCheckExprs: healthCheckExprsSchema.optional(),
 }).transform((input, ctx): Delivery => {
   const prune = input.prune ?? DEFAULTS.prune;
   const impersonate = impersonationOf(input, ctx);
@@ -527,6 +583,7 @@ export const deliverySchema = strict({
     ...(input.pruneLimit !== undefined && { pruneLimit: input.pruneLimit }),
     ...(input.pruneLimitGate !== undefined && { pruneLimitGate: input.pruneLimitGate }),
     ...(impersonate !== undefined && { impersonate }),
+    ...(input.healthCheckExprs !== undefined && { healthCheckExprs: input.healthCheckExprs }),
   };
 });
 

@@ -93,6 +93,23 @@ export interface Delivery {
   pruneLimitGate?: string;
   /** Who sluice acts as in the cluster; sluice's own identity when not set. */
   impersonate?: Impersonation;
+  /** Flux's `.spec.healthCheckExprs`: with `wait`, CEL decides the health of objects of these kinds. */
+  healthCheckExprs?: HealthCheckExpr[];
+}
+
+/**
+ * CEL expressions that decide the health of objects of one group and kind (any version), in
+ * place of kstatus's rules. Each sees the live object's top-level fields as variables (`status`,
+ * `metadata`, `spec`, …). The first that is true of `inProgress`, `failed` and `current`, in that
+ * order, decides; when none is, the object is in progress.
+ */
+export interface HealthCheckExpr {
+  /** `group/version` (`example.com/v1`), or `v1` for the core group. */
+  apiVersion: string;
+  kind: string;
+  current: string;
+  inProgress?: string;
+  failed?: string;
 }
 
 /** The most one run may prune: a share of the inventory (0-100) or a number of objects. */

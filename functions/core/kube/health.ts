@@ -357,7 +357,8 @@ function arrayOf(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
-function groupKind(object: LiveObject): string {
+/** `apps/Deployment`, or `Service` for the core group: how kinds are matched, whatever the version. */
+export function groupKind(object: { readonly apiVersion?: unknown; readonly kind?: unknown }): string {
   const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
   const kind = typeof object.kind === 'string' ? object.kind : '';
   const slash = apiVersion.indexOf('/');

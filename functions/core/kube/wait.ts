@@ -3,6 +3,7 @@ import { SluiceError } from '../errors.ts';
 import { describeObject } from '../manifests/objects.ts';
 import type { KubeClient } from './client.ts';
 import { assessHealth } from './health.ts';
+import { assessByExprs, type HealthCheckExprs } from './health-exprs.ts';
 import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
 
 const POLL_MS = 250;
@@ -65,13 +66,15 @@ async function allServed(kube: KubeClient, crd: KubernetesObject): Promise<boole
 }
 
 /**
- * Polls the applied objects until every one is Current (kstatus rules), failing fast when one
- * is Failed and with HealthCheckFailed naming the laggards when `timeoutMs` runs out.
+ * Polls the applied objects until every one is Current (kstatus rules, or the delivery's
+ * `healthCheckExprs` for the kinds they name), failing fast when one is Failed and with
+ * HealthCheckFailed naming the laggards when `timeoutMs` runs out.
  */
 export async function waitForHealthy(
   kube: KubeClient,
   objects: readonly KubernetesObject[],
   timeoutMs: number,
+  exprs: HealthCheckExprs = new Map(),
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let pending = [...objects];
@@ -89,7 +92,7 @@ export async function waitForHealthy(
         still.push(object);
         continue;
       }
-      const health = assessHealth(live);
+      const health = assessByExprs(live, exprs) ?? assessHealth(live);
       if (health.status === 'Failed') throw new SluiceError('HealthCheckFailed', health.message);
       if (health.status !== 'Current') {
         waiting.push(health.message);

@@ -35,6 +35,15 @@ export async function applyRevision(
       limits: deps.limits,
     }),
   );
+  // Compiled before anything is applied: a broken expression fails the run with nothing changed.
+  // The CEL library is loaded only here, for a delivery that has expressions (its own bundle chunk).
+  const healthCheckExprs =
+    delivery.wait && delivery.healthCheckExprs?.length
+      ? await step('HealthCheckFailed', async () => {
+          const { compileHealthCheckExprs } = await import('../kube/compile-health-exprs.ts');
+          return compileHealthCheckExprs(delivery.healthCheckExprs);
+        })
+      : undefined;
   const kube = new KubeClient(
     impersonating(await step('ApplyFailed', () => deps.connect(delivery.cluster)), delivery.impersonate),
     () => lease.check(),
@@ -119,6 +128,7 @@ export async function applyRevision(
       kube,
       desired.map((d: DesiredObject): KubernetesObject => d.object),
       delivery.timeoutMs,
+      healthCheckExprs,
     );
   }
   return {

@@ -1,12 +1,12 @@
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { issuesOf } from '../../support/config-issues.ts';
 import {
   ConfigError,
   DEFAULTS,
   parseConfig,
   parseDelivery,
   parseGate,
-  type ConfigIssue,
   type SluiceConfig,
 } from '../../../functions/core/config/index.ts';
 
@@ -48,16 +48,6 @@ function delivery(overrides: Record<string, unknown> = {}): Record<string, unkno
     cluster: { eks: { name: 'prod', region: 'ap-northeast-1' } },
     ...overrides,
   };
-}
-
-function issuesOf(fn: () => unknown): ConfigIssue[] {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).issues;
-  }
-  throw new Error('expected a ConfigError');
 }
 
 describe('parseConfig', () => {

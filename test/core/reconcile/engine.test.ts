@@ -1,8 +1,9 @@
 // Reconcile behaviours beyond the seed scenario, on the real components.
-import { BatchV1Api, CoreV1Api, KubernetesObjectApi } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../../functions/core/clock.ts';
 import { acquireLease, LEASE_TTL_MS } from '../../../functions/core/store/lease.ts';
+import { namespacedCrd } from '../../support/crd.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
 import { leaveLease } from '../../support/lease.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
@@ -213,6 +214,84 @@ describe('health checks (wait: true)', () => {
     const result = await run(name, deps);
     expect(result).toMatchObject({ outcome: 'Failed', reason: 'HealthCheckFailed' });
     expect(result.message).toMatch(/timed out after 3s .*Deployment\/.*\/web/);
+  });
+});
+
+describe('health check expressions (wait: true)', () => {
+  const customObjects = kc.makeApiClient(CustomObjectsApi);
+  const SYNCED = (status: string) =>
+    `status.conditions.filter(c, c.type == 'Synced').all(c, c.status == '${status}')`;
+
+  /**
+   * Starts a run applying a CRD and a Widget of it, whose health only the delivery's expressions
+   * decide (no Ready condition: kstatus would call it Current at once), and returns once the
+   * Widget exists, with the run still waiting.
+   */
+  async function startWaitingRun(timeout = '10s') {
+    const group = `${uniqueName('cel')}.sluice.test`;
+    const ns = uniqueName('cel');
+    const repository = uniqueName('engine/cel');
+    const name = uniqueName('cel');
+    await createNamespace(kc, ns);
+    const crd = namespacedCrd({
+      group,
+      kind: 'Widget',
+      plural: 'widgets',
+      specProperties: {},
+      statusSubresource: true,
+    });
+    await pushFiles(bed, repository, 'main', {
+      'crd.yaml': JSON.stringify(crd),
+      'widget.yaml': `apiVersion: ${group}/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: ${ns}\nspec: {}\n`,
+    });
+    const healthCheckExprs = [
+      { apiVersion: `${group}/v1`, kind: 'Widget', failed: SYNCED('False'), current: SYNCED('True') },
+    ];
+    await registerDelivery(deps, bed, { name, repository, wait: true, timeout, healthCheckExprs });
+    let settled = false;
+    const result = run(name, deps).finally(() => (settled = true));
+    const widget = { group, version: 'v1', namespace: ns, plural: 'widgets', name: 'w1' };
+    await expect
+      .poll(() => exists(() => customObjects.getNamespacedCustomObject(widget)), { timeout: 15_000 })
+      .toBe(true);
+    const setSynced = (status: string) =>
+      customObjects.patchNamespacedCustomObjectStatus({
+        ...widget,
+        body: [{ op: 'add', path: '/status', value: { conditions: [{ type: 'Synced', status }] } }],
+      });
+    return { ns, result, isSettled: () => settled, setSynced };
+  }
+
+  it('waits until the current expression holds for the custom resource', async () => {
+    const { result, isSettled, setSynced } = await startWaitingRun();
+    // Without a status the first expression errs (no "status" field): the run keeps waiting, as Flux's.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(isSettled()).toBe(false);
+    await setSynced('Unknown');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(isSettled()).toBe(false);
+    await setSynced('True');
+    const outcome = await result;
+    expect(outcome, outcome.message).toMatchObject({ outcome: 'Succeeded', changes: { created: 2 } });
+  });
+
+  it('fails at once, naming the object and the expression, when the failed expression holds', async () => {
+    const { ns, result, setSynced } = await startWaitingRun();
+    await setSynced('False');
+    const started = performance.now();
+    const outcome = await result;
+    expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'HealthCheckFailed' });
+    expect(outcome.message).toContain(`Widget/${ns}/w1: the failed expression is true: ${SYNCED('False')}`);
+    expect(performance.now() - started).toBeLessThan(5000); // well before the 10s timeout
+  });
+
+  it('times out on an expression that cannot be evaluated, naming the object, the expression and why', async () => {
+    const { ns, result } = await startWaitingRun('3s');
+    const outcome = await result;
+    expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'HealthCheckFailed' });
+    expect(outcome.message).toContain(
+      `timed out after 3s waiting for: Widget/${ns}/w1: the failed expression cannot be evaluated (the object has no "status" field): ${SYNCED('False')}`,
+    );
   });
 });
 

@@ -1,0 +1,47 @@
+import { build, type Metafile } from 'esbuild';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bundleOptions } from '../../lib/bundling.ts';
+
+const outdir = mkdtempSync(join(tmpdir(), 'sluice-bundling-'));
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+/** The packages in the outputs importing index.mjs loads (statically), and in all the others. */
+function packagesByLoad(metafile: Metafile): { atImport: Set<string>; onFirstUse: Set<string> } {
+  const outputs = metafile.outputs;
+  const entry = Object.keys(outputs).find((path) => path.endsWith('/index.mjs'))!;
+  const loaded = new Set<string>();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const path = pending.pop()!;
+    if (loaded.has(path)) continue;
+    loaded.add(path);
+    for (const i of outputs[path]!.imports)
+      if (i.kind === 'import-statement' && outputs[i.path]) pending.push(i.path);
+  }
+  const packagesOf = (paths: string[]) =>
+    new Set(
+      paths.flatMap((path) =>
+        Object.keys(outputs[path]!.inputs).flatMap(
+          (input) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? [],
+        ),
+      ),
+    );
+  const js = Object.keys(outputs).filter((path) => path.endsWith('.mjs'));
+  return {
+    atImport: packagesOf(js.filter((path) => loaded.has(path))),
+    onFirstUse: packagesOf(js.filter((path) => !loaded.has(path))),
+  };
+}
+
+describe('the reconcile bundle', () => {
+  it('loads the CEL library only when a delivery has health check expressions', async () => {
+    const result = await build({ ...bundleOptions('reconcile', join(outdir, 'reconcile')), metafile: true });
+    const { atImport, onFirstUse } = packagesByLoad(result.metafile);
+    expect(atImport).toContain('@kubernetes/client-node');
+    expect(atImport).not.toContain('@bufbuild/cel');
+    expect(onFirstUse).toContain('@bufbuild/cel');
+  });
+});
