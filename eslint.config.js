@@ -13,55 +13,28 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  // The layers: functions (the engine and the Lambda handlers) stand alone; lib (the CDK
-  // constructs), bin (the CLI, the demo, the CDK app) and dev (the local components) use
-  // functions; nothing shipped uses tests or benchmarks.
-  {
-    files: ['functions/**/*.ts'],
+  // The parts and what each may import (ARCHITECTURE.md): functions (the engine and the Lambda
+  // handlers) stands alone; lib (the CDK constructs) and dev (the local components) use functions;
+  // bin (the CLI, the demo, the CDK app) uses those three; nothing shipped uses tests or benchmarks.
+  ...[
+    ['functions', ['lib', 'bin', 'dev', 'test', 'bench']],
+    ['lib', ['bin', 'dev', 'test', 'bench']],
+    ['dev', ['lib', 'bin', 'test', 'bench']],
+    ['bin', ['test', 'bench']],
+  ].map(([part, forbidden]) => ({
+    files: [`${part}/**/*.ts`],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              group: ['**/lib/**', '**/bin/**', '**/test/**', '**/bench/**'],
-              message: 'functions/ is the engine: it never imports lib/, bin/, test/ or bench/',
+              group: forbidden.map((other) => `**/${other}/**`),
+              message: `${part}/ never imports ${forbidden.map((other) => `${other}/`).join(', ')} (ARCHITECTURE.md)`,
             },
           ],
         },
       ],
     },
-  },
-  {
-    files: ['lib/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/bin/**', '**/test/**', '**/bench/**'],
-              message: 'lib/ (the CDK constructs) never imports bin/, test/ or bench/',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['bin/**/*.ts', 'dev/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/test/**', '**/bench/**'],
-              message: 'bin/ and dev/ (the CLI, the demo, the local components) never import test/ or bench/',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  })),
 );

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { componentsEnv, startComponents, stopComponents, type Components } from '../dev/components.ts';
-import { parseCron } from '../functions/core/gates/cron.ts';
+import { parseCron } from '../functions/core/config/cron.ts';
 import { DEMO_NAMESPACE, demoConfig, freezeDay, releaseFiles, RELEASES, type Release } from './demo/app.ts';
 import { bold, check, DemoFailure, heading, say, shell, sluice } from './demo/narrate.ts';
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 /** The repository root: where package-lock.json and the handlers are. */
 export const PROJECT_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
-export type HandlerName = 'reconcile' | 'gate' | 'spec';
+export type HandlerName = 'reconcile' | 'gate' | 'spec-resource';
 
 /** `functions/<name>/handler.ts`, exporting `handler`. */
 export function handlerEntry(name: HandlerName): string {

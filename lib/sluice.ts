@@ -218,7 +218,7 @@ export class Sluice extends Construct {
       statements: [invokeStatement(reconcile.functionArn)],
     });
     const spec = new SluiceFunction(this, 'Spec', {
-      handler: 'spec',
+      handler: 'spec-resource',
       description: 'sluice: write delivery and gate specs on deploy; delete removed deliveries',
       role: deployerRole,
       architecture: lambda.Architecture.X86_64,

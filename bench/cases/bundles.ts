@@ -9,7 +9,7 @@ import type { BenchOutcome, TargetCheck } from '../report.ts';
 import { coldLoadBytes } from '../../test/support/bundle-size.ts';
 import { formatBytes, formatMs, median, spread } from '../stats.ts';
 
-const HANDLERS: readonly HandlerName[] = ['reconcile', 'gate', 'spec'];
+const HANDLERS: readonly HandlerName[] = ['reconcile', 'gate', 'spec-resource'];
 const IMPORTS = 5;
 const SIZE_TARGET = 1.5 * 2 ** 20;
 const INIT_TARGET_MS = 300;

@@ -8,7 +8,9 @@ import { STSClient } from '@aws-sdk/client-sts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { existsSync } from 'node:fs';
 import { systemClock, type Clock } from './clock.ts';
-import { lambdaReconcileNow, schedulerWindowTimer } from './gates/aws.ts';
+import { putSluiceEvent, eventBridgeSink } from './aws/eventbridge-events.ts';
+import { lambdaReconcileNow } from './aws/lambda-reconcile.ts';
+import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
 import type { GateDeps } from './gates/requests.ts';
 import { connectToCluster } from './kube/cluster-access.ts';
 import { kubeConfigFor } from './kube/connection.ts';
@@ -19,8 +21,6 @@ import {
   parseEcrHost,
   type RegistryCredentials,
 } from './oci/index.ts';
-import { eventBridgeSink, putSluiceEvent } from './reconcile/events.ts';
-import { schedulerRetryTimer } from './reconcile/retry.ts';
 import type { OneTimeScheduleTarget } from './aws/one-time-schedule.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';

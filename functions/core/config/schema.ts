@@ -5,8 +5,7 @@
 import { posix } from 'node:path';
 import semver from 'semver';
 import * as z from 'zod';
-import { cronProblem, timeZoneProblem, unwrapCron } from '../gates/cron.ts';
-import { groupOf } from '../manifests/objects.ts';
+import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
 import { DURATION_HINT, formatDuration, parseDuration } from './duration.ts';
 import { closest, isRecord } from './issues.ts';
@@ -414,8 +413,9 @@ const healthCheckExprsSchema = z.array(healthCheckExprSchema).superRefine(
     const first = new Map<string, number>();
     entries.forEach((entry, index) => {
       if (!isRecord(entry) || typeof entry.apiVersion !== 'string' || typeof entry.kind !== 'string') return;
-      const group = groupOf(entry.apiVersion);
-      const key = group ? `${group}/${entry.kind}` : entry.kind;
+      // `example.com/Widget` whatever the version, or `Service` for the core group.
+      const [group, version] = entry.apiVersion.split('/');
+      const key = version === undefined ? entry.kind : `${group}/${entry.kind}`;
       const earlier = first.get(key);
       if (earlier === undefined) first.set(key, index);
       else {

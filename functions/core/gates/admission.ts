@@ -1,12 +1,12 @@
 import type { Gate, GateAction } from '../config/index.ts';
 import { deliveriesUsingGate } from '../store/deliveries.ts';
-import { MAX_FUTURE_MS } from '../store/gates.ts';
+import { MAX_FUTURE_MS, type GateRequest } from '../store/gates.ts';
 import { getStatus } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { readablePrincipal, type Caller } from './caller.ts';
-import { parseCron } from './cron.ts';
+import { parseCron } from '../config/cron.ts';
 import { GateEventError, type GateEvent } from './event.ts';
-import { scheduledRequest, type GateRequest } from './state.ts';
+import { scheduledRequest } from './state.ts';
 
 /**
  * The request an open/close event stands for, once it passes the gate's rules: a schedule's is

@@ -1,4 +1,4 @@
-import type { RequestSource } from './state.ts';
+import type { RequestSource } from '../store/gates.ts';
 
 /** Who sent a gate request: a principal AWS verified, or a name the caller claimed. */
 export interface Caller {

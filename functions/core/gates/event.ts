@@ -1,7 +1,8 @@
 import { MAX_WINDOW_MS } from '../config/defaults.ts';
 import { formatDuration, parseDuration } from '../config/index.ts';
 import type { GateAction } from '../config/index.ts';
-import { isPinnableRevision, type RequestSource } from './state.ts';
+import type { RequestSource } from '../store/gates.ts';
+import { isPinnableRevision } from './state.ts';
 
 /**
  * What the gate function takes, from EventBridge Scheduler, the console's test-event box and the

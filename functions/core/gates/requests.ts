@@ -7,13 +7,19 @@ import {
   getPendingApprovals,
   type PendingApprovals,
 } from '../store/gate-approvals.ts';
-import { getGate, getGateRequest, listGateNames, recordGateRequest } from '../store/gates.ts';
+import {
+  getGate,
+  getGateRequest,
+  listGateNames,
+  recordGateRequest,
+  type GateRequest,
+} from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate } from './messages.ts';
-import { gateStateAt, nextChange, type GateChange, type GateRequest, type GateStatus } from './state.ts';
+import { gateStateAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
 /** Arranges for the deliveries waiting on a gate to reconcile when its window ends and it reopens. */
 export interface WindowTimer {

@@ -1,31 +1,7 @@
 import { MAX_WINDOW_MS } from '../config/defaults.ts';
 import { formatDuration, type Gate, type GateAction, type GateState } from '../config/index.ts';
-import { parseCron, type CronSchedule } from './cron.ts';
-
-/**
- * Where a request came from, as recorded in the audit trail: `url` is a signed request through
- * the gate's function URL (its caller verified); the others reached the function directly.
- */
-export type RequestSource = 'schedule' | 'console' | 'cli' | 'api' | 'url';
-
-/** A request to open or close a gate. */
-export interface GateRequest {
-  readonly action: GateAction;
-  /** ISO 8601, from the recording side's clock (a schedule's: its firing time). */
-  readonly requestedAt: string;
-  /** The verified principal ARN, or the name an unverified caller claimed. */
-  readonly requestedBy: string;
-  readonly reason: string;
-  /** How long the request lasts; none = until the next request. Resolved when the request is made. */
-  readonly windowMs?: number;
-  readonly source: RequestSource;
-  /** True when AWS vouched for `requestedBy`: a signed request through the gate's function URL. */
-  readonly verified?: boolean;
-  /** The revision an open request approves (`<tag>@sha256:<hex>` or `sha256:<hex>`); others stay held. */
-  readonly revision?: string;
-  /** The distinct verified principals whose approvals opened the gate, when it needs more than one. */
-  readonly approvedBy?: readonly string[];
-}
+import { parseCron, type CronSchedule } from '../config/cron.ts';
+import type { GateRequest } from '../store/gates.ts';
 
 /** A gate's state at one instant, and why. */
 export interface GateStatus {

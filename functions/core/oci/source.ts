@@ -1,5 +1,3 @@
-import type { SignatureVerification } from './verify.ts';
-
 /** Where a delivery's artifact comes from: Flux's OCIRepository `spec.url` + `spec.ref`, in one. */
 export interface OciSource {
   /** `oci://host[:port]/repository/path`, without a tag or digest. */
@@ -18,6 +16,13 @@ export interface OciSource {
   readonly layerMediaType?: string;
   /** Refuse an artifact without a valid cosign signature by one of these keys. */
   readonly verify?: SignatureVerification;
+}
+
+/** Flux's OCIRepository `spec.verify`: cosign signatures checked against public keys. */
+export interface SignatureVerification {
+  readonly provider: 'cosign';
+  /** PEM public keys (`cosign.pub`); a signature by any one of them is enough. */
+  readonly publicKeys: readonly string[];
 }
 
 /** Media types `flux push artifact` writes. */

@@ -3,13 +3,7 @@ import { sha256Digest } from './digest.ts';
 import { describeReference } from './reference.ts';
 import { artifactError, RegistryError } from './errors.ts';
 import type { RegistryClient } from './registry-client.ts';
-
-/** Flux's OCIRepository `spec.verify`: cosign signatures checked against public keys. */
-export interface SignatureVerification {
-  readonly provider: 'cosign';
-  /** PEM public keys (`cosign.pub`); a signature by any one of them is enough. */
-  readonly publicKeys: readonly string[];
-}
+import type { SignatureVerification } from './source.ts';
 
 /** The layer annotation holding the base64 signature of the layer's payload. */
 export const COSIGN_SIGNATURE_ANNOTATION = 'dev.cosignproject.cosign/signature';

@@ -1,5 +1,3 @@
-import type { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { createOneTimeSchedule, type OneTimeScheduleTarget } from '../aws/one-time-schedule.ts';
 import type { Delivery } from '../config/index.ts';
 
 /** Arranges one more reconcile of a delivery at a given time. */
@@ -19,17 +17,4 @@ export function retryTime(
   const retry = delivery.retryIntervalMs;
   if (retry === undefined || retry >= delivery.intervalMs) return undefined;
   return new Date(failedAt.getTime() + retry);
-}
-
-/** Retries as one-time EventBridge Scheduler schedules that send `{"delivery": name}` to the reconcile function. */
-export function schedulerRetryTimer(scheduler: SchedulerClient, target: OneTimeScheduleTarget): RetryTimer {
-  return {
-    retryAt: (delivery, at) =>
-      createOneTimeSchedule(scheduler, target, {
-        prefix: `retry-${delivery}`,
-        at,
-        input: { delivery },
-        description: `sluice: retry the failed delivery '${delivery}' (retryInterval)`,
-      }),
-  };
 }

@@ -1,7 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { GateRequest } from '../gates/state.ts';
-import { auditItem, putGateRequest, retryOnConflict } from './gates.ts';
+import { auditItem, putGateRequest, retryOnConflict, type GateRequest } from './gates.ts';
 import { gateKey, type TableClient } from './table-client.ts';
 
 /** Approvals gathered for a gate that needs more than one approver, before it opens. */

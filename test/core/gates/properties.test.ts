@@ -12,8 +12,8 @@ import {
   gateStateAt,
   nextChange,
   scheduledRequest,
-  type GateRequest,
 } from '../../../functions/core/gates/state.ts';
+import type { GateRequest } from '../../../functions/core/store/gates.ts';
 
 const MINUTE = 60_000;
 const STEP = 15 * MINUTE; // every time zone's offset is a multiple of 15 minutes

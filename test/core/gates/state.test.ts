@@ -1,12 +1,8 @@
 // Gate state is computed from the spec and the last request; these are pure values.
 import { describe, expect, it } from 'vitest';
 import { parseGate } from '../../../functions/core/config/index.ts';
-import {
-  gateStateAt,
-  nextChange,
-  nextOpening,
-  type GateRequest,
-} from '../../../functions/core/gates/state.ts';
+import { gateStateAt, nextChange, nextOpening } from '../../../functions/core/gates/state.ts';
+import type { GateRequest } from '../../../functions/core/store/gates.ts';
 
 const HOUR = 3_600_000;
 const at = (iso: string) => new Date(iso);

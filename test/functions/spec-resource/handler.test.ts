@@ -3,10 +3,10 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SpecResourceEvent } from '../../../functions/core/spec/resource.ts';
+import type { SpecResourceEvent } from '../../../functions/core/spec-resource/resource.ts';
 import { getDelivery } from '../../../functions/core/store/deliveries.ts';
 import { getGate } from '../../../functions/core/store/gates.ts';
-import { handler } from '../../../functions/spec/handler.ts';
+import { handler } from '../../../functions/spec-resource/handler.ts';
 import { startAwsRecorder } from '../../support/aws-recorder.ts';
 import { engineDeps, pushFiles, run } from '../../support/deliveries.ts';
 import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../../support/testbed.ts';

@@ -3,9 +3,13 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { systemClock } from '../core/clock.ts';
 import { reconcileDepsFromEnvironment } from '../core/environment.ts';
-import { lambdaReconcileNow } from '../core/gates/aws.ts';
+import { lambdaReconcileNow } from '../core/aws/lambda-reconcile.ts';
 import { deleteDelivery } from '../core/reconcile/delete.ts';
-import { handleSpecEvent, type SpecResourceEvent, type SpecResourceResponse } from '../core/spec/resource.ts';
+import {
+  handleSpecEvent,
+  type SpecResourceEvent,
+  type SpecResourceResponse,
+} from '../core/spec-resource/resource.ts';
 
 const logger = new Logger({ serviceName: 'sluice-spec' });
 

@@ -4,13 +4,11 @@ import { deliveriesUsingGate } from '../store/deliveries.ts';
 import { getDelivery, putDelivery } from '../store/deliveries.ts';
 import { getGate, putGate, removeGate } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { getSpecOwner, putSpecOwner } from './owner.ts';
-
-export type SpecKind = 'delivery' | 'gate';
+import { getSpecOwner, putSpecOwner, type SpecResourceKind } from '../store/spec-owners.ts';
 
 /** The custom resource's properties, as the Sluice construct writes them. */
 export interface SpecResourceProperties {
-  readonly Kind: SpecKind;
+  readonly Kind: SpecResourceKind;
   readonly Name: string;
   /** The delivery or gate as JSON, in config-file form (durations as strings such as `5m`). */
   readonly Spec: string;
@@ -60,13 +58,13 @@ const LEASE_POLL_MS = 5_000;
  * CloudFormation replaces one resource by another writing the same name (a construct moved in the
  * tree, or to another stack), the delete of the old one can tell it no longer owns the spec.
  */
-export function specPhysicalId(kind: SpecKind, name: string, requestId: string): string {
+export function specPhysicalId(kind: SpecResourceKind, name: string, requestId: string): string {
   return `sluice/${kind}/${name}/${requestId}`;
 }
 
-function parsePhysicalId(id: string | undefined): { kind: SpecKind; name: string } | undefined {
+function parsePhysicalId(id: string | undefined): { kind: SpecResourceKind; name: string } | undefined {
   const match = /^sluice\/(delivery|gate)\/([^/]+)\/[^/]+$/.exec(id ?? '');
-  return match ? { kind: match[1] as SpecKind, name: match[2]! } : undefined;
+  return match ? { kind: match[1] as SpecResourceKind, name: match[2]! } : undefined;
 }
 
 /**

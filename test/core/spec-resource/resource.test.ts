@@ -1,6 +1,10 @@
 // handleSpecEvent's delete of a delivery while a reconcile holds its lease: it waits, then deletes.
 import { describe, expect, it } from 'vitest';
-import { handleSpecEvent, specPhysicalId, type SpecDeps } from '../../../functions/core/spec/resource.ts';
+import {
+  handleSpecEvent,
+  specPhysicalId,
+  type SpecDeps,
+} from '../../../functions/core/spec-resource/resource.ts';
 import { putDelivery } from '../../../functions/core/store/deliveries.ts';
 import { parseDelivery } from '../../../functions/core/config/index.ts';
 import { engineDeps } from '../../support/deliveries.ts';

@@ -1,8 +1,11 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { deliveryKey, gateKey, type TableClient } from '../store/table-client.ts';
-import type { SpecKind } from './resource.ts';
+import { deliveryKey, gateKey, type TableClient } from './table-client.ts';
 
-const partition = (kind: SpecKind, name: string) => (kind === 'delivery' ? deliveryKey(name) : gateKey(name));
+/** What a spec custom resource writes: a delivery or a gate. */
+export type SpecResourceKind = 'delivery' | 'gate';
+
+const partition = (kind: SpecResourceKind, name: string) =>
+  kind === 'delivery' ? deliveryKey(name) : gateKey(name);
 
 /**
  * Which custom resource (by physical id) last wrote a spec. Kept beside the spec, under the same
@@ -10,7 +13,7 @@ const partition = (kind: SpecKind, name: string) => (kind === 'delivery' ? deliv
  */
 export async function getSpecOwner(
   db: TableClient,
-  kind: SpecKind,
+  kind: SpecResourceKind,
   name: string,
 ): Promise<string | undefined> {
   const { Item } = await db.doc.send(
@@ -25,7 +28,7 @@ export async function getSpecOwner(
 
 export async function putSpecOwner(
   db: TableClient,
-  kind: SpecKind,
+  kind: SpecResourceKind,
   name: string,
   physicalId: string,
   at: Date,

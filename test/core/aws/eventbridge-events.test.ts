@@ -2,7 +2,7 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { eventBridgeSink } from '../../../functions/core/reconcile/events.ts';
+import { eventBridgeSink } from '../../../functions/core/aws/eventbridge-events.ts';
 
 function recordingClient(answer: unknown) {
   const sent: { headers: Record<string, string>; body: string }[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cronProblem, parseCron } from '../../../functions/core/gates/cron.ts';
+import { cronProblem, parseCron } from '../../../functions/core/config/cron.ts';
 
 /** The next `count` firings after `from`, as ISO strings. */
 function firings(expression: string, timeZone: string, from: string, count = 3): string[] {

@@ -1,0 +1,38 @@
+import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { EventSink } from '../reconcile/events.ts';
+
+/** Puts one event with source `sluice` on a bus; a refused entry is an error naming the bus. */
+export async function putSluiceEvent(
+  client: EventBridgeClient,
+  busName: string,
+  detailType: string,
+  detail: object,
+  time: Date,
+): Promise<void> {
+  const result = await client.send(
+    new PutEventsCommand({
+      Entries: [
+        {
+          EventBusName: busName,
+          Source: 'sluice',
+          DetailType: detailType,
+          Time: time,
+          Detail: JSON.stringify(detail),
+        },
+      ],
+    }),
+  );
+  if (result.FailedEntryCount) {
+    throw new Error(
+      `EventBridge bus '${busName}' refused the event: ${result.Entries?.[0]?.ErrorMessage ?? 'unknown error'}`,
+    );
+  }
+}
+
+/** Publishes `Reconcile Succeeded|Failed|Blocked` events with source `sluice` to a bus. */
+export function eventBridgeSink(client: EventBridgeClient, busName = 'default'): EventSink {
+  return {
+    publish: (event) =>
+      putSluiceEvent(client, busName, `Reconcile ${event.outcome}`, event, new Date(event.time)),
+  };
+}
