@@ -33,6 +33,7 @@ export async function applyRevision(
     buildManifests(artifact.files, delivery, artifact.revision, {
       kubectl: deps.kubectl,
       limits: deps.limits,
+      decryptor: deps.decryptor,
     }),
   );
   const kube = new KubeClient(
