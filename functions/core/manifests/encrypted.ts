@@ -1,7 +1,7 @@
 import type { Decryption, Delivery } from '../config/index.ts';
 import { isRecord } from '../config/issues.ts';
 import { SluiceError } from '../errors.ts';
-import { isEncryptedValue } from '../sops/values.ts';
+import { isEncryptedValue } from '../sops/format.ts';
 import { describeObject, type Manifest } from './objects.ts';
 
 /** What a Decryptor is asked: the built objects, the artifact's files they came from, the delivery's keys. */

@@ -1,13 +1,8 @@
 import { createDecipheriv } from 'node:crypto';
+import { ENCRYPTED_VALUE } from './format.ts';
 
-/** `ENC[AES256_GCM,data:…,iv:…,tag:…,type:…]`: one value as sops encrypts it. */
-const ENCRYPTED_VALUE = /^ENC\[AES256_GCM,data:(.+),iv:(.+),tag:(.+),type:(.+)\]/;
-
-/** A value decrypted failed; the message never holds the plaintext. */
+/** A value that does not decrypt; the message never holds the plaintext. */
 export class ValueError extends Error {}
-
-export const isEncryptedValue = (value: unknown): value is string =>
-  typeof value === 'string' && ENCRYPTED_VALUE.test(value);
 
 /**
  * A sops value decrypted with the data key; `aad` is the value's path (`data:password:`) or, for
