@@ -20,9 +20,10 @@ export interface BuildOptions {
 
 /**
  * Step 6 of a reconcile, in Flux's order: the delivery's path is built by kustomize when it holds a
- * kustomization (else every YAML/JSON file under it is read); then SOPS-encrypted objects are
- * decrypted (in memory; Flux decrypts there too, before its substitution); then the delivery's
- * `patches` and `images`; then `postBuild.substitute`; then `commonMetadata`. (`targetNamespace` and the owner
+ * kustomization (else every YAML/JSON file under it is read); then the delivery's `patches` and
+ * `images`; then SOPS-encrypted objects are decrypted, in memory (kustomize, which works on files,
+ * never sees a decrypted value; Flux decrypts there too); then `postBuild.substitute`; then
+ * `commonMetadata`. (`targetNamespace` and the owner
  * label are set when the objects are prepared against the cluster.)
  */
 export async function buildManifests(
@@ -42,8 +43,10 @@ export async function buildManifests(
   const built = kustomizationIn(files, dir)
     ? await buildKustomization(files, dir, kustomize)
     : await loadManifests(files, delivery.path, revision, limits);
-  const decrypted = await decryptEncrypted(built, files, delivery, options.decryptor);
+  checkRequiredFields(built);
+  // Patches and images run kustomize on files: they see encrypted documents only.
+  const patched = await applyPatchesAndImages(built, delivery, kustomize);
+  const decrypted = await decryptEncrypted(patched, files, delivery, options.decryptor);
   checkRequiredFields(decrypted);
-  const patched = await applyPatchesAndImages(decrypted, delivery, kustomize);
-  return applyDeliveryTransforms(patched, delivery);
+  return applyDeliveryTransforms(decrypted, delivery);
 }

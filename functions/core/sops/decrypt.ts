@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { parseAllDocuments } from 'yaml';
 import { isRecord } from '../config/issues.ts';
 import { SluiceError } from '../errors.ts';
@@ -100,6 +101,7 @@ export function sopsDecryptor(keys: SopsKeys): Decryptor {
           out.push({
             ...manifest,
             object: decryptDocument(manifest.object, key, metadata.rule) as Manifest['object'],
+            hashKey: inventoryHashKey(key),
           });
         } catch (error) {
           if (error instanceof SluiceError) throw error;
@@ -112,6 +114,10 @@ export function sopsDecryptor(keys: SopsKeys): Decryptor {
     },
   };
 }
+
+/** The key a decrypted object's inventory hash is keyed with: derived from its file's data key. */
+const inventoryHashKey = (dataKey: Buffer): Buffer =>
+  createHmac('sha256', dataKey).update('sluice inventory hash').digest();
 
 function toPlain(node: unknown): unknown {
   if (node instanceof Map) return Object.fromEntries([...node].map(([k, v]) => [String(k), toPlain(v)]));

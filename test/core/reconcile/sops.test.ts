@@ -7,6 +7,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileEvent } from '../../../functions/core/store/events.ts';
 import type { ReconcileDeps } from '../../../functions/core/reconcile/deps.ts';
 import { diffDelivery } from '../../../functions/core/reconcile/diff.ts';
+import { planRevision } from '../../../functions/core/reconcile/plan.ts';
+import { KubeClient } from '../../../functions/core/kube/client.ts';
+import { stableHash } from '../../../functions/core/manifests/hash.ts';
+import { getDelivery } from '../../../functions/core/store/deliveries.ts';
+import { readInventory } from '../../../functions/core/store/inventory.ts';
 import { PLAINTEXT_MARKER } from '../../fixtures/sops/plaintext.ts';
 import { sluice } from '../../support/cli.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
@@ -87,6 +92,18 @@ describe('delivering SOPS-encrypted Secrets', () => {
     expect(JSON.stringify(result)).not.toContain(PLAINTEXT_MARKER);
     expect(logged.join('\n')).not.toContain(PLAINTEXT_MARKER);
     expect(await tableText()).not.toContain(PLAINTEXT_MARKER);
+
+    // The inventory hash of a decrypted Secret is keyed (by its data key): not the plain hash of
+    // the object, which would let a reader of the table check guesses of its values.
+    const delivery = (await getDelivery(deps.db, name))!;
+    const { desired } = await planRevision(delivery, new KubeClient(bed.kubeConfig()), deps);
+    const inventory = new Map((await readInventory(deps.db, name)).map((entry) => [entry.id, entry.h]));
+    for (const d of desired) {
+      expect(inventory.get(d.entry.id)).toBe(d.hash);
+      if (d.object.kind === 'Secret') expect(d.hash).not.toBe(stableHash(d.object));
+      else expect(d.hash).toBe(stableHash(d.object));
+    }
+    expect(await run(name, deps)).toMatchObject({ changes: { unchanged: 3, configured: 0 } });
   });
 
   it('shows in diff which Secret values changed, never the values', async () => {

@@ -1,6 +1,9 @@
 // SOPS decryption in the build, on files the real sops CLI encrypted (test/fixtures/sops): data
 // keys opened by local-kms (through AWS_ENDPOINT_URL_KMS) and by age identities from Secrets
 // Manager (the local endpoint), MACs checked, and every way a file can be wrong refused, naming it.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_KMS_KEYS } from '../../../dev/local-kms.ts';
 import { SluiceError } from '../../../functions/core/errors.ts';
@@ -84,6 +87,46 @@ describe('decrypting sops files', () => {
     const secret = byName(objects)['Secret/db-credentials']!;
     expect(secret.metadata).toMatchObject({ namespace: 'prod', labels: { app: 'db', team: 'a' } });
     expect((secret.stringData as Record<string, string>).password).toBe(`${PLAINTEXT_MARKER}-kms-password`);
+  });
+
+  it('kustomize (the build and the delivery patches, which run on files) sees only encrypted values', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-kubectl-'));
+    const seen = join(dir, 'seen');
+    // kubectl that records every file of the temp folder kustomize is run in, then runs the real one.
+    const spy = join(dir, 'kubectl');
+    const tmp = tmpdir();
+    writeFileSync(
+      spy,
+      `#!/bin/sh\nrel=\${2#${tmp}/}\nfind "${tmp}/\${rel%%/*}" -type f -exec cat {} + >> ${seen}\nexec ${kubectl()} "$@"\n`,
+      { mode: 0o755 },
+    );
+    try {
+      const objects = await buildManifests(
+        artifact({
+          'app/kustomization.yaml': 'resources: [secret.yaml]\n',
+          'app/secret.yaml': sopsFixture('kms-secret.yaml'),
+        }),
+        deliveryWith({
+          path: 'app',
+          decryption: sopsDecryption(ageSecret),
+          patches: [
+            {
+              patch:
+                'apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\n  labels: { patched: "yes" }\n',
+            },
+          ],
+        }),
+        'main@sha256:test',
+        { kubectl: spy, decryptor },
+      );
+      expect(stringData(objects, 'db-credentials').password).toBe(`${PLAINTEXT_MARKER}-kms-password`);
+      const given = readFileSync(seen, 'utf8');
+      expect(given).toContain('ENC[AES256_GCM');
+      expect(given).toContain('patched');
+      expect(given).not.toContain(PLAINTEXT_MARKER);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('applies the delivery patches and substitution to the decrypted values', async () => {
