@@ -8,7 +8,15 @@ import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startEtcd } from './etcd.ts';
 import { startKubeApiServer } from './kube-apiserver.ts';
 import { freePort, isAlive, startDaemon, stopDaemon, waitUntilReady } from './processes.ts';
-import { dynamoDbLocalDir, javaBinary, kubeBinaries, kubectlBinary, registryBinary } from './provision.ts';
+import { startLocalKms } from './local-kms.ts';
+import {
+  dynamoDbLocalDir,
+  javaBinary,
+  kubeBinaries,
+  kubectlBinary,
+  localKmsBinary,
+  registryBinary,
+} from './provision.ts';
 import { startRegistry } from './registry.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -31,6 +39,10 @@ export interface Components {
   readonly registry: { readonly host: string; readonly username: string; readonly password: string };
   readonly dynamodb: { readonly endpoint: string; readonly table: string };
   readonly ecr: { readonly endpoint: string };
+  /** The same local process as `ecr` answers Secrets Manager (in memory). */
+  readonly secretsManager: { readonly endpoint: string };
+  /** local-kms, with the test keys of dev/local-kms-seed.yaml. */
+  readonly kms: { readonly endpoint: string };
   readonly kubectl: string;
   readonly region: string;
   /** Process ids, stopped by stopComponents. */
@@ -48,6 +60,8 @@ export function componentsEnv(c: Components): Record<string, string> {
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_ENDPOINT_URL_DYNAMODB: c.dynamodb.endpoint,
     AWS_ENDPOINT_URL_ECR: c.ecr.endpoint,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: c.secretsManager.endpoint,
+    AWS_ENDPOINT_URL_KMS: c.kms.endpoint,
     SLUICE_TABLE: c.dynamodb.table,
     SLUICE_REGISTRY: c.registry.host,
     PATH: `${dirname(c.kubectl)}:${process.env.PATH ?? ''}`,
@@ -75,8 +89,8 @@ export function runningComponents(dir: string): Components | undefined {
 }
 
 /**
- * Provisions what is missing, then starts etcd, kube-apiserver, the registry, DynamoDB Local
- * and the ECR endpoint on 127.0.0.1 with their state in `dir`. Writes `dir/kubeconfig`,
+ * Provisions what is missing, then starts etcd, kube-apiserver, the registry, DynamoDB Local,
+ * local-kms and the ECR (and Secrets Manager) endpoint on 127.0.0.1 with their state in `dir`. Writes `dir/kubeconfig`,
  * `dir/env` and `dir/components.json`. If anything fails, what was started is stopped.
  */
 export async function startComponents(dir: string, table = 'sluice'): Promise<Components> {
@@ -86,13 +100,15 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
   const java = javaBinary();
   const dynamoHome = await dynamoDbLocalDir();
   const kubectl = kubectlBinary();
+  const kmsBin = localKmsBinary();
 
   const pids: Record<string, number> = {};
   try {
-    const [etcd, registry, dynamodb] = await Promise.all([
+    const [etcd, registry, dynamodb, kms] = await Promise.all([
       startEtcd(bins.etcd, dir).then((e) => ((pids.etcd = e.pid), e)),
       startRegistry(registryBin, dir).then((r) => ((pids.registry = r.pid), r)),
       startDynamoDbLocal(java, dynamoHome, dir).then((d) => ((pids.dynamodb = d.pid), d)),
+      startLocalKms(kmsBin, dir).then((k) => ((pids.kms = k.pid), k)),
     ]);
     const ecr = await startEcrEndpoint(dir, `http://${registry.host}`, registry.username, registry.password);
     pids.ecr = ecr.pid;
@@ -116,6 +132,8 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       registry: { host: registry.host, username: registry.username, password: registry.password },
       dynamodb: { endpoint: dynamodb.endpoint, table },
       ecr: { endpoint: ecr.endpoint },
+      secretsManager: { endpoint: ecr.endpoint },
+      kms: { endpoint: kms.endpoint },
       kubectl,
       region,
       pids,
@@ -136,7 +154,7 @@ export async function stopComponents(dir: string): Promise<string[]> {
   if (!existsSync(file)) return [];
   const { pids } = JSON.parse(readFileSync(file, 'utf8')) as Components;
   // The API server goes first so it does not log etcd connection errors on the way down.
-  const order = ['kubeApiserver', 'ecr', 'registry', 'dynamodb', 'etcd'];
+  const order = ['kubeApiserver', 'ecr', 'kms', 'registry', 'dynamodb', 'etcd'];
   const stopped: string[] = [];
   for (const name of order) {
     const pid = pids[name];
@@ -148,6 +166,7 @@ export async function stopComponents(dir: string): Promise<string[]> {
   rmSync(file);
   rmSync(join(dir, 'etcd-data'), { recursive: true, force: true });
   rmSync(join(dir, 'registry-data'), { recursive: true, force: true });
+  rmSync(join(dir, 'kms-data'), { recursive: true, force: true });
   return stopped;
 }
 

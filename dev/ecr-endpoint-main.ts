@@ -1,6 +1,9 @@
-// Process entry for the local ECR API endpoint: `tsx ecr-endpoint-main.ts <port>` with the
-// registry's URL and credentials in SLUICE_ECR_REGISTRY_URL / _USERNAME / _PASSWORD.
+// Process entry for the local AWS API endpoint: `tsx ecr-endpoint-main.ts <port>` with the
+// registry's URL and credentials in SLUICE_ECR_REGISTRY_URL / _USERNAME / _PASSWORD. It answers
+// the ECR API in front of the registry, and Secrets Manager (in memory) on the same port.
+import { createServer } from 'node:http';
 import { createEcrEndpoint } from './ecr-endpoint.ts';
+import { createSecretsManagerEndpoint, isSecretsManagerRequest } from './secrets-manager-endpoint.ts';
 
 const port = Number(process.argv[2]);
 const env = (name: string): string => {
@@ -8,10 +11,19 @@ const env = (name: string): string => {
   if (!value) throw new Error(`${name} is not set`);
   return value;
 };
-const server = createEcrEndpoint({
+const ecr = createEcrEndpoint({
   registryUrl: env('SLUICE_ECR_REGISTRY_URL'),
   username: env('SLUICE_ECR_USERNAME'),
   password: env('SLUICE_ECR_PASSWORD'),
 });
-server.listen(port, '127.0.0.1', () => process.stdout.write(`ECR endpoint on http://127.0.0.1:${port}\n`));
+const secretsManager = createSecretsManagerEndpoint({
+  region: process.env.SLUICE_AWS_REGION ?? 'us-east-1',
+  account: '000000000000',
+});
+const server = createServer((req, res) =>
+  (isSecretsManagerRequest(req.headers['x-amz-target']) ? secretsManager : ecr).emit('request', req, res),
+);
+server.listen(port, '127.0.0.1', () =>
+  process.stdout.write(`ECR and Secrets Manager endpoint on http://127.0.0.1:${port}\n`),
+);
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

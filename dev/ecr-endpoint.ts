@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import { jsonProtocol } from './aws-json.ts';
 
 /** What the local ECR API fronts: a real OCI registry and the basic-auth credentials it accepts. */
 export interface EcrEndpointOptions {
@@ -133,22 +134,10 @@ export function createEcrEndpoint(options: EcrEndpointOptions): Server {
     },
   };
 
-  return createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const reply = (status: number, body: unknown, errorType?: string) => {
-        res.writeHead(status, {
-          'content-type': 'application/x-amz-json-1.1',
-          ...(errorType ? { 'x-amzn-errortype': errorType } : {}),
-        });
-        res.end(JSON.stringify(body));
-      };
-      const target = String(req.headers['x-amz-target'] ?? '');
-      const handler = target.startsWith(TARGET_PREFIX)
-        ? handlers[target.slice(TARGET_PREFIX.length)]
-        : undefined;
-      const fault = handler && options.faults?.error?.(target.slice(TARGET_PREFIX.length));
+  return createServer(
+    jsonProtocol(TARGET_PREFIX, ({ body, target, operation, reply }) => {
+      const handler = operation === undefined ? undefined : handlers[operation];
+      const fault = handler && options.faults?.error?.(operation!);
       if (fault) {
         reply(fault.status, { __type: fault.type, message: fault.message }, fault.type);
         return;
@@ -166,7 +155,7 @@ export function createEcrEndpoint(options: EcrEndpointOptions): Server {
       }
       let input: Record<string, unknown>;
       try {
-        input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+        input = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
       } catch {
         reply(
           400,
@@ -186,6 +175,6 @@ export function createEcrEndpoint(options: EcrEndpointOptions): Server {
           );
         },
       );
-    });
-  });
+    }),
+  );
 }

@@ -5,7 +5,12 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tar from 'tar';
-import { DYNAMODB_SIMULATOR_PACKAGE, ETCD_VERSION, KUBERNETES_VERSION } from './versions.ts';
+import {
+  DYNAMODB_SIMULATOR_PACKAGE,
+  ETCD_VERSION,
+  KUBERNETES_VERSION,
+  LOCAL_KMS_VERSION,
+} from './versions.ts';
 
 /** A local component that cannot be had on this machine; the message says how to provide it. */
 export class MissingComponentError extends Error {
@@ -188,4 +193,28 @@ export function kubectlBinary(): string {
     dir,
   ]);
   return kubectl;
+}
+
+/** local-kms (the KMS stand-in), built once from Go modules and cached. */
+export function localKmsBinary(): string {
+  const dir = join(cacheRoot(), `local-kms-${LOCAL_KMS_VERSION}`);
+  const binary = join(dir, 'local-kms');
+  if (isExecutable(binary)) return binary;
+  if (!onPath('go')) {
+    throw new MissingComponentError(
+      `local-kms (the local KMS for the SOPS tests) is not cached in ${dir}, and Go is not installed to build it from the module github.com/nsmithuk/local-kms@${LOCAL_KMS_VERSION}. Install Go (1.24 or later) and run again.`,
+    );
+  }
+  say(`building local-kms ${LOCAL_KMS_VERSION} from Go modules into ${dir} (first run only)`);
+  const build = spawnSync('bash', [join(here, 'build-local-kms.sh'), dir, LOCAL_KMS_VERSION], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (build.status !== 0 || !isExecutable(binary)) {
+    const tail = `${build.stdout}\n${build.stderr}`.trim().split('\n').slice(-15).join('\n');
+    throw new MissingComponentError(
+      `building local-kms from Go modules (github.com/nsmithuk/local-kms@${LOCAL_KMS_VERSION}) failed (exit ${build.status}); the Go module proxy must be reachable. Last output:\n${tail}`,
+    );
+  }
+  return binary;
 }

@@ -100,3 +100,26 @@ export function clusterStatements(
 export function invokeStatement(functionArn: string): iam.PolicyStatement {
   return new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [functionArn] });
 }
+
+/**
+ * SOPS decryption: `kms:Decrypt` on exactly the KMS keys the deliveries name (the encryption context
+ * a file was encrypted under is checked by KMS itself, as sluice passes it on), and
+ * `secretsmanager:GetSecretValue` on exactly their age identity secrets.
+ */
+export function decryptionStatements(deliveries: readonly Delivery[]): iam.PolicyStatement[] {
+  const keys = new Set(deliveries.flatMap((d) => d.decryption?.kmsKeyArns ?? []));
+  const secrets = new Set(deliveries.flatMap((d) => d.decryption?.ageKeySecretArn ?? []));
+  return [
+    ...(keys.size > 0
+      ? [new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [...keys].sort() })]
+      : []),
+    ...(secrets.size > 0
+      ? [
+          new iam.PolicyStatement({
+            actions: ['secretsmanager:GetSecretValue'],
+            resources: [...secrets].sort(),
+          }),
+        ]
+      : []),
+  ];
+}

@@ -204,6 +204,13 @@ export interface SluiceDelivery {
    * @default - none: kstatus's rules for every kind
    */
   readonly healthCheckExprs?: SluiceHealthCheckExpr[];
+  /**
+   * Decrypt the SOPS-encrypted documents of the artifact (Flux's `decryption` with `provider: sops`),
+   * in memory, after the build. The reconcile function is granted `kms:Decrypt` on exactly
+   * `kmsKeyArns` and `secretsmanager:GetSecretValue` on `ageKeySecretArn`.
+   * @default - no decryption: an artifact with a SOPS-encrypted document fails to build
+   */
+  readonly decryption?: SluiceDecryption;
 }
 
 /**
@@ -228,6 +235,23 @@ export interface SluiceHealthCheckExpr {
    * @default - none
    */
   readonly failed?: string;
+}
+
+/** SOPS decryption keys of a delivery. */
+export interface SluiceDecryption {
+  readonly provider: 'sops';
+  /**
+   * KMS key ARNs (`arn:aws:kms:<region>:<account>:key/<id>`, not aliases) the files' data keys
+   * may be decrypted with. KMS itself checks the encryption context sops recorded.
+   * @default - none
+   */
+  readonly kmsKeyArns?: string[];
+  /**
+   * A Secrets Manager secret whose string holds age identities (`AGE-SECRET-KEY-1…`, one a line,
+   * `#` comments allowed, as `age-keygen` writes them).
+   * @default - none
+   */
+  readonly ageKeySecretArn?: string;
 }
 
 export interface SluiceGateSchedule {

@@ -18,6 +18,7 @@ import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
   clusterStatements,
+  decryptionStatements,
   ecrPullStatements,
   grantTableUse,
   invokeStatement,
@@ -104,6 +105,7 @@ export class Sluice extends Construct {
     for (const statement of [
       ...ecrPullStatements(repositories),
       ...clusterStatements(this, config.deliveries, clusters),
+      ...decryptionStatements(config.deliveries),
     ]) {
       deployerRole.addToPrincipalPolicy(statement);
     }

@@ -11,7 +11,12 @@ function printDiff(diff: DeliveryDiff): void {
   for (const object of diff.create) out.push(colour.green(`+ create  ${object}`));
   for (const { object, fields } of diff.change) {
     out.push(colour.yellow(`~ change  ${object}`));
-    for (const field of fields) out.push(`      ${field.path}: ${show(field.before)} → ${show(field.after)}`);
+    for (const field of fields)
+      out.push(
+        field.redacted
+          ? `      ${field.path}: (secret value changed)`
+          : `      ${field.path}: ${show(field.before)} → ${show(field.after)}`,
+      );
   }
   for (const object of diff.prune) {
     out.push(

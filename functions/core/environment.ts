@@ -21,6 +21,7 @@ import {
   parseEcrHost,
   type RegistryCredentials,
 } from './oci/index.ts';
+import { lazyDecryptor } from './sops/lazy.ts';
 import type { OneTimeScheduleTarget } from './aws/one-time-schedule.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
@@ -73,7 +74,8 @@ function oneTimeScheduleTarget(functionArn: string | undefined): OneTimeSchedule
 
 /**
  * The composition root shared by the Lambda handlers and the CLI: real AWS SDK clients (their
- * endpoints overridable by AWS_ENDPOINT_URL_<SERVICE>), the system clock, EventBridge events when
+ * endpoints overridable by AWS_ENDPOINT_URL_<SERVICE>; KMS and Secrets Manager only loaded when a
+ * delivery with SOPS decryption is reconciled), the system clock, EventBridge events when
  * SLUICE_EVENT_BUS is set. Given `functionArn` (the reconcile function itself): deliveries waiting on
  * one that succeeds are invoked there, and retries of failed runs scheduled to invoke it when
  * one-time schedules are configured.
@@ -105,6 +107,7 @@ export function reconcileDepsFromEnvironment(options: {
     runId: options.runId,
     log: options.log,
     kubectl: kubectlFromEnvironment(),
+    decryptor: lazyDecryptor(async () => (await import('./sops/aws.ts')).awsSopsDecryptor()),
     retryTimer: retryTarget ? schedulerRetryTimer(new SchedulerClient({}), retryTarget) : undefined,
     reconcileNow: options.functionArn
       ? lambdaReconcileNow(new LambdaClient({}), options.functionArn)

@@ -8,7 +8,10 @@ import { bundleOptions } from '../../lib/bundling.ts';
 const outdir = mkdtempSync(join(tmpdir(), 'sluice-bundling-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-/** The packages in the outputs importing index.mjs loads (statically), and in all the others. */
+/**
+ * The packages (and sluice's own `sops` folder, but its lazy loader) in the outputs importing index.mjs loads
+ * (statically), and in all the others.
+ */
 function packagesByLoad(metafile: Metafile): { atImport: Set<string>; onFirstUse: Set<string> } {
   const outputs = metafile.outputs;
   const entry = Object.keys(outputs).find((path) => path.endsWith('/index.mjs'))!;
@@ -25,7 +28,10 @@ function packagesByLoad(metafile: Metafile): { atImport: Set<string>; onFirstUse
     new Set(
       paths.flatMap((path) =>
         Object.keys(outputs[path]!.inputs).flatMap(
-          (input) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? [],
+          (input) =>
+            /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ??
+            /functions\/core\/(sops)\/(?!lazy\.ts)/.exec(input)?.[1] ??
+            [],
         ),
       ),
     );
@@ -37,11 +43,22 @@ function packagesByLoad(metafile: Metafile): { atImport: Set<string>; onFirstUse
 }
 
 describe('the reconcile bundle', () => {
+  const loads = build({ ...bundleOptions('reconcile', join(outdir, 'reconcile')), metafile: true }).then(
+    (result) => packagesByLoad(result.metafile),
+  );
+
   it('loads the CEL library only when a delivery has health check expressions', async () => {
-    const result = await build({ ...bundleOptions('reconcile', join(outdir, 'reconcile')), metafile: true });
-    const { atImport, onFirstUse } = packagesByLoad(result.metafile);
+    const { atImport, onFirstUse } = await loads;
     expect(atImport).toContain('@kubernetes/client-node');
     expect(atImport).not.toContain('@bufbuild/cel');
     expect(onFirstUse).toContain('@bufbuild/cel');
+  });
+
+  it('loads the decryption code (KMS, Secrets Manager, age, sops) only when a delivery has decryption', async () => {
+    const { atImport, onFirstUse } = await loads;
+    for (const name of ['@aws-sdk/client-kms', '@aws-sdk/client-secrets-manager', 'age-encryption', 'sops']) {
+      expect(atImport).not.toContain(name);
+      expect(onFirstUse).toContain(name);
+    }
   });
 });

@@ -173,6 +173,11 @@ export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
         ...seedDelivery(cluster),
         source: { url: ECR_URL, tag: 'v1', verify },
         retryInterval: Duration.minutes(2),
+        decryption: {
+          provider: 'sops',
+          kmsKeyArns: [`arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`],
+          ageKeySecretArn: `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sluice/age-AbCdEf`,
+        },
         dependsOn: ['platform'],
       },
       {

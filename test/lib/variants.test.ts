@@ -107,6 +107,34 @@ describe('clusters by name', () => {
   });
 });
 
+describe('SOPS decryption', () => {
+  const key = (id: string) => `arn:aws:kms:${REGION}:${ACCOUNT}:key/${id}`;
+  const SECRET = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sluice/age-AbCdEf`;
+
+  it('kms:Decrypt on exactly the named keys and GetSecretValue on exactly the age secret; none without decryption', () => {
+    const { template } = synth(() => ({
+      deliveries: [
+        delivery({ name: 'a', decryption: { provider: 'sops', kmsKeyArns: [key('one'), key('two')] } }),
+        delivery({
+          name: 'b',
+          decryption: { provider: 'sops', kmsKeyArns: [key('one')], ageKeySecretArn: SECRET },
+        }),
+        delivery({ name: 'c' }),
+      ],
+    }));
+    const statements = deployerStatements(template);
+    expect(statements.filter((s) => String(s.Action).startsWith('kms:'))).toEqual([
+      { Action: 'kms:Decrypt', Effect: 'Allow', Resource: [key('one'), key('two')] },
+    ]);
+    expect(statements.filter((s) => String(s.Action).startsWith('secretsmanager:'))).toEqual([
+      { Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: SECRET },
+    ]);
+
+    const { template: plain } = synth(() => ({ deliveries: [delivery({ name: 'c' })] }));
+    expect(JSON.stringify(deployerStatements(plain))).not.toMatch(/kms:Decrypt|secretsmanager:/);
+  });
+});
+
 describe('sources', () => {
   it('one ARN per ECR repository; a push rule only where its events arrive (this account and region); none for other registries', () => {
     const otherRegion = `oci://${ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/team/tools`;

@@ -14,6 +14,7 @@ import { publicKeyProblem } from '../oci/verify.ts';
 import { patchProblems } from './patches.ts';
 import type {
   ClusterTarget,
+  Decryption,
   Delivery,
   DeliveryPatch,
   DeliverySource,
@@ -44,6 +45,9 @@ const VARIABLE = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 const API_VERSION =
   /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/;
 const KIND = /^[A-Za-z](?:[-A-Za-z0-9]*[A-Za-z0-9])?$/;
+const KMS_KEY_ARN = /^arn:aws(?:-[a-z]+)*:kms:[a-z]{2}(?:-[a-z]+)+-\d+:\d{12}:key\/[A-Za-z0-9-]{1,128}$/;
+const SECRET_ARN =
+  /^arn:aws(?:-[a-z]+)*:secretsmanager:[a-z]{2}(?:-[a-z]+)+-\d+:\d{12}:secret:[\w/+=.@-]{1,512}$/;
 
 /** `aws` for an ECR registry host, else `generic`. */
 export function defaultProvider(url: string): 'aws' | 'generic' {
@@ -504,6 +508,40 @@ function impersonationOf(
   return { serviceAccount: { name: account.name, namespace } };
 }
 
+/** Flux's `decryption` with `provider: sops`: KMS key ARNs and/or an age identity secret. */
+const decryptionSchema = strict({
+  provider: z.literal('sops', { error: 'the only provider is "sops"' }),
+  kmsKeyArns: z
+    .array(
+      checked((arn) =>
+        KMS_KEY_ARN.test(arn)
+          ? undefined
+          : `"${arn}" is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key id>; not an alias: IAM grants kms:Decrypt on keys)`,
+      ),
+    )
+    .optional(),
+  ageKeySecretArn: checked((arn) =>
+    SECRET_ARN.test(arn)
+      ? undefined
+      : `"${arn}" is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)`,
+  ).optional(),
+})
+  .superRefine(
+    (decryption, ctx) => {
+      if ((decryption.kmsKeyArns ?? []).length === 0 && decryption.ageKeySecretArn === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'name the keys: kmsKeyArns (KMS key ARNs) and/or ageKeySecretArn (age identities)',
+        });
+    },
+    { when: (payload) => isRecord(payload.value) },
+  )
+  .transform((decryption): Decryption => ({
+    provider: decryption.provider,
+    kmsKeyArns: decryption.kmsKeyArns ?? [],
+    ...(decryption.ageKeySecretArn !== undefined && { ageKeySecretArn: decryption.ageKeySecretArn }),
+  }));
+
 /** Delivery names, each once; `{ name }` objects (Flux's form) are accepted too. */
 const dependsOnSchema = z
   .array(
@@ -557,6 +595,7 @@ export const deliverySchema = strict({
   serviceAccountName: checked(serviceAccountNameProblem).optional(),
   impersonate: impersonateSchema.optional(),
   healthCheckExprs: healthCheckExprsSchema.optional(),
+  decryption: decryptionSchema.optional(),
 }).transform((input, ctx): Delivery => {
   const prune = input.prune ?? DEFAULTS.prune;
   const impersonate = impersonationOf(input, ctx);
@@ -584,6 +623,7 @@ export const deliverySchema = strict({
     ...(input.pruneLimitGate !== undefined && { pruneLimitGate: input.pruneLimitGate }),
     ...(impersonate !== undefined && { impersonate }),
     ...(input.healthCheckExprs !== undefined && { healthCheckExprs: input.healthCheckExprs }),
+    ...(input.decryption !== undefined && { decryption: input.decryption }),
   };
 });
 

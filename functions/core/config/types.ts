@@ -95,6 +95,8 @@ export interface Delivery {
   impersonate?: Impersonation;
   /** Flux's `.spec.healthCheckExprs`: with `wait`, CEL decides the health of objects of these kinds. */
   healthCheckExprs?: HealthCheckExpr[];
+  /** Flux's `.spec.decryption`: SOPS-encrypted documents are decrypted after the build. */
+  decryption?: Decryption;
 }
 
 /**
@@ -110,6 +112,18 @@ export interface HealthCheckExpr {
   current: string;
   inProgress?: string;
   failed?: string;
+}
+
+/**
+ * Flux's `decryption: { provider: sops }`: the keys a delivery may decrypt its SOPS documents with.
+ * A SOPS document whose data key none of them opens fails the run, naming the file.
+ */
+export interface Decryption {
+  provider: 'sops';
+  /** KMS key ARNs (`arn:aws:kms:<region>:<account>:key/<id>`) the data keys may be decrypted with. */
+  kmsKeyArns: string[];
+  /** A Secrets Manager secret holding age identities (`AGE-SECRET-KEY-1…`, one a line). */
+  ageKeySecretArn?: string;
 }
 
 /** The most one run may prune: a share of the inventory (0-100) or a number of objects. */

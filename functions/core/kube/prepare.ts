@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { stableHash } from '../manifests/hash.ts';
+import { keyedStableHash, stableHash } from '../manifests/hash.ts';
 import {
   artifactCrds,
   crdKey,
@@ -59,7 +59,7 @@ export async function prepareObjects(
   const served = new Map<string, Promise<{ namespaced: boolean } | undefined>>();
   const byId = new Map<string, DesiredObject>();
 
-  for (const { object: raw, origin } of manifests) {
+  for (const { object: raw, origin, hashKey } of manifests) {
     const key = `${raw.apiVersion}/${raw.kind}`;
     if (!served.has(key)) served.set(key, kube.resource(raw.apiVersion!, raw.kind!));
     const servedInfo = await served.get(key);
@@ -97,7 +97,8 @@ export async function prepareObjects(
       }
     }
     const deferred = newKind || newNamespaces.has(metadata.namespace);
-    byId.set(entry.id, { object, origin, entry, hash: stableHash(object), deferred });
+    const hash = hashKey ? keyedStableHash(object, hashKey) : stableHash(object);
+    byId.set(entry.id, { object, origin, entry, hash, deferred });
   }
   customResourceProblems(newKindResources).forEach((found, i) => {
     const { object, origin } = newKindResources[i]!;

@@ -1,6 +1,7 @@
 import type { Delivery } from '../config/index.ts';
 import { DEFAULT_BUILD_LIMITS, type BuildLimits } from '../limits.ts';
 import { applyPatchesAndImages } from './delivery-patches.ts';
+import { decryptEncrypted, type Decryptor } from './encrypted.ts';
 import { buildKustomization } from './kustomize-build.ts';
 import { artifactDir, kustomizationIn } from './kustomization.ts';
 import { loadManifests } from './load.ts';
@@ -13,12 +14,16 @@ export interface BuildOptions {
   readonly kubectl?: string;
   /** What the build may read and make. @default DEFAULT_BUILD_LIMITS */
   readonly limits?: BuildLimits;
+  /** Decrypts SOPS-encrypted objects when the delivery has `decryption`. @default none: such objects fail the build */
+  readonly decryptor?: Decryptor;
 }
 
 /**
  * Step 6 of a reconcile, in Flux's order: the delivery's path is built by kustomize when it holds a
  * kustomization (else every YAML/JSON file under it is read); then the delivery's `patches` and
- * `images`; then `postBuild.substitute`; then `commonMetadata`. (`targetNamespace` and the owner
+ * `images`; then SOPS-encrypted objects are decrypted, in memory (kustomize, which works on files,
+ * never sees a decrypted value; Flux decrypts there too); then `postBuild.substitute`; then
+ * `commonMetadata`. (`targetNamespace` and the owner
  * label are set when the objects are prepared against the cluster.)
  */
 export async function buildManifests(
@@ -39,6 +44,9 @@ export async function buildManifests(
     ? await buildKustomization(files, dir, kustomize)
     : await loadManifests(files, delivery.path, revision, limits);
   checkRequiredFields(built);
+  // Patches and images run kustomize on files: they see encrypted documents only.
   const patched = await applyPatchesAndImages(built, delivery, kustomize);
-  return applyDeliveryTransforms(patched, delivery);
+  const decrypted = await decryptEncrypted(patched, files, delivery, options.decryptor);
+  checkRequiredFields(decrypted);
+  return applyDeliveryTransforms(decrypted, delivery);
 }

@@ -4,6 +4,8 @@ export interface FieldChange {
   readonly path: string;
   readonly before?: unknown;
   readonly after?: unknown;
+  /** A Secret's value changed: the values themselves are left out. */
+  readonly redacted?: true;
 }
 
 /** Fields the API server maintains itself; a change in them is not a change anyone made. */
@@ -44,4 +46,19 @@ export function fieldChanges(before: unknown, after: unknown, path = ''): FieldC
       ...(after !== undefined && { after }),
     },
   ];
+}
+
+/** Whether `object` is a Secret of the core API. */
+const isSecret = (object: { apiVersion?: string; kind?: string }): boolean =>
+  object.apiVersion === 'v1' && object.kind === 'Secret';
+
+/** The changes of `object` with a Secret's values (`data`, `stringData`) reduced to which keys changed. */
+export function withoutSecretValues(
+  object: { apiVersion?: string; kind?: string },
+  changes: readonly FieldChange[],
+): FieldChange[] {
+  if (!isSecret(object)) return [...changes];
+  return changes.map((change) =>
+    /^(data|stringData)(\.|\[|$)/.test(change.path) ? { path: change.path, redacted: true } : change,
+  );
 }

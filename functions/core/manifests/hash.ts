@@ -1,9 +1,14 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { sameQuantity } from './quantity.ts';
 
 /** sha256 of a JSON value with object keys sorted, so equal objects hash equally. */
 export function stableHash(value: unknown): string {
   return createHash('sha256').update(stableStringify(value)).digest('hex');
+}
+
+/** HMAC-SHA256 of a JSON value with object keys sorted: stableHash for objects with secret values. */
+export function keyedStableHash(value: unknown, key: Buffer): string {
+  return createHmac('sha256', key).update(stableStringify(value)).digest('hex');
 }
 
 function stableStringify(value: unknown): string {

@@ -33,6 +33,11 @@ export interface Manifest {
   readonly object: KubernetesObject & Record<string, unknown>;
   /** `deploy/app.yaml` or `deploy/app.yaml#2` for the third document of a file. */
   readonly origin: string;
+  /**
+   * Set on objects holding decrypted values: the key their inventory hash is keyed with, so the
+   * hash stored in the table says nothing about the values to whoever can read the table.
+   */
+  readonly hashKey?: Buffer;
 }
 
 export function groupOf(apiVersion: string): string {

@@ -33,6 +33,7 @@ export async function applyRevision(
     buildManifests(artifact.files, delivery, artifact.revision, {
       kubectl: deps.kubectl,
       limits: deps.limits,
+      decryptor: deps.decryptor,
     }),
   );
   // Compiled before anything is applied: a broken expression fails the run with nothing changed.

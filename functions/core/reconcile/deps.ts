@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../clock.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
+import type { Decryptor } from '../manifests/encrypted.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
 import type { Fence } from '../store/lease.ts';
 import type { TableClient } from '../store/table-client.ts';
@@ -22,6 +23,11 @@ export interface ReconcileDeps {
   readonly log?: (message: string) => void;
   /** The kubectl binary that runs kustomize for the build step (default: `kubectl` on PATH). */
   readonly kubectl?: string;
+  /**
+   * Decrypts the SOPS-encrypted objects of deliveries with `decryption` (its AWS clients are loaded
+   * only when one is reconciled). @default none: such deliveries fail to build
+   */
+  readonly decryptor?: Decryptor;
   /** What an artifact may unpack to and its build read and make. @default DEFAULT_LIMITS */
   readonly limits?: ArtifactLimits;
   /** Schedules the retry of a failed run when the delivery sets a `retryInterval` shorter than its `interval`. */

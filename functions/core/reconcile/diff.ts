@@ -9,7 +9,7 @@ import { impersonating } from '../kube/impersonation.ts';
 import { forEachBounded } from '../kube/pool.ts';
 import { prepareObjects } from '../kube/prepare.ts';
 import { buildManifests } from '../manifests/build.ts';
-import { fieldChanges, type FieldChange } from '../manifests/field-diff.ts';
+import { fieldChanges, withoutSecretValues, type FieldChange } from '../manifests/field-diff.ts';
 import { describeEntry, staleEntries } from '../manifests/inventory.ts';
 import { describeObject } from '../manifests/objects.ts';
 import { isDigest, pullArtifact } from '../oci/index.ts';
@@ -53,6 +53,7 @@ function sourceAt(delivery: Delivery, revision: string | undefined): Delivery['s
  * `sluice diff`: the delivery's artifact (or `revision`) built and compared with the cluster:
  * objects to create, to change (fields from a server-side dry-run), to prune, and the
  * dependencies and gates that would hold the run. Nothing is written to the cluster or the table.
+ * A Secret's changed values are named by key, never shown.
  */
 export async function diffDelivery(
   name: string,
@@ -74,6 +75,7 @@ export async function diffDelivery(
   ].join('; ');
   const manifests = await buildManifests(artifact.files, delivery, artifact.revision, {
     kubectl: deps.kubectl,
+    decryptor: deps.decryptor,
   });
   const kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
   const desired = await prepareObjects(manifests, kube, name, delivery.targetNamespace);
@@ -98,7 +100,7 @@ export async function diffDelivery(
     if (isUnchanged(d, current, appliedHash.get(d.entry.id))) return void unchanged++;
     try {
       const result: KubernetesObject = await kube.apply(d.object, { dryRun: true });
-      const fields = fieldChanges(current, result);
+      const fields = withoutSecretValues(d.object, fieldChanges(current, result));
       if (fields.length === 0) unchanged++;
       else change.push({ object: describeObject(d.object), fields });
     } catch (error) {

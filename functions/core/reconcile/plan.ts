@@ -25,7 +25,7 @@ export interface PlannedRevision {
 export async function planRevision(
   delivery: Delivery,
   kube: KubeClient,
-  deps: Pick<ReconcileDeps, 'registryCredentials' | 'kubectl'>,
+  deps: Pick<ReconcileDeps, 'registryCredentials' | 'kubectl' | 'decryptor'>,
 ): Promise<PlannedRevision> {
   const credentials = deps.registryCredentials(delivery.source);
   const resolved = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
@@ -33,7 +33,10 @@ export async function planRevision(
     pullResolved(delivery.source, resolved, { credentials }),
   );
   const manifests = await step('BuildFailed', () =>
-    buildManifests(artifact.files, delivery, resolved.revision, { kubectl: deps.kubectl }),
+    buildManifests(artifact.files, delivery, resolved.revision, {
+      kubectl: deps.kubectl,
+      decryptor: deps.decryptor,
+    }),
   );
   const desired = await step('ValidationFailed', () =>
     prepareObjects(manifests, kube, delivery.name, delivery.targetNamespace),

@@ -264,6 +264,44 @@ describe('parseConfig', () => {
     expect(problems({ approvers: 1.5 })).toEqual(['approvers: must be a whole number']);
   });
 
+  it("reads Flux's decryption (provider sops) and names each wrong field", () => {
+    const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sluice/age-AbCdEf';
+    const delivery = (decryption: unknown) =>
+      parseDelivery({ name: 'd', source: { url: ECR }, cluster: { kubeconfig: 'k' }, decryption });
+    const problems = (decryption: unknown) => {
+      try {
+        delivery(decryption);
+        return [];
+      } catch (error) {
+        return (error as ConfigError).issues.map((issue) => `${issue.path}: ${issue.message}`);
+      }
+    };
+    expect(delivery({ provider: 'sops', ageKeySecretArn: SECRET }).decryption).toEqual({
+      provider: 'sops',
+      kmsKeyArns: [],
+      ageKeySecretArn: SECRET,
+    });
+    expect(delivery({ provider: 'sops', kmsKeyArns: [KEY] }).decryption).toEqual({
+      provider: 'sops',
+      kmsKeyArns: [KEY],
+    });
+    expect(problems({ provider: 'pgp', kmsKeyArns: [KEY] })).toEqual([
+      'decryption.provider: the only provider is "sops"',
+    ]);
+    expect(problems({ provider: 'sops' })).toEqual([
+      'decryption: name the keys: kmsKeyArns (KMS key ARNs) and/or ageKeySecretArn (age identities)',
+    ]);
+    expect(
+      problems({ provider: 'sops', kmsKeyArns: ['arn:aws:kms:eu-west-1:123456789012:alias/sops'] }),
+    ).toEqual([
+      'decryption.kmsKeyArns[0]: "arn:aws:kms:eu-west-1:123456789012:alias/sops" is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key id>; not an alias: IAM grants kms:Decrypt on keys)',
+    ]);
+    expect(problems({ provider: 'sops', ageKeySecretArn: 'sluice/age' })).toEqual([
+      'decryption.ageKeySecretArn: "sluice/age" is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)',
+    ]);
+  });
+
   it('a gate that approves revisions or needs several approvers is closed by default and has no open schedules', () => {
     const error = (() => {
       try {

@@ -1,0 +1,126 @@
+import { createHmac } from 'node:crypto';
+import { parseAllDocuments } from 'yaml';
+import { isRecord } from '../config/issues.ts';
+import { SluiceError } from '../errors.ts';
+import { describeDocument, isSopsEncrypted, type Decryptor } from '../manifests/encrypted.ts';
+import type { Manifest } from '../manifests/objects.ts';
+import { DataKeyError, openDataKey, type SopsKeys } from './data-key.ts';
+import { macAad, MetadataError, readMetadata, type SopsMetadata } from './metadata.ts';
+import { computeMac, decryptDocument, TreeError, type Node } from './tree.ts';
+import { decryptValue, ValueError } from './values.ts';
+
+const MANIFEST_FILE = /\.(ya?ml|json)$/i;
+
+/** An encrypted file of the artifact as sops wrote it: its documents in their order, for the MAC. */
+interface EncryptedFile {
+  readonly path: string;
+  readonly documents: readonly Node[];
+  /** The first document's `sops` block (sops reads the metadata from there). */
+  readonly sops: unknown;
+}
+
+/**
+ * The artifact's sops-encrypted files by their (encrypted) MAC. A build may reorder keys (kustomize
+ * does) and the MAC is computed in the file's order, so it is checked on the file as written;
+ * each built object is matched to its file by the MAC its `sops` block carries.
+ */
+function encryptedFiles(files: ReadonlyMap<string, Buffer>): Map<string, EncryptedFile[]> {
+  const byMac = new Map<string, EncryptedFile[]>();
+  for (const [path, content] of files) {
+    if (!MANIFEST_FILE.test(path) || !content.includes('sops') || !content.includes('mac')) continue;
+    let documents: Node[];
+    try {
+      documents = parseAllDocuments(content.toString('utf8'), { uniqueKeys: false })
+        .filter((doc) => doc.errors.length === 0)
+        .map((doc) => doc.toJS({ mapAsMap: true, maxAliasCount: 100 }) as Node);
+    } catch {
+      continue; // the build reports what is wrong with the file
+    }
+    const first = documents[0];
+    const sops = first instanceof Map ? toPlain(first.get('sops')) : undefined;
+    const mac = isRecord(sops) ? sops.mac : undefined;
+    if (typeof mac !== 'string') continue;
+    byMac.set(mac, [...(byMac.get(mac) ?? []), { path, documents, sops }]);
+  }
+  return byMac;
+}
+
+const failure = (where: string, problem: string) =>
+  new SluiceError('BuildFailed', `${where}: SOPS decryption failed: ${problem}; nothing was applied`);
+
+/** Why the MAC of `file` does not hold, or undefined when it matches the one computed over its values. */
+function macProblem(file: EncryptedFile, metadata: SopsMetadata, dataKey: Buffer): string | undefined {
+  let stored: unknown;
+  try {
+    stored = decryptValue(metadata.mac, dataKey, macAad(metadata.lastModified));
+  } catch (error) {
+    if (error instanceof ValueError) return `its MAC (sops.mac) ${error.message}`;
+    throw error;
+  }
+  const computed = computeMac(file.documents, dataKey, metadata.rule, metadata.macOnlyEncrypted);
+  return stored === computed ? undefined : 'MAC mismatch: the file was changed after sops encrypted it';
+}
+
+/**
+ * A Decryptor for sops files (YAML and JSON; AWS KMS and age keys): every encrypted object of the
+ * build is matched to its file in the artifact, the file's data key is opened with `keys` and its
+ * MAC checked, then the object's values are decrypted, in memory. Errors name the file and object
+ * and never hold a decrypted value.
+ */
+export function sopsDecryptor(keys: SopsKeys): Decryptor {
+  return {
+    async decrypt({ manifests, files, decryption }) {
+      const byMac = encryptedFiles(files);
+      const dataKeys = new Map<string, Promise<Buffer>>();
+      const checked = new Set<EncryptedFile>();
+      const out: Manifest[] = [];
+      for (const manifest of manifests) {
+        if (!isSopsEncrypted(manifest)) {
+          out.push(manifest);
+          continue;
+        }
+        const where = `${manifest.origin}: ${describeDocument(manifest)}`;
+        try {
+          const metadata = readMetadata(manifest.object.sops);
+          const sources = byMac.get(metadata.mac);
+          if (!sources)
+            throw failure(
+              where,
+              'its sops block matches no encrypted file of the artifact (was it changed by the build?)',
+            );
+          let dataKey = dataKeys.get(metadata.mac);
+          if (!dataKey) dataKeys.set(metadata.mac, (dataKey = openDataKey(metadata, decryption, keys)));
+          const key = await dataKey;
+          for (const source of sources) {
+            if (checked.has(source)) continue;
+            const problem = macProblem(source, readMetadata(source.sops), key);
+            const inFile = manifest.origin.split('#')[0] === source.path ? '' : ` (in ${source.path})`;
+            if (problem) throw failure(where, `${problem}${inFile}`);
+            checked.add(source);
+          }
+          out.push({
+            ...manifest,
+            object: decryptDocument(manifest.object, key, metadata.rule) as Manifest['object'],
+            hashKey: inventoryHashKey(key),
+          });
+        } catch (error) {
+          if (error instanceof SluiceError) throw error;
+          if (error instanceof MetadataError || error instanceof DataKeyError || error instanceof TreeError)
+            throw failure(where, error.message);
+          throw error;
+        }
+      }
+      return out;
+    },
+  };
+}
+
+/** The key a decrypted object's inventory hash is keyed with: derived from its file's data key. */
+const inventoryHashKey = (dataKey: Buffer): Buffer =>
+  createHmac('sha256', dataKey).update('sluice inventory hash').digest();
+
+function toPlain(node: unknown): unknown {
+  if (node instanceof Map) return Object.fromEntries([...node].map(([k, v]) => [String(k), toPlain(v)]));
+  if (Array.isArray(node)) return node.map(toPlain);
+  return node;
+}

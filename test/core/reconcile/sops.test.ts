@@ -1,0 +1,191 @@
+// SOPS-encrypted Secrets delivered for real: decrypted in memory, applied to the local
+// kube-apiserver and read back; nothing decrypted reaches the table, the events, the log or
+// `sluice diff`; a file that cannot be decrypted fails the run, naming it, with nothing applied.
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ReconcileEvent } from '../../../functions/core/store/events.ts';
+import type { ReconcileDeps } from '../../../functions/core/reconcile/deps.ts';
+import { diffDelivery } from '../../../functions/core/reconcile/diff.ts';
+import { planRevision } from '../../../functions/core/reconcile/plan.ts';
+import { KubeClient } from '../../../functions/core/kube/client.ts';
+import { stableHash } from '../../../functions/core/manifests/hash.ts';
+import { getDelivery } from '../../../functions/core/store/deliveries.ts';
+import { readInventory } from '../../../functions/core/store/inventory.ts';
+import { PLAINTEXT_MARKER } from '../../fixtures/sops/plaintext.ts';
+import { sluice } from '../../support/cli.ts';
+import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
+import { ageKeySecret, sopsDecryption, sopsFixture } from '../../support/sops.ts';
+import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+
+const bed = testbed();
+const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+const events: ReconcileEvent[] = [];
+const logged: string[] = [];
+const deps: ReconcileDeps = {
+  ...engineDeps(),
+  events: { publish: async (event) => void events.push(event) },
+  log: (message) => logged.push(message),
+};
+let ageSecret: string;
+beforeAll(async () => {
+  ageSecret = await ageKeySecret();
+});
+
+const configMap = (name: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: b\n`;
+
+/** A namespace and a delivery into it; `decryption: null` registers one without decryption. */
+async function setup(decryption: Record<string, unknown> | null = sopsDecryption(ageSecret)) {
+  const ns = uniqueName('sops');
+  const name = uniqueName('sops');
+  const repository = uniqueName('sops/app');
+  await createNamespace(bed.kubeConfig(), ns);
+  await registerDelivery(deps, bed, {
+    name,
+    repository,
+    targetNamespace: ns,
+    prune: true,
+    ...(decryption && { decryption }),
+  });
+  return { ns, name, push: (files: Record<string, string>) => pushFiles(bed, repository, 'main', files) };
+}
+
+const secretValues = async (ns: string, name: string) => {
+  const secret = await core.readNamespacedSecret({ name, namespace: ns });
+  return Object.fromEntries(
+    Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString()]),
+  );
+};
+const names = async (ns: string) => {
+  const [secrets, configMaps] = await Promise.all([
+    core.listNamespacedSecret({ namespace: ns }),
+    core.listNamespacedConfigMap({ namespace: ns }),
+  ]);
+  return [...secrets.items, ...configMaps.items]
+    .map((object) => object.metadata!.name!)
+    .filter((n) => n !== 'kube-root-ca.crt')
+    .sort();
+};
+const tableText = async () =>
+  JSON.stringify((await bed.dynamoDb().send(new ScanCommand({ TableName: bed.dynamodb.table }))).Items);
+
+describe('delivering SOPS-encrypted Secrets', () => {
+  it('applies the decrypted Secrets, and writes none of their values to the table, the events or the log', async () => {
+    const { ns, name, push } = await setup();
+    await push({
+      'db.yaml': sopsFixture('kms-secret.yaml'),
+      'token.yaml': sopsFixture('age-secret.yaml'),
+      'app.yaml': configMap('app'),
+    });
+    const result = await run(name, deps);
+    expect(result).toMatchObject({ outcome: 'Succeeded', changes: { created: 3 } });
+    expect(await secretValues(ns, 'db-credentials')).toEqual({
+      username: 'admin',
+      password: `${PLAINTEXT_MARKER}-kms-password`,
+      '1': `${PLAINTEXT_MARKER}-digit-key`,
+    });
+    expect(await secretValues(ns, 'api-token')).toEqual({ token: `${PLAINTEXT_MARKER}-age-token` });
+
+    expect(events.some((event) => event.delivery === name)).toBe(true);
+    expect(JSON.stringify(events)).not.toContain(PLAINTEXT_MARKER);
+    expect(JSON.stringify(result)).not.toContain(PLAINTEXT_MARKER);
+    expect(logged.join('\n')).not.toContain(PLAINTEXT_MARKER);
+    expect(await tableText()).not.toContain(PLAINTEXT_MARKER);
+
+    // The inventory hash of a decrypted Secret is keyed (by its data key): not the plain hash of
+    // the object, which would let a reader of the table check guesses of its values.
+    const delivery = (await getDelivery(deps.db, name))!;
+    const { desired } = await planRevision(delivery, new KubeClient(bed.kubeConfig()), deps);
+    const inventory = new Map((await readInventory(deps.db, name)).map((entry) => [entry.id, entry.h]));
+    for (const d of desired) {
+      expect(inventory.get(d.entry.id)).toBe(d.hash);
+      if (d.object.kind === 'Secret') expect(d.hash).not.toBe(stableHash(d.object));
+      else expect(d.hash).toBe(stableHash(d.object));
+    }
+    expect(await run(name, deps)).toMatchObject({ changes: { unchanged: 3, configured: 0 } });
+  });
+
+  it('shows in diff which Secret values changed, never the values', async () => {
+    const { ns, name, push } = await setup();
+    await push({ 'db.yaml': sopsFixture('kms-secret.yaml') });
+    expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded' });
+    // The next revision changes the password (a plain Secret of the same name, for the test).
+    await push({
+      'db.yaml': `apiVersion: v1\nkind: Secret\nmetadata:\n  name: db-credentials\n  labels: { app: db }\nstringData:\n  username: admin\n  password: next-${PLAINTEXT_MARKER}\n  "1": ${PLAINTEXT_MARKER}-digit-key\n`,
+    });
+    const diff = await diffDelivery(name, deps);
+    expect(diff.change).toEqual([
+      { object: `Secret/${ns}/db-credentials`, fields: [{ path: 'data.password', redacted: true }] },
+    ]);
+    const cli = await sluice('diff', name);
+    expect(cli.stdout).toContain(`~ change  Secret/${ns}/db-credentials`);
+    expect(cli.stdout).toContain('data.password: (secret value changed)');
+    expect(cli.stdout).not.toContain(PLAINTEXT_MARKER);
+    expect(cli.stdout).not.toContain(Buffer.from(`next-${PLAINTEXT_MARKER}`).toString('base64').slice(0, 12));
+    const json = await sluice('diff', name, '--json');
+    expect(json.stdout).toContain('"redacted": true');
+    expect(json.stdout).not.toContain(PLAINTEXT_MARKER);
+  });
+});
+
+describe('a revision that cannot be decrypted applies nothing', () => {
+  const cases: [string, Record<string, string>, RegExp][] = [
+    [
+      'a tampered value',
+      {
+        'db.yaml': sopsFixture('kms-secret.yaml').replace(
+          /(password: ENC\[AES256_GCM,data:)(.)/,
+          (_, head: string, c: string) => `${head}${c === 'A' ? 'B' : 'A'}`,
+        ),
+      },
+      /^db\.yaml: Secret\/db-credentials: SOPS decryption failed: stringData\.password: does not decrypt/,
+    ],
+    [
+      'a changed unencrypted value',
+      { 'db.yaml': sopsFixture('kms-secret.yaml').replace('app: db', 'app: other') },
+      /^db\.yaml: Secret\/db-credentials: SOPS decryption failed: MAC mismatch/,
+    ],
+    [
+      'a missing MAC',
+      { 'db.yaml': sopsFixture('kms-secret.yaml').replace(/ {4}mac: ENC\[[^\]]+\]\n/, '') },
+      /^db\.yaml: Secret\/db-credentials: SOPS decryption failed: has no MAC/,
+    ],
+    [
+      'a key the delivery does not name',
+      { 'db.yaml': sopsFixture('other-kms-key.yaml') },
+      /^db\.yaml: Secret\/db-credentials: SOPS decryption failed: it is encrypted for KMS key \S+, none of which/,
+    ],
+    [
+      'an age recipient whose identity sluice lacks',
+      { 'token.yaml': sopsFixture('other-age-recipient.yaml') },
+      /^token\.yaml: Secret\/api-token: SOPS decryption failed: no key opens its data key/,
+    ],
+  ];
+
+  it.each(cases)(
+    '%s: the run fails naming the file, and the cluster keeps the last revision',
+    async (_, files, message) => {
+      const { ns, name, push } = await setup();
+      await push({ 'app.yaml': configMap('first') });
+      expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded' });
+      await push({ ...files, 'app.yaml': configMap('first'), 'more.yaml': configMap('second') });
+      const result = await run(name, deps);
+      expect(result).toMatchObject({ outcome: 'Failed', reason: 'BuildFailed' });
+      expect(result.message).toMatch(message);
+      expect(result.message).not.toContain(PLAINTEXT_MARKER);
+      expect(await names(ns)).toEqual(['first']);
+    },
+  );
+
+  it('an encrypted document in a delivery without decryption: refused, not applied as ciphertext', async () => {
+    const { ns, name, push } = await setup(null);
+    await push({ 'db.yaml': sopsFixture('kms-secret.yaml'), 'app.yaml': configMap('app') });
+    const result = await run(name, deps);
+    expect(result).toMatchObject({ outcome: 'Failed', reason: 'BuildFailed' });
+    expect(result.message).toMatch(
+      /^db\.yaml: Secret\/db-credentials is SOPS-encrypted, but delivery '\S+' has no decryption/,
+    );
+    expect(await names(ns)).toEqual([]);
+  });
+});
