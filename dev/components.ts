@@ -7,7 +7,14 @@ import { ensureTable } from '../functions/core/store/table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startEtcd } from './etcd.ts';
 import { startKubeApiServer } from './kube-apiserver.ts';
-import { freePort, isAlive, startDaemon, stopDaemon, waitUntilReady } from './processes.ts';
+import {
+  freePort,
+  isAlive,
+  onFreshPortsIfTaken,
+  startDaemon,
+  stopDaemon,
+  waitUntilReady,
+} from './processes.ts';
 import { startLocalKms } from './local-kms.ts';
 import {
   dynamoDbLocalDir,
@@ -105,14 +112,16 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
   const pids: Record<string, number> = {};
   try {
     const [etcd, registry, dynamodb, kms] = await Promise.all([
-      startEtcd(bins.etcd, dir).then((e) => ((pids.etcd = e.pid), e)),
-      startRegistry(registryBin, dir).then((r) => ((pids.registry = r.pid), r)),
-      startDynamoDbLocal(java, dynamoHome, dir).then((d) => ((pids.dynamodb = d.pid), d)),
-      startLocalKms(kmsBin, dir).then((k) => ((pids.kms = k.pid), k)),
+      onFreshPortsIfTaken(() => startEtcd(bins.etcd, dir)).then((e) => ((pids.etcd = e.pid), e)),
+      onFreshPortsIfTaken(() => startRegistry(registryBin, dir)).then((r) => ((pids.registry = r.pid), r)),
+      onFreshPortsIfTaken(() => startDynamoDbLocal(java, dynamoHome, dir)).then(
+        (d) => ((pids.dynamodb = d.pid), d),
+      ),
+      onFreshPortsIfTaken(() => startLocalKms(kmsBin, dir)).then((k) => ((pids.kms = k.pid), k)),
     ]);
     const ecr = await startEcrEndpoint(dir, `http://${registry.host}`, registry.username, registry.password);
     pids.ecr = ecr.pid;
-    const api = await startKubeApiServer(bins.kubeApiserver, etcd.url, dir);
+    const api = await onFreshPortsIfTaken(() => startKubeApiServer(bins.kubeApiserver, etcd.url, dir));
     pids.kubeApiserver = api.pid;
 
     const region = 'us-east-1';

@@ -69,6 +69,22 @@ export function freePort(): Promise<number> {
 }
 
 /**
+ * Runs `start` (which picks its ports with freePort) again, on new ports, when another process
+ * bound one of them between the pick and the component's own bind: on a busy machine that race
+ * is real. Any other failure is thrown at once.
+ */
+export async function onFreshPortsIfTaken<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      const taken = /address already in use|EADDRINUSE/i.test(String(error));
+      if (!taken || attempt >= attempts) throw error;
+    }
+  }
+}
+
+/**
  * Polls `ready` until it returns true; fails naming the component, with the tail of its log,
  * if its process dies or the time runs out.
  */

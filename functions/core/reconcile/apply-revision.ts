@@ -5,10 +5,9 @@ import { applyStaged, dryRun, isUnchanged, kindsOf, listOwned } from '../kube/ap
 import { checkPruneCascade } from '../kube/cascade.ts';
 import { KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
-import { prepareObjects, type DesiredObject } from '../kube/prepare.ts';
+import type { DesiredObject } from '../kube/prepare.ts';
 import { pruneEntries } from '../kube/prune.ts';
 import { waitForHealthy } from '../kube/wait.ts';
-import { buildManifests } from '../manifests/build.ts';
 import { staleEntries, unionEntries, type InventoryEntry } from '../manifests/inventory.ts';
 import { describeObject } from '../manifests/objects.ts';
 import type { Artifact } from '../oci/index.ts';
@@ -19,6 +18,7 @@ import type { ChangeCounts } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 import { ownershipConflicts, refuseConflicts } from './ownership.ts';
+import { buildRevision, settleRevision } from './plan.ts';
 import { checkPruneLimit } from './prune-limit.ts';
 
 /** Build, validate, write-ahead inventory, apply, prune, record the inventory, health. */
@@ -29,13 +29,7 @@ export async function applyRevision(
   lease: Lease,
 ): Promise<ChangeCounts> {
   const name = delivery.name;
-  const manifests = await step('BuildFailed', () =>
-    buildManifests(artifact.files, delivery, artifact.revision, {
-      kubectl: deps.kubectl,
-      limits: deps.limits,
-      decryptor: deps.decryptor,
-    }),
-  );
+  const manifests = await buildRevision(delivery, artifact, deps);
   // Compiled before anything is applied: a broken expression fails the run with nothing changed.
   // The CEL library is loaded only here, for a delivery that has expressions (its own bundle chunk).
   const healthCheckExprs =
@@ -49,9 +43,7 @@ export async function applyRevision(
     impersonating(await step('ApplyFailed', () => deps.connect(delivery.cluster)), delivery.impersonate),
     () => lease.check(),
   );
-  const desired = await step('ValidationFailed', () =>
-    prepareObjects(manifests, kube, name, delivery.targetNamespace),
-  );
+  const desired = await settleRevision(manifests, kube, delivery);
   const oldInventory = await readInventory(deps.db, name);
   if (desired.length === 0 && oldInventory.length > 0 && !delivery.allowEmpty) {
     throw new SluiceError(

@@ -1,5 +1,4 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
@@ -7,18 +6,16 @@ import { isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
 import { apiErrorMessage, KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
 import { forEachBounded } from '../kube/pool.ts';
-import { prepareObjects } from '../kube/prepare.ts';
-import { buildManifests } from '../manifests/build.ts';
 import { fieldChanges, withoutSecretValues, type FieldChange } from '../manifests/field-diff.ts';
 import { describeEntry, staleEntries } from '../manifests/inventory.ts';
 import { describeObject } from '../manifests/objects.ts';
-import { isDigest, pullArtifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
 import type { BlockingGate } from '../store/status.ts';
 import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { ownershipConflicts, type OwnershipConflict } from './ownership.ts';
+import { buildRevision, pullRevision, settleRevision } from './plan.ts';
 
 /** What a reconcile would do now, found without changing anything. */
 export interface DeliveryDiff {
@@ -42,13 +39,6 @@ export interface DeliveryDiff {
 
 const CONCURRENCY = 8;
 
-/** `tag` or `sha256:<hex>` → the delivery's source pinned to it. */
-function sourceAt(delivery: Delivery, revision: string | undefined): Delivery['source'] {
-  if (revision === undefined) return delivery.source;
-  const base = { ...delivery.source, tag: undefined, semver: undefined, digest: undefined };
-  return isDigest(revision) ? { ...base, digest: revision } : { ...base, tag: revision };
-}
-
 /**
  * `sluice diff`: the delivery's artifact (or `revision`) built and compared with the cluster:
  * objects to create, to change (fields from a server-side dry-run), to prune, and the
@@ -65,20 +55,16 @@ export async function diffDelivery(
   const gates = await evaluateGates(name, delivery.gates, deps.db, deps.clock.now());
   const waitingFor = await unreadyDependencies(delivery, deps.db);
 
-  const source = sourceAt(delivery, options.revision);
-  const artifact = await pullArtifact(source, { credentials: deps.registryCredentials(source) });
+  const artifact = await pullRevision(delivery, deps, options.revision);
   const verdict = verdictFor(gates, artifact.revision);
   const blockedBy = [...verdict.blockAll, ...verdict.blockRevisions];
   const held = [
     ...(waitingFor.length > 0 ? [dependencyMessage(waitingFor)] : []),
     ...(blockedBy.length > 0 ? [waitingMessage(blockedBy, artifact.revision)] : []),
   ].join('; ');
-  const manifests = await buildManifests(artifact.files, delivery, artifact.revision, {
-    kubectl: deps.kubectl,
-    decryptor: deps.decryptor,
-  });
+  const manifests = await buildRevision(delivery, artifact, deps);
   const kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
-  const desired = await prepareObjects(manifests, kube, name, delivery.targetNamespace);
+  const desired = await settleRevision(manifests, kube, delivery);
   const inventory = await readInventory(deps.db, name);
   const live = await listOwned(kube, kindsOf(desired), name);
   const conflicts = await ownershipConflicts(

@@ -2,9 +2,18 @@ import type { Delivery } from '../config/index.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { prepareObjects, type DesiredObject } from '../kube/prepare.ts';
 import { buildManifests } from '../manifests/build.ts';
-import { pullResolved, resolveArtifact } from '../oci/index.ts';
+import type { Manifest } from '../manifests/objects.ts';
+import { isDigest, pullResolved, resolveArtifact, type Artifact } from '../oci/index.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
+
+/**
+ * Planning a revision, the steps a reconcile (apply-revision.ts), `sluice diff` (diff.ts) and the
+ * check of shared objects (shared-objects.ts) share: pull exactly one revision, build it, settle
+ * it against the cluster. Each fails with a SluiceError whose reason names its step.
+ */
+
+type PlanDeps = Pick<ReconcileDeps, 'registryCredentials' | 'kubectl' | 'limits' | 'decryptor'>;
 
 /** What a delivery's source holds now, built and settled against its cluster. */
 export interface PlannedRevision {
@@ -16,30 +25,57 @@ export interface PlannedRevision {
   readonly desired: readonly DesiredObject[];
 }
 
+/** The delivery's source pinned to `revision` (a tag or `sha256:<hex>`), or as configured. */
+export function sourceAt(delivery: Delivery, revision: string | undefined): Delivery['source'] {
+  if (revision === undefined) return delivery.source;
+  const base = { ...delivery.source, tag: undefined, semver: undefined, digest: undefined };
+  return isDigest(revision) ? { ...base, digest: revision } : { ...base, tag: revision };
+}
+
 /**
- * Plans a delivery's current revision without changing anything: resolves its source once, pulls
- * exactly that digest (a tag moved meanwhile does not change what is planned), builds it and
- * prepares the objects against `kube`, a client for the delivery's cluster. Gates, dependencies and
- * the delivery's inventory play no part. Fails with a SluiceError whose reason names the step.
+ * Resolves the source (or `revision`) once and pulls exactly the digest resolved, so a tag moved
+ * meanwhile does not change what is planned.
+ */
+export async function pullRevision(delivery: Delivery, deps: PlanDeps, revision?: string): Promise<Artifact> {
+  const source = sourceAt(delivery, revision);
+  const credentials = deps.registryCredentials(source);
+  const resolved = await step('ArtifactFailed', () => resolveArtifact(source, { credentials }));
+  return step('ArtifactFailed', () => pullResolved(source, resolved, { credentials, limits: deps.limits }));
+}
+
+/** The artifact built (plain files or kustomize), the delivery's transforms applied, decrypted. */
+export function buildRevision(delivery: Delivery, artifact: Artifact, deps: PlanDeps): Promise<Manifest[]> {
+  return step('BuildFailed', () =>
+    buildManifests(artifact.files, delivery, artifact.revision, {
+      kubectl: deps.kubectl,
+      limits: deps.limits,
+      decryptor: deps.decryptor,
+    }),
+  );
+}
+
+/** The built objects settled against the cluster (namespaces, owner label, API discovery), in apply order. */
+export function settleRevision(
+  manifests: Manifest[],
+  kube: KubeClient,
+  delivery: Delivery,
+): Promise<DesiredObject[]> {
+  return step('ValidationFailed', () =>
+    prepareObjects(manifests, kube, delivery.name, delivery.targetNamespace),
+  );
+}
+
+/**
+ * Plans a delivery's current revision without changing anything: pulls it, builds it and settles
+ * the objects against `kube`, a client for the delivery's cluster. Gates, dependencies and the
+ * delivery's inventory play no part.
  */
 export async function planRevision(
   delivery: Delivery,
   kube: KubeClient,
-  deps: Pick<ReconcileDeps, 'registryCredentials' | 'kubectl' | 'decryptor'>,
+  deps: PlanDeps,
 ): Promise<PlannedRevision> {
-  const credentials = deps.registryCredentials(delivery.source);
-  const resolved = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
-  const artifact = await step('ArtifactFailed', () =>
-    pullResolved(delivery.source, resolved, { credentials }),
-  );
-  const manifests = await step('BuildFailed', () =>
-    buildManifests(artifact.files, delivery, resolved.revision, {
-      kubectl: deps.kubectl,
-      decryptor: deps.decryptor,
-    }),
-  );
-  const desired = await step('ValidationFailed', () =>
-    prepareObjects(manifests, kube, delivery.name, delivery.targetNamespace),
-  );
-  return { revision: resolved.revision, digest: artifact.digest, desired };
+  const artifact = await pullRevision(delivery, deps);
+  const desired = await settleRevision(await buildRevision(delivery, artifact, deps), kube, delivery);
+  return { revision: artifact.revision, digest: artifact.digest, desired };
 }
