@@ -3,7 +3,7 @@ export type * from './props.ts';
 export { PROPS_ORIGIN, type SluiceSpecs } from './config.ts';
 export { SluiceTable, type SluiceTableProps } from './table.ts';
 export { SluiceFunction, type SluiceFunctionProps } from './function.ts';
-export { bundleOptions, handlerCode, handlerEntry, type HandlerName } from './bundling.ts';
+export { handlerCode, type HandlerName } from './bundling.ts';
 export { GateSchedules, IntervalSchedules, gateScheduleInput } from './schedules.ts';
 export { EcrPushTriggers, ecrRepositories } from './triggers.ts';
 export { ClusterAccess, clusterAdminPolicy } from './cluster-access.ts';
