@@ -1,72 +1,40 @@
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { buildSync, type BuildOptions } from 'esbuild';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleOptions, PROJECT_ROOT } from './bundle-options.ts';
 
-/** The repository root: where package-lock.json and the handlers are. */
-export const PROJECT_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+/** The Lambda handlers, each `functions/<name>/handler.ts`. */
+export const HANDLER_NAMES = ['reconcile', 'gate', 'spec-resource'] as const;
 
-export type HandlerName = 'reconcile' | 'gate' | 'spec-resource';
-
-/** `functions/<name>/handler.ts`, exporting `handler`. */
-export function handlerEntry(name: HandlerName): string {
-  return join(PROJECT_ROOT, 'functions', name, 'handler.ts');
-}
+export type HandlerName = (typeof HANDLER_NAMES)[number];
 
 /** What Lambda calls in a handler's bundle: `handler`, exported by `index.mjs`. */
 export const BUNDLE_HANDLER = 'index.handler';
 
 /**
- * Packages the bundles take from elsewhere, each for a part of @kubernetes/client-node that sluice
- * does not use or can serve with what the bundle already holds (see each file in functions/shims):
- * node-fetch (the runtime's own fetch), js-yaml (the `yaml` package reads kubeconfigs), the SOCKS
- * proxy agent (sluice's transport makes its own agent) and jsonpath-plus (legacy auth-providers).
+ * Where the installed package holds a handler's bundle, built when the package was packed
+ * (`npm run build` writes `dist/handlers/<name>`, beside `dist/lib`). A clone of the repository
+ * has none there: it bundles from the sources at synth.
  */
-export const ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
-  ['node-fetch', 'js-yaml', 'socks-proxy-agent', 'jsonpath-plus'].map((name) => [
-    name,
-    join(PROJECT_ROOT, 'functions', 'shims', `${name}.ts`),
-  ]),
-);
-
-/**
- * How every sluice handler is bundled: by the esbuild in node_modules (never Docker), as ES modules
- * with their dependencies, the AWS SDK included, so the SDK versions tested are the ones that run.
- * Code reached only through a dynamic `import()` (CEL health checks, SOPS decryption) is split
- * into a chunk of its own, loaded on first use: a delivery that does not need it never pays for it
- * at cold start.
- */
-export function bundleOptions(name: HandlerName, outdir: string): BuildOptions {
-  return {
-    entryPoints: { index: handlerEntry(name) },
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    chunkNames: 'chunks/[name]-[hash]',
-    absWorkingDir: PROJECT_ROOT,
-    bundle: true,
-    splitting: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    minify: true,
-    sourcemap: 'linked',
-    sourcesContent: false,
-    alias: { ...ALIASES },
-    // Some bundled CommonJS dependencies call require() for Node built-ins.
-    banner: {
-      js: "import { createRequire as sluiceCreateRequire } from 'node:module'; const require = sluiceCreateRequire(import.meta.url);",
-    },
-    logLevel: 'error',
-  };
+export function prebuiltBundleDir(name: HandlerName): string {
+  return fileURLToPath(new URL(`../handlers/${name}`, import.meta.url));
 }
 
 /**
- * A handler's code asset: bundled at synth by the local esbuild into the asset's output folder
- * (its hash is the output's, so an unchanged bundle is not uploaded again).
+ * A handler's code asset: the bundle the package was built with, or, in a clone of the repository,
+ * bundled from the sources at synth by the local esbuild into the asset's output folder (its hash
+ * is the output's, so an unchanged bundle is not uploaded again). Both are made by
+ * `bundleOptions` (lib/bundle-options.ts).
  */
 export function handlerCode(name: HandlerName): lambda.Code {
+  const prebuilt = prebuiltBundleDir(name);
+  return existsSync(join(prebuilt, 'index.mjs')) ? lambda.Code.fromAsset(prebuilt) : bundledAtSynth(name);
+}
+
+function bundledAtSynth(name: HandlerName): lambda.Code {
   return lambda.Code.fromAsset(join(PROJECT_ROOT, 'functions'), {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
@@ -75,10 +43,15 @@ export function handlerCode(name: HandlerName): lambda.Code {
       command: ['bundle', name],
       local: {
         tryBundle(outputDir: string): boolean {
-          buildSync(bundleOptions(name, outputDir));
+          esbuild().buildSync(bundleOptions(name, outputDir));
           return true;
         },
       },
     },
   });
+}
+
+/** esbuild is a devDependency: loaded only to bundle from the sources, so the package never needs it. */
+function esbuild(): typeof import('esbuild') {
+  return createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
 }

@@ -25,7 +25,7 @@ export interface SluiceFunctionProps {
   readonly securityGroups?: ec2.ISecurityGroup[];
 }
 
-/** One sluice handler as a Node.js 22 function with its own log group, bundled by the local esbuild (lib/bundling.ts). */
+/** One sluice handler as a Node.js 22 function with its own log group; its code is the package's prebuilt bundle or bundled at synth (lib/bundling.ts). */
 export class SluiceFunction extends Construct {
   readonly function: lambda.Function;
   readonly logGroup: logs.LogGroup;

@@ -4,12 +4,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { bundleOptions, handlerEntry, type HandlerName } from '../../lib/bundling.ts';
+import { bundleOptions, handlerEntry } from '../../lib/bundle-options.ts';
+import { HANDLER_NAMES, type HandlerName } from '../../lib/bundling.ts';
 import type { BenchOutcome, TargetCheck } from '../report.ts';
 import { coldLoadBytes } from '../../test/support/bundle-size.ts';
 import { formatBytes, formatMs, median, spread } from '../stats.ts';
 
-const HANDLERS: readonly HandlerName[] = ['reconcile', 'gate', 'spec-resource'];
 const IMPORTS = 5;
 const SIZE_TARGET = 1.5 * 2 ** 20;
 const INIT_TARGET_MS = 300;
@@ -92,7 +92,7 @@ export interface BundlesResult {
 export async function bundlesBench(outDir: string): Promise<BundlesResult> {
   const options = bundleOptions('reconcile', outDir);
   const bundles: Bundle[] = [];
-  for (const handler of HANDLERS) {
+  for (const handler of HANDLER_NAMES) {
     const entry = handlerEntry(handler);
     if (!existsSync(entry)) continue;
     const dir = join(outDir, handler);
@@ -140,7 +140,7 @@ export async function bundlesBench(outDir: string): Promise<BundlesResult> {
         {
           title: '5. Lambda bundles and cold init',
           method:
-            "Each handler bundled with the esbuild in node_modules using lib/bundling.ts's `bundleOptions` (what the CDK " +
+            "Each handler bundled with the esbuild in node_modules using lib/bundle-options.ts's `bundleOptions` (what the CDK " +
             `app deploys): platform node, format ${String(options.format)}, target ${String(options.target)}, minified, ` +
             'bundle with every dependency (the AWS SDK included), source map in a separate file. "bundle" is what ' +
             `importing index.mjs loads: it and the chunks it imports statically (gzip: index.mjs alone). Cold init: ${IMPORTS} ` +

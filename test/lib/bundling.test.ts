@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundleOptions } from '../../lib/bundling.ts';
+import { bundleOptions } from '../../lib/bundle-options.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'sluice-bundling-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -44,7 +44,7 @@ function packagesByLoad(metafile: Metafile): { atImport: Set<string>; onFirstUse
 
 describe('the reconcile bundle', () => {
   const loads = build({ ...bundleOptions('reconcile', join(outdir, 'reconcile')), metafile: true }).then(
-    (result) => packagesByLoad(result.metafile),
+    (result) => packagesByLoad(result.metafile!),
   );
 
   it('loads the CEL library only when a delivery has health check expressions', async () => {

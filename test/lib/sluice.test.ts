@@ -643,8 +643,9 @@ describe('CloudFormation fails fast', () => {
 });
 
 describe('bundled handlers', () => {
-  // The construct's own bundles (local esbuild, lib/bundling.ts), loaded as Lambda loads them:
-  // a fresh Node.js process importing index.mjs with only AWS_REGION set. Their size is what that
+  // The construct's own bundles, made at synth from the sources as in a clone of the repository
+  // (local esbuild, lib/bundling.ts; the installed package's prebuilt ones: test/package), loaded
+  // as Lambda loads them: a fresh Node.js process importing index.mjs with only AWS_REGION set. Their size is what that
   // import loads: index.mjs and the chunks it imports statically, not those loaded on first use.
   const bundles = [
     ['reconcile', reconcile],

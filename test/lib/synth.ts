@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT } from '../../lib/bundling.ts';
+import { PROJECT_ROOT } from '../../lib/bundle-options.ts';
 import { Sluice, type SluiceDelivery, type SluiceGate, type SluiceProps } from '../../lib/index.ts';
 
 export const ACCOUNT = '123456789012';

@@ -1,3 +1,9 @@
+/**
+ * The config file's schema, parser and types: what `sluice register -f` reads, and what the
+ * `Sluice` construct validates its gate and delivery props with.
+ *
+ * @module sluice/config
+ */
 export { DEFAULTS } from './defaults.ts';
 export { parseDuration, formatDuration } from './duration.ts';
 export { ConfigError, type ConfigIssue } from './issues.ts';

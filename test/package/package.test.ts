@@ -1,0 +1,155 @@
+// The package as a user gets it (test/support/consumer-app.ts): packed once, installed into a CDK
+// app outside the repository, the README's example synthesized offline by the CDK CLI under each
+// way a CDK app runs, and the packaged CLI run against the local components.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  consumerApp,
+  devTool,
+  PACKAGE,
+  readmeCodeBlocks,
+  type ConsumerApp,
+} from '../support/consumer-app.ts';
+import { kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
+import { HANDLER_NAMES } from '../../lib/bundling.ts';
+
+const exec = promisify(execFile);
+const HANDLERS = HANDLER_NAMES;
+
+testbed();
+let app: ConsumerApp;
+
+beforeAll(async () => {
+  app = await consumerApp();
+}, 300_000);
+afterAll(() => app?.remove());
+
+/** Offline: no AWS or CDK settings of this process (the tests' local endpoints), no credentials. */
+function offlineEnv(): NodeJS.ProcessEnv {
+  return {
+    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(AWS_|CDK_)/.test(key))),
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CDK_DISABLE_CLI_TELEMETRY: 'true',
+  };
+}
+
+const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+/** The sha256 of every `asset.*` folder's index.mjs in a cloud assembly. */
+function assetBundles(outdir: string): string[] {
+  return readdirSync(outdir)
+    .filter((name) => name.startsWith('asset.') && existsSync(join(outdir, name, 'index.mjs')))
+    .map((name) => sha256(join(outdir, name, 'index.mjs')))
+    .sort();
+}
+
+describe('the packed package', () => {
+  it('holds compiled JavaScript, declarations, the handler bundles and the CLI; no sources, tests or benchmarks', () => {
+    const paths = app.packed.files.map((file) => file.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'CHANGELOG.md',
+        'bin/sluice-cli.mjs',
+        'dist/lib/index.js',
+        'dist/lib/index.d.ts',
+        'dist/functions/core/config/index.d.ts',
+        'dist/bin/sluice.js',
+        ...HANDLERS.map((name) => `dist/handlers/${name}/index.mjs`),
+      ]),
+    );
+    expect(paths.filter((path) => /^(test|bench|functions|lib|dev|docs|examples)\//.test(path))).toEqual([]);
+    expect(paths.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
+    // The declarations import each other as .js, as any consumer's TypeScript resolves them.
+    const index = readFileSync(join(app.installed, 'dist', 'lib', 'index.d.ts'), 'utf8');
+    expect(index).toContain("from './sluice.js'");
+    expect(index).not.toMatch(/from '\.[^']*\.ts'/);
+  });
+
+  it("the README's install command installs this package", () => {
+    const [install] = readmeCodeBlocks('Use it in your CDK app', 'sh');
+    expect(install?.trim()).toBe(`npm install ${PACKAGE.name}`);
+  });
+
+  it('installs without the build tools: no esbuild, no tsx', () => {
+    expect(existsSync(join(app.dir, 'node_modules', PACKAGE.name, 'package.json'))).toBe(true);
+    expect(existsSync(join(app.dir, 'node_modules', 'esbuild'))).toBe(false);
+    expect(existsSync(join(app.dir, 'node_modules', 'tsx'))).toBe(false);
+  });
+
+  // The app command, as cdk.json's "app" would be. ts-node only transpiles: the compiled run
+  // type-checks the same files with the same compiler.
+  it.for([
+    { runner: 'node, as plain JavaScript (an ES module)', command: 'node app.mjs' },
+    { runner: 'tsx (CommonJS TypeScript)', command: `${devTool('tsx')} bin/app.ts` },
+    {
+      runner: 'ts-node (CommonJS TypeScript)',
+      command: `${devTool('ts-node')} --transpile-only --prefer-ts-exts bin/app.ts`,
+    },
+    {
+      runner: 'node, compiled by tsc against the declarations (CommonJS)',
+      command: `${devTool('tsc')} -p . && node build/bin/app.js`,
+    },
+  ])(
+    "cdk synth runs the README's example offline under $runner, with the package's prebuilt handler bundles",
+    { timeout: 120_000 },
+    async ({ command }, { expect }) => {
+      const outdir = join(app.dir, `cdk.out.${uniqueName('synth')}`);
+      try {
+        await exec(
+          devTool('cdk'),
+          [
+            'synth',
+            '--app',
+            command,
+            '--output',
+            outdir,
+            '--quiet',
+            '--no-notices',
+            '--no-version-reporting',
+          ],
+          { cwd: app.dir, env: offlineEnv(), maxBuffer: 64 * 1024 * 1024 },
+        );
+        const template = JSON.parse(readFileSync(join(outdir, 'Sluice.template.json'), 'utf8')) as {
+          Resources: Record<string, { Type: string; Properties: { Handler?: string } }>;
+        };
+        const functions = Object.values(template.Resources).filter(
+          (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler',
+        );
+        expect(functions).toHaveLength(HANDLERS.length);
+        const prebuilt = HANDLERS.map((name) =>
+          sha256(join(app.installed, 'dist', 'handlers', name, 'index.mjs')),
+        ).sort();
+        expect(assetBundles(outdir)).toEqual(prebuilt);
+      } finally {
+        rmSync(outdir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('its CLI runs compiled, without tsx: --help', async () => {
+    const { stdout } = await exec(join(app.dir, 'node_modules', '.bin', 'sluice'), ['--help']);
+    expect(stdout).toContain('Usage: sluice [options] [command]');
+    for (const command of ['push', 'register', 'reconcile', 'status', 'diff', 'gates', 'dev'])
+      expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+  });
+
+  it('its CLI registers a delivery on the local components, and unregisters it', async () => {
+    const name = uniqueName('packed');
+    const config = join(app.dir, `${name}.yaml`);
+    writeFileSync(
+      config,
+      `deliveries:\n  - name: ${name}\n    source: { url: "oci://registry.example/${name}", tag: v1 }\n    cluster: { kubeconfig: ${kubeconfigCopy()} }\n`,
+    );
+    const sluice = (...args: string[]) =>
+      exec(join(app.dir, 'node_modules', '.bin', 'sluice'), args, { cwd: app.dir, env: process.env });
+    expect((await sluice('register', '-f', config)).stdout).toContain(`delivery ${name} registered`);
+    expect(JSON.parse((await sluice('status', name, '--json')).stdout)).toMatchObject({ delivery: name });
+    expect((await sluice('unregister', name)).stdout).toContain(`delivery ${name} removed`);
+  });
+});
