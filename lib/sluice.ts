@@ -211,9 +211,10 @@ export class Sluice extends Construct {
     // The spec function deletes removed deliveries from their clusters, so it shares the
     // reconcile function's role (and with it the clusters' access entries and ECR pulls), and the
     // kubectl layer: it builds the other deliveries' artifacts to keep what they apply. Invoking the
-    // reconcile function is a policy of its own: in the role's default policy it would be a circular
-    // dependency.
-    const specInvokesReconcile = new iam.Policy(this, 'SpecInvokesReconcile', {
+    // reconcile function (the spec function after a deploy; the reconcile function itself when an
+    // event concerns several deliveries, one invocation each, and for dependsOn) is a policy of its
+    // own: in the role's default policy it would be a circular dependency.
+    const invokesReconcile = new iam.Policy(this, 'InvokesReconcile', {
       roles: [deployerRole],
       statements: [invokeStatement(reconcile.functionArn)],
     });
@@ -233,7 +234,7 @@ export class Sluice extends Construct {
       logRetention,
       ...vpcPlacement,
     }).function;
-    spec.node.addDependency(specInvokesReconcile);
+    spec.node.addDependency(invokesReconcile);
     this.specFunction = spec;
 
     new IntervalSchedules(this, 'Intervals', {

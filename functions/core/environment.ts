@@ -8,9 +8,10 @@ import { STSClient } from '@aws-sdk/client-sts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { existsSync } from 'node:fs';
 import { systemClock, type Clock } from './clock.ts';
-import { lambdaReconcileNow, schedulerWindowTimer } from './gates/aws.ts';
+import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
+import { schedulerWindowTimer } from './gates/aws.ts';
 import type { GateDeps } from './gates/requests.ts';
-import { connectToCluster } from './kube/cluster-access.ts';
+import { reusedConnections } from './kube/cluster-access.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
   credentialsFor,
@@ -88,19 +89,17 @@ export function reconcileDepsFromEnvironment(options: {
   const providers = { aws: ecrCredentialsByRegion(clock), generic: dockerConfigCredentials() };
   const credentials = defaultProvider();
   const bus = process.env.SLUICE_EVENT_BUS;
+  const connections = reusedConnections({
+    eks: (region, creds) => new EKSClient({ region, credentials: creds }),
+    sts: (region, creds) => new STSClient({ region, credentials: creds }),
+    credentials,
+    clock,
+  });
   return {
     db: tableFromEnvironment(),
     clock,
     registryCredentials: (source) => credentialsFor(source, providers),
-    connect: async (cluster) =>
-      kubeConfigFor(
-        await connectToCluster(cluster, {
-          eks: (region, creds) => new EKSClient({ region, credentials: creds }),
-          sts: (region, creds) => new STSClient({ region, credentials: creds }),
-          credentials,
-          clock,
-        }),
-      ),
+    connect: async (cluster) => kubeConfigFor(await connections(cluster)),
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,
     log: options.log,

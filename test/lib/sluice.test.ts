@@ -420,7 +420,8 @@ describe('permissions', () => {
       logsStatement('Reconcile'),
       sendToFailureQueue,
       logsStatement('Spec'),
-      // In a policy of its own (SpecInvokesReconcile), so the reconcile function does not depend on it.
+      // In a policy of its own (InvokesReconcile), so the reconcile function does not depend on it:
+      // the spec function after a deploy, the reconcile function's fan-out and dependsOn invoke it.
       { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: arnOf(reconcile) },
     ]);
   });
