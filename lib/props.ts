@@ -304,6 +304,12 @@ export interface SluiceProps {
    */
   readonly forwardedPushEvents?: boolean;
   /**
+   * Spread each delivery's interval runs over its interval (EventBridge Scheduler's flexible time
+   * window), so that a thousand deliveries do not all reconcile in the same second.
+   * @default true
+   */
+  readonly spreadIntervals?: boolean;
+  /**
    * Memory of the reconcile function (artifacts are unpacked and built in memory).
    * @default 1024
    */

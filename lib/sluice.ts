@@ -243,6 +243,7 @@ export class Sluice extends Construct {
       role: reconcileInvoker,
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
+      spread: props.spreadIntervals,
     });
     const gateInvoker = this.schedulerRole('GateInvokerRole', 'invokes the gate function', [
       this.scheduleGroup,

@@ -228,7 +228,7 @@ describe('schedules', () => {
     });
   });
 
-  it('oddy-test reconciles every 5 minutes', () => {
+  it('oddy-test reconciles every 5 minutes, at a time Scheduler picks within the 5 minutes after each firing', () => {
     const id = logicalId(
       template,
       'AWS::Scheduler::Schedule',
@@ -238,6 +238,7 @@ describe('schedules', () => {
     expect(properties).toMatchObject({
       GroupName: groupName(recurringGroup),
       State: 'ENABLED',
+      FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 5 },
       Target: {
         Arn: arnOf(reconcile),
         RoleArn: arnOf(reconcileInvoker),

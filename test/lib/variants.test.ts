@@ -272,6 +272,39 @@ describe('options', () => {
     },
   );
 
+  it.each([
+    [Duration.minutes(1), 1],
+    [Duration.minutes(5), 5],
+    [Duration.hours(1), 60],
+    // The staleness alarm looks back a day at most: two runs must fall within it.
+    [Duration.hours(12), 360],
+  ])(
+    'a delivery every %s runs within a flexible window of %i minutes after each firing',
+    (interval, minutes) => {
+      const { template } = synth(() => ({ deliveries: [delivery({ interval })] }));
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        Target: Match.objectLike({ Input: Match.stringLikeRegexp('"delivery"') }),
+        FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: minutes },
+      });
+    },
+  );
+
+  it('a daily delivery is not spread: its staleness window (a day) has no room for it', () => {
+    const { template } = synth(() => ({ deliveries: [delivery({ interval: Duration.hours(24) })] }));
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      Target: Match.objectLike({ Input: Match.stringLikeRegexp('"delivery"') }),
+      FlexibleTimeWindow: { Mode: 'OFF' },
+    });
+  });
+
+  it('spreadIntervals: false fires every interval schedule at its exact time', () => {
+    const { template } = synth(() => ({ deliveries: [delivery({})], spreadIntervals: false }));
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      Target: Match.objectLike({ Input: Match.stringLikeRegexp('"delivery"') }),
+      FlexibleTimeWindow: { Mode: 'OFF' },
+    });
+  });
+
   it('a gate schedule window overrides the gate window; no window, no "window" field', () => {
     const { template } = synth(() => ({
       gates: [
