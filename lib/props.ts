@@ -188,6 +188,13 @@ export interface SluiceDelivery {
    */
   readonly pruneLimitGate?: string;
   /**
+   * How many reconciles may apply to this delivery's cluster at once, counting every delivery on
+   * it (deliveries on one cluster must agree); a run that finds them all taken waits up to 20
+   * seconds, then is held (status `ClusterBusy`) and retried.
+   * @default 10 (sized for an EKS API server's API Priority and Fairness defaults; see DEFAULTS.clusterConcurrency)
+   */
+  readonly clusterConcurrency?: number;
+  /**
    * Act as this service account of `targetNamespace` in the cluster (Flux's `serviceAccountName`).
    * @default - sluice's own identity
    */

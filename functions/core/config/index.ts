@@ -1,3 +1,4 @@
+export { clusterKey } from './cluster-key.ts';
 export { DEFAULTS } from './defaults.ts';
 export { parseDuration, formatDuration } from './duration.ts';
 export { ConfigError, type ConfigIssue } from './issues.ts';

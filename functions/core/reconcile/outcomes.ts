@@ -30,13 +30,16 @@ export interface ReconcileResult {
 }
 
 /**
- * Schedules the retry of a failed run (`retryInterval`), unless a retry is already pending: a
- * failed interval or push run between retries must not start a second chain of them. A retry that
- * cannot be scheduled is logged, not fatal: the next regular run retries anyway.
+ * Schedules the retry of a failed run (`retryInterval`) or of a held one (at `at`), unless a retry
+ * is already pending: a failed interval or push run between retries must not start a second chain
+ * of them. A retry that cannot be scheduled is logged, not fatal: the next regular run retries anyway.
  */
-export async function scheduleRetry(delivery: Delivery, deps: ReconcileDeps): Promise<string | undefined> {
+export async function scheduleRetry(
+  delivery: Delivery,
+  deps: ReconcileDeps,
+  at: Date | undefined = retryTime(delivery, deps.clock.now()),
+): Promise<string | undefined> {
   const now = deps.clock.now();
-  const at = retryTime(delivery, now);
   if (!at || !deps.retryTimer) return undefined;
   const pending = (await getStatus(deps.db, delivery.name))?.nextRetryAt;
   if (pending && Date.parse(pending) > now.getTime()) return pending;

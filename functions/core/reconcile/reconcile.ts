@@ -11,8 +11,9 @@ import {
 } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
-import { getStatus } from '../store/status.ts';
+import { getStatus, type ChangeCounts } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
+import { holdForBusyCluster, takeClusterSlot } from './cluster-limit.ts';
 import { isUpToDate, unreadyDependencies } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
@@ -119,7 +120,18 @@ async function reconcileHeld(
       pullResolved(delivery.source, target, { credentials, limits: deps.limits }),
     );
     revision = artifact.revision;
-    const changes = await applyRevision(delivery, artifact, deps, lease);
+    const slot = await takeClusterSlot(delivery, deps);
+    if (!slot) return await holdForBusyCluster(deps, delivery, started, artifact.revision);
+    let changes: ChangeCounts;
+    try {
+      changes = await applyRevision(delivery, artifact, deps, lease);
+    } finally {
+      await slot
+        .release()
+        .catch((error: unknown) =>
+          deps.log?.(`could not free the cluster slot of '${name}': ${String(error)}`),
+        );
+    }
     if (held) {
       const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(gates.blockRevisions, held)}`;
       await finish(deps, name, started, 'Blocked', {
