@@ -48,7 +48,9 @@ export function reconcileHandler(
     const results: ReconcileResult[] = [];
     for (const name of names) {
       const result = await reconcile(name, deps);
-      logger.info('reconciled', { ...result });
+      // Powertools keeps `message` for the log line's own: the result's goes in it.
+      const { message, ...fields } = result;
+      logger.info(`reconciled: ${message}`, fields);
       const status = result.outcome === 'Blocked' ? await getStatus(deps.db, name) : undefined;
       recordReconcileMetrics(metrics, result, status, deps.clock.now());
       results.push(result);

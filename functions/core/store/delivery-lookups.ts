@@ -1,5 +1,6 @@
-// Which deliveries pull from a repository, and which use a gate, as index items in the single
-// table: one Query answers an ECR push or a gate opening, however many deliveries are registered.
+// Which deliveries pull from a repository, use a gate or depend on a delivery, as index items in
+// the single table: one Query answers an ECR push, a gate opening or a dependency that became
+// ready, however many deliveries are registered.
 // putDelivery and removeDelivery keep them in step with the specs, in the same transaction.
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
@@ -12,6 +13,9 @@ import { queryPartition, type TableClient } from './table-client.ts';
 export const repositoryLookupKey = (repository: string) => `lookup#repository#${repository}`;
 /** The partition listing the deliveries that reference a gate (in `gates`, or as their pruneLimitGate). */
 export const gateLookupKey = (gate: string) => `lookup#gate#${gate}`;
+
+/** The partition listing the deliveries whose `dependsOn` names a delivery. */
+export const dependentsLookupKey = (delivery: string) => `lookup#depends-on#${delivery}`;
 
 /** One index item: the delivery is its sort key; an ECR source also records its registry's account and region. */
 export interface LookupEntry {
@@ -34,6 +38,7 @@ export function lookupEntries(delivery: Delivery): LookupEntry[] {
       ...(ecr && { account: ecr.account, region: ecr.region }),
     },
     ...[...gates].map((gate) => ({ pk: gateLookupKey(gate), sk: delivery.name })),
+    ...delivery.dependsOn.map((dependency) => ({ pk: dependentsLookupKey(dependency), sk: delivery.name })),
   ];
 }
 
@@ -83,6 +88,12 @@ export async function deliveriesOfRepository(
 export async function deliveriesUsingGate(db: TableClient, gate: string): Promise<string[]> {
   await ensureLookups(db);
   return (await queryPartition(db, gateLookupKey(gate))).map((item) => item.sk as string);
+}
+
+/** The deliveries whose `dependsOn` names `delivery`. */
+export async function deliveriesDependingOn(db: TableClient, delivery: string): Promise<string[]> {
+  await ensureLookups(db);
+  return (await queryPartition(db, dependentsLookupKey(delivery))).map((item) => item.sk as string);
 }
 
 /** Written once every delivery stored before the index existed has its index items. */

@@ -5,6 +5,7 @@ import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { parseDelivery } from '../../../functions/core/config/index.ts';
 import {
+  deliveriesDependingOn,
   deliveriesOfRepository,
   deliveriesUsingGate,
   gateLookupKey,
@@ -88,6 +89,14 @@ describe('delivery lookups', () => {
     expect(await deliveriesOfRepository(db, repository, { account: '210987654321', region: REGION })).toEqual(
       [elsewhere],
     );
+  });
+
+  it('dependsOn: the dependency finds the deliveries depending on it, and no longer once they stop', async () => {
+    const [infra, app] = [uniqueName('infra'), uniqueName('app')];
+    await putDelivery(db, delivery(app, uniqueName('team/app'), [], { dependsOn: [infra] }), new Date());
+    expect(await deliveriesDependingOn(db, infra)).toEqual([app]);
+    await putDelivery(db, delivery(app, uniqueName('team/app')), new Date());
+    expect(await deliveriesDependingOn(db, infra)).toEqual([]);
   });
 
   it('unregister: no lookup names the delivery any more', async () => {
