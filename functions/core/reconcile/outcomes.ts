@@ -150,12 +150,18 @@ export async function holdMassPrune(
   };
 }
 
+/**
+ * Records how a run ended: the status, and unless `quiet` (a run that changed nothing and found
+ * the delivery as the last one left it: Flux too emits no event then) the event, in the table
+ * and on the event bus.
+ */
 export async function finish(
   deps: ReconcileDeps,
   name: string,
   started: Date,
   outcome: ReconcileOutcome,
   status: StatusUpdate,
+  options: { readonly quiet?: boolean } = {},
 ): Promise<void> {
   const now = deps.clock.now();
   await updateStatus(
@@ -170,6 +176,7 @@ export async function finish(
     },
     deps.fence,
   );
+  if (options.quiet) return;
   const event = {
     delivery: name,
     outcome,

@@ -147,20 +147,34 @@ async function reconcileHeld(
       return { delivery: name, outcome: 'Blocked', reason: 'GateClosed', message, revision: held, changes };
     }
     const message = `Applied revision: ${artifact.revision}`;
-    await finish(deps, name, started, 'Succeeded', {
-      ready: true,
-      reason: 'ReconciliationSucceeded',
-      message,
-      lastAppliedRevision: artifact.revision,
-      lastAppliedOriginRevision: originRevisionOf(artifact),
-      lastAttemptedRevision: artifact.revision,
-      inventorySize: changes.created + changes.configured + changes.unchanged,
-      changes,
-      lastSuccessAt: deps.clock.now().toISOString(),
-      blockedBy: null,
-      blockedSince: null,
-      pendingRevision: null,
-    });
+    // A steady-state run: nothing to tell anyone but the status's time of the last run.
+    const unchanged =
+      changes.created + changes.configured + changes.deleted === 0 &&
+      previous?.ready === true &&
+      previous.reason === 'ReconciliationSucceeded' &&
+      previous.lastAppliedRevision === artifact.revision &&
+      (previous.lastAppliedOriginRevision ?? null) === originRevisionOf(artifact);
+    await finish(
+      deps,
+      name,
+      started,
+      'Succeeded',
+      {
+        ready: true,
+        reason: 'ReconciliationSucceeded',
+        message,
+        lastAppliedRevision: artifact.revision,
+        lastAppliedOriginRevision: originRevisionOf(artifact),
+        lastAttemptedRevision: artifact.revision,
+        inventorySize: changes.created + changes.configured + changes.unchanged,
+        changes,
+        lastSuccessAt: deps.clock.now().toISOString(),
+        blockedBy: null,
+        blockedSince: null,
+        pendingRevision: null,
+      },
+      { quiet: unchanged },
+    );
     // Deliveries can only be waiting on this one if it was not ready before this run.
     if (!isUpToDate(previous)) await reconcileWaitingDependents(name, deps);
     return {
