@@ -274,6 +274,15 @@ export interface SluiceProps {
    */
   readonly alarmTopic?: sns.ITopic;
   /**
+   * `perDelivery`: the reconcile function's metrics carry the delivery as a dimension, and each
+   * delivery has its own failed, blocked-too-long and stale alarms: about $0.90 a delivery-month
+   * in CloudWatch (3 alarms, 2 to 5 custom metrics). `fleet`: the metrics and the three alarms
+   * are for all deliveries together (log lines and `sluice status` say which delivery), and a
+   * single delivery's lost schedule is not alarmed. See docs/scale.md.
+   * @default 'perDelivery'
+   */
+  readonly monitoring?: 'perDelivery' | 'fleet';
+  /**
    * A delivery held (by closed gates, the mass-deletion brake or a dependency not ready) for longer than this raises an alarm.
    * @default Duration.hours(24)
    */

@@ -6,13 +6,16 @@ import type { ReconcileDeps } from '../core/reconcile/deps.ts';
 import { deliveriesForEvent, type ReconcileTrigger } from '../core/reconcile/triggers.ts';
 import { reconcile, type ReconcileResult } from '../core/reconcile/reconcile.ts';
 import { getStatus } from '../core/store/status.ts';
-import { RECONCILE_METRICS, recordReconcileMetrics } from './metrics.ts';
+import { RECONCILE_METRICS, recordReconcileMetrics, type MetricsScope } from './metrics.ts';
 
 const logger = new Logger({ serviceName: 'sluice-reconcile' });
 const metrics = new Metrics({
   namespace: RECONCILE_METRICS.namespace,
   serviceName: RECONCILE_METRICS.service,
 });
+
+/** SLUICE_METRICS_SCOPE=fleet (the construct's `monitoring: 'fleet'`): metrics without the delivery dimension. */
+const metricsScope: MetricsScope = process.env.SLUICE_METRICS_SCOPE === 'fleet' ? 'fleet' : 'delivery';
 
 /** What the reconcile function did with an event: reconciled it here, or handed each delivery to an invocation of its own. */
 export type ReconcileAnswer = ReconcileResult[] | { readonly invoked: readonly string[] };
@@ -52,7 +55,7 @@ export function reconcileHandler(
       const { message, ...fields } = result;
       logger.info(`reconciled: ${message}`, fields);
       const status = result.outcome === 'Blocked' ? await getStatus(deps.db, name) : undefined;
-      recordReconcileMetrics(metrics, result, status, deps.clock.now());
+      recordReconcileMetrics(metrics, result, status, deps.clock.now(), metricsScope);
       results.push(result);
     }
     return results;

@@ -297,6 +297,53 @@ describe('options', () => {
     });
   });
 
+  it("monitoring: 'fleet': three alarms for all deliveries instead of three each, on metrics without the delivery dimension", () => {
+    const deliveries = [delivery({ name: 'a' }), delivery({ name: 'b', interval: Duration.minutes(1) })];
+    const { template, sluice } = synth(() => ({ deliveries, monitoring: 'fleet' }));
+    const sluiceAlarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+      .map(
+        (a) =>
+          a.Properties as {
+            Namespace?: string;
+            MetricName: string;
+            Dimensions: { Name: string }[];
+            Period: number;
+            EvaluationPeriods: number;
+          },
+      )
+      .filter((p) => p.Namespace === 'Sluice');
+    expect(sluiceAlarms.map((p) => p.MetricName).sort()).toEqual([
+      'BlockedSeconds',
+      'ReconcileCompleted',
+      'ReconcileFailed',
+    ]);
+    for (const alarm of sluiceAlarms)
+      expect(alarm.Dimensions).toEqual([{ Name: 'service', Value: 'sluice-reconcile' }]);
+    // Staleness after three of the shortest interval.
+    expect(sluiceAlarms.find((p) => p.MetricName === 'ReconcileCompleted')).toMatchObject({
+      Period: 60,
+      EvaluationPeriods: 3,
+    });
+    expect(sluice.alarms.size).toBe(0);
+    expect(sluice.fleetAlarms).toHaveLength(3);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^sluice: reconcile'),
+      Environment: { Variables: Match.objectLike({ SLUICE_METRICS_SCOPE: 'fleet' }) },
+    });
+  });
+
+  it('per-delivery monitoring (the default): three alarms per delivery, metrics per delivery', () => {
+    const { template, sluice } = synth(() => ({
+      deliveries: [delivery({ name: 'a' }), delivery({ name: 'b' })],
+    }));
+    const perDelivery = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter((a) =>
+      (a.Properties.Dimensions as { Name: string }[] | undefined)?.some((d) => d.Name === 'delivery'),
+    );
+    expect(perDelivery).toHaveLength(6);
+    expect(sluice.fleetAlarms).toEqual([]);
+    expect(JSON.stringify(template.toJSON())).not.toContain('SLUICE_METRICS_SCOPE');
+  });
+
   it('spreadIntervals: false fires every interval schedule at its exact time', () => {
     const { template } = synth(() => ({ deliveries: [delivery({})], spreadIntervals: false }));
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
