@@ -1,7 +1,8 @@
 // npm run scale: the scale-out simulation (bench/scale/simulate.ts) on local components this run
-// starts and stops; its figures go to docs/benchmarks.md (a section of its own) and, with the cost
-// model, to docs/scale.md.
-import { writeFileSync } from 'node:fs';
+// starts and stops; its figures go to bench/scale/last-run.json, a section of docs/benchmarks.md
+// and, with the cost model, docs/scale.md. SLUICE_SCALE_FROM=<json> rewrites the docs from a
+// recorded run without running it again.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +10,7 @@ import { startBenchBed } from '../bed.ts';
 import { describeMachine } from '../machine.ts';
 import { startClusters, stopClusters } from './clusters.ts';
 import { writeScaleDocs } from './docs.ts';
-import type { ScaleOptions } from './simulate.ts';
+import type { ScaleOptions, ScaleResult } from './simulate.ts';
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 const say = (line: string) => process.stderr.write(`[scale] ${line}\n`);
@@ -22,8 +23,9 @@ const options: ScaleOptions = {
   soloSample: number('SLUICE_SCALE_SOLO', 50),
 };
 const clusterCount = number('SLUICE_SCALE_CLUSTERS', 4);
+const json = process.env.SLUICE_SCALE_JSON ?? join(root, 'bench', 'scale', 'last-run.json');
 
-async function main(): Promise<void> {
+async function simulateOnce(): Promise<ScaleResult> {
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   const started = performance.now();
@@ -36,16 +38,15 @@ async function main(): Promise<void> {
     try {
       const machine = await describeMachine(bed.components);
       // Imported once the log level is set: the handler's logger reads it when it is created.
-      const { simulate } = await import('./simulate.ts');
+      const { simulate, withMachine } = await import('./simulate.ts');
       const result = await simulate(bed.components, clusters, options, say);
-      const json = process.env.SLUICE_SCALE_JSON ?? join(root, 'bench', 'scale', 'last-run.json');
-      writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
-      if (process.env.SLUICE_SCALE_DOCS !== 'false')
-        await writeScaleDocs(root, result, machine, {
-          totalMs: performance.now() - started,
-          load: [loadBefore, loadavg()[0]!],
-        });
-      say(`done in ${((performance.now() - started) / 60_000).toFixed(1)} min; figures in ${json}`);
+      return withMachine(result, {
+        date: machine.date,
+        cpu: machine.cpu,
+        cores: machine.cores,
+        load: [loadBefore, loadavg()[0]!],
+        totalMs: performance.now() - started,
+      });
     } finally {
       await stopClusters(clusters, bed.components);
     }
@@ -53,6 +54,14 @@ async function main(): Promise<void> {
     say('stopping the local components');
     await bed.stop();
   }
+}
+
+async function main(): Promise<void> {
+  const from = process.env.SLUICE_SCALE_FROM;
+  const result = from ? (JSON.parse(readFileSync(from, 'utf8')) as ScaleResult) : await simulateOnce();
+  if (!from) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
+  if (process.env.SLUICE_SCALE_DOCS !== 'false') await writeScaleDocs(root, result);
+  say(`done; figures in ${from ?? json}, docs/benchmarks.md and docs/scale.md`);
 }
 
 main().catch((error: unknown) => {

@@ -18,6 +18,7 @@ import { tableClient } from '../../functions/core/store/table-client.ts';
 import { reconcileHandler } from '../../functions/reconcile/handler.ts';
 import type { Components } from '../../dev/components.ts';
 import { appFile, podinfoApp, pool } from '../apps.ts';
+import { cpuMeter, ownCpuSeconds } from '../cpu.ts';
 import { pushFiles } from '../delivery.ts';
 import type { SimCluster } from './clusters.ts';
 import { SimLambda, simScheduler } from './lambda.ts';
@@ -40,18 +41,45 @@ export interface Phase {
   readonly invocations: number;
   readonly schedulesCreated: number;
   readonly outcomes: Record<string, number>;
-  /** Wall time of each handler invocation that reconciled, ms. */
-  readonly durations: number[];
+  /** Wall time of the handler invocations that reconciled, ms. */
+  readonly durations: Durations;
   readonly apiRequests: Record<string, number>;
   /** The most requests each API server had in flight at once (its audit log). */
   readonly peakApiRequests: Record<string, number>;
   /** The most reconciles holding a slot of each cluster at once. */
   readonly peakInFlight: Record<string, number>;
+  /** CPU seconds spent: the runs (this process), the API servers and etcd, DynamoDB Local, the registry and ECR endpoint. */
+  readonly cpuSeconds: {
+    readonly runs: number;
+    readonly clusters: number;
+    readonly dynamodb: number;
+    readonly registry: number;
+  };
+}
+
+export interface Durations {
+  readonly p50: number;
+  readonly p90: number;
+  readonly max: number;
+}
+
+function durationsOf(values: readonly number[]): Durations {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return { p50: at(0.5), p90: at(0.9), max: sorted.at(-1) ?? 0 };
 }
 
 export interface ScaleResult {
   readonly options: ScaleOptions;
   readonly clusters: number;
+  /** When and where it ran. */
+  readonly machine: {
+    readonly date: string;
+    readonly cpu: string;
+    readonly cores: number;
+    readonly load: readonly [number, number];
+    readonly totalMs: number;
+  };
   readonly held: Phase;
   /** From the gate request until every delivery was Ready. */
   readonly wave: Phase & { readonly readyMs: number; readonly notReady: string[] };
@@ -114,7 +142,7 @@ export async function simulate(
   clusters: readonly SimCluster[],
   options: ScaleOptions,
   say: (line: string) => void,
-): Promise<ScaleResult> {
+): Promise<Omit<ScaleResult, 'machine'>> {
   const clusterNames = new Map(
     clusters.map((c) => [clusterSlotsKey(clusterKey({ kubeconfig: c.kubeconfig })), c.name]),
   );
@@ -171,11 +199,26 @@ export async function simulate(
     const invocations = lambda.invocations;
     const schedules = scheduler.created();
     const sizes = auditSizes(clusters);
+    const cpu = cpuMeter({
+      ...Object.fromEntries(clusters.map((c) => [c.name, c.pid])),
+      etcd: components.pids.etcd!,
+      dynamodb: components.pids.dynamodb!,
+      registry: components.pids.registry!,
+      ecr: components.pids.ecr!,
+    });
+    const ownCpu = ownCpuSeconds();
     const started = performance.now();
     await work();
     await settle();
     const ms = performance.now() - started;
     const table = meter.take();
+    const spent = cpu.stop();
+    const cpuSeconds = {
+      runs: ownCpuSeconds() - ownCpu,
+      clusters: spent.etcd! + clusters.reduce((sum, c) => sum + spent[c.name]!, 0),
+      dynamodb: spent.dynamodb!,
+      registry: spent.registry! + spent.ecr!,
+    };
     const audit = auditSince(clusters, sizes);
     const runs = Object.values(outcomes).reduce((a, b) => a + b, 0);
     return {
@@ -185,10 +228,11 @@ export async function simulate(
       invocations: lambda.invocations - invocations,
       schedulesCreated: scheduler.created() - schedules,
       outcomes,
-      durations,
+      durations: durationsOf(durations),
       apiRequests: audit.requests,
       peakApiRequests: audit.peak,
       peakInFlight: Object.fromEntries(inFlight.peak),
+      cpuSeconds,
     };
   };
 
@@ -257,4 +301,12 @@ export async function simulate(
   );
   meter.take();
   return { options, clusters: clusters.length, held, wave: { ...wave, readyMs, notReady }, steady, solo };
+}
+
+/** The simulation's result with when and where it ran. */
+export function withMachine(
+  result: Omit<ScaleResult, 'machine'>,
+  machine: ScaleResult['machine'],
+): ScaleResult {
+  return { ...result, machine };
 }
