@@ -155,7 +155,7 @@ export function benchmarkSection(result: ScaleResult): string {
     `- What differs from Flux's figure: Flux times one cluster on a 16-core runner from a push of all artifacts (source-controller fetching them counts); here the artifacts were pushed before the gate opened and every delivery was held, so the time is the release wave alone, over ${result.clusters} API servers that share 2 cores with everything else. In AWS each run has its own Lambda instance, and the clusters' API servers their own machines: the local figure is bounded by this machine (see "What bounds us"), not by the design.`,
     ...(wave.cpuSeconds
       ? [
-          `- The wave used ${Math.round(cpuTotal(wave))} CPU seconds on this machine (${cpuText(wave)}): on its 2 cores no less than ${formatMs((cpuTotal(wave) / 2) * 1000)} of wall time, whatever the design; the same work spread over 16 cores would need ${formatMs((cpuTotal(wave) / 16) * 1000)}.`,
+          `- The wave used ${cpuText(wave)} CPU seconds on this machine: on its 2 cores no less than ${formatMs((cpuTotal(wave) / 2) * 1000)} of wall time, whatever the design; the same work spread over 16 cores would need ${formatMs((cpuTotal(wave) / 16) * 1000)}.`,
         ]
       : []),
     `- DynamoDB requests are counted on the wire by an SDK middleware; read and write units are the ConsumedCapacity DynamoDB Local reports for each. API requests are the API servers' audit logs, peak API requests in flight from the same logs (arrival to response). Peak reconciles per cluster: cluster slots held at once.`,
@@ -218,7 +218,8 @@ export function scaleDoc(result: ScaleResult): string {
     "- **Spread.** Each interval schedule has a flexible time window of its interval (Scheduler's `FLEXIBLE` mode), so",
     '  a thousand deliveries of a 5-minute interval deployed together arrive over 5 minutes, not in the same second.',
     '- **A limit per cluster.** At most `clusterConcurrency` reconciles apply to one cluster at once: a slot per',
-    '  reconcile, taken with a conditional write in the table before the run builds and applies, renewed while held,',
+    '  reconcile, taken with a conditional write in the table before its first dry-run or write (a run that finds',
+    '  nothing to change has only read a few lists, and takes none), renewed while held,',
     "  free again when a crashed run's time runs out (2 minutes). A run that finds no free slot in 20 seconds changes",
     '  nothing, records `ClusterBusy` (naming the cluster and the limit) and is retried 30 s to 2.5 min later.',
     '',
@@ -235,7 +236,7 @@ export function scaleDoc(result: ScaleResult): string {
     '',
     table(PHASE_HEADER, phaseRows(result)),
     '',
-    `DynamoDB requests of a steady-state run: ${requestsText(steady)}. Its writes: the lease taken and given back, the status, the cluster slot taken and freed; no event (a run that changed nothing records none). Its reads: the spec (twice: before and under the lease), the lease, the status, the gate and its last request, the inventory, the cluster's slots. Scheduler: one invocation per interval run (the schedule), and a one-time schedule only for a retry.`,
+    `DynamoDB requests of a steady-state run: ${requestsText(steady)}. Its writes: the lease taken and given back, the status; no event (a run that changed nothing records none) and no cluster slot (a run takes one only when it has something to write). Its reads: the spec (twice: before and under the lease), the lease, the status, the gate and its last request, the inventory. Scheduler: one invocation per interval run (the schedule), and a one-time schedule only for a retry.`,
     '',
     '## Cost model',
     '',

@@ -1,6 +1,7 @@
-// The per-cluster concurrency limit in a reconcile: a run takes one of its cluster's slots before
-// it builds and applies, and a run that finds them all taken (after a short wait) changes nothing,
-// says so in its status, and is retried a minute or two later.
+// The per-cluster concurrency limit in a reconcile: a run that has something to write (apply,
+// prune, or wait for health) takes one of its cluster's slots first, and a run that finds them all
+// taken (after a short wait) changes nothing, says so in its status, and is retried a minute or
+// two later. A run that finds nothing to change has read a few lists and takes no slot.
 import { createHash } from 'node:crypto';
 import { clusterKey, DEFAULTS, type Delivery } from '../config/index.ts';
 import { acquireClusterSlot, type ClusterSlot } from '../store/cluster-slots.ts';
@@ -12,16 +13,38 @@ import { finish, scheduleRetry, type ReconcileResult } from './outcomes.ts';
 export const clusterLimitOf = (delivery: Delivery): number =>
   delivery.clusterConcurrency ?? DEFAULTS.clusterConcurrency;
 
-/** One of the delivery's cluster's slots for this run, or undefined when none came free in time. */
-export function takeClusterSlot(delivery: Delivery, deps: ReconcileDeps): Promise<ClusterSlot | undefined> {
-  return acquireClusterSlot(
-    deps.db,
-    clusterKey(delivery.cluster),
-    clusterLimitOf(delivery),
-    `${deps.runId}/${delivery.name}`,
-    deps.clock,
-    { waitMs: deps.clusterSlotWaitMs, log: deps.log },
-  );
+/** Thrown when a run's cluster had no free slot for it: it wrote nothing. */
+export class ClusterBusy extends Error {
+  override readonly name = 'ClusterBusy';
+}
+
+/** A run's claim on a slot of its cluster: taken when it first has something to write, given back at its end. */
+export interface ClusterTurn {
+  /** Takes a slot, once; throws ClusterBusy when none came free in time. */
+  take(): Promise<void>;
+  release(): Promise<void>;
+}
+
+export function clusterTurn(delivery: Delivery, deps: ReconcileDeps): ClusterTurn {
+  let slot: ClusterSlot | undefined;
+  return {
+    async take() {
+      if (slot) return;
+      slot = await acquireClusterSlot(
+        deps.db,
+        clusterKey(delivery.cluster),
+        clusterLimitOf(delivery),
+        `${deps.runId}/${delivery.name}`,
+        deps.clock,
+        { waitMs: deps.clusterSlotWaitMs, log: deps.log },
+      );
+      if (!slot) throw new ClusterBusy(`cluster ${clusterKey(delivery.cluster)} is busy`);
+    },
+    async release() {
+      await slot?.release();
+      slot = undefined;
+    },
+  };
 }
 
 /**

@@ -13,7 +13,7 @@ import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
 import { getStatus, type ChangeCounts } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
-import { holdForBusyCluster, takeClusterSlot } from './cluster-limit.ts';
+import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { isUpToDate, unreadyDependencies } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
@@ -120,13 +120,16 @@ async function reconcileHeld(
       pullResolved(delivery.source, target, { credentials, limits: deps.limits }),
     );
     revision = artifact.revision;
-    const slot = await takeClusterSlot(delivery, deps);
-    if (!slot) return await holdForBusyCluster(deps, delivery, started, artifact.revision);
+    const turn = clusterTurn(delivery, deps);
     let changes: ChangeCounts;
     try {
-      changes = await applyRevision(delivery, artifact, deps, lease);
+      changes = await applyRevision(delivery, artifact, deps, lease, turn);
+    } catch (error) {
+      if (error instanceof ClusterBusy)
+        return await holdForBusyCluster(deps, delivery, started, artifact.revision);
+      throw error;
     } finally {
-      await slot
+      await turn
         .release()
         .catch((error: unknown) =>
           deps.log?.(`could not free the cluster slot of '${name}': ${String(error)}`),

@@ -1,6 +1,7 @@
 // The per-cluster concurrency limit in a reconcile, on the real components: a run that finds its
 // cluster's slots all taken changes nothing, says which cluster and limit in its status, and is
-// retried; runs that wait for a slot all get there and leave the slots free.
+// retried; a run with nothing to write takes no slot; runs that wait for a slot all get there and
+// leave the slots free.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { clusterKey } from '../../../functions/core/config/index.ts';
@@ -52,6 +53,11 @@ describe('cluster concurrency', () => {
     expect(await reconcile(name, deps)).toMatchObject({ outcome: 'Succeeded' });
     expect((await getStatus(deps.db, name))?.nextRetryAt).toBeUndefined();
     expect(await queryPartition(deps.db, clusterSlotsKey(cluster))).toEqual([]);
+
+    // A run with nothing to write needs no turn: the full cluster does not hold it.
+    const again = await acquireClusterSlot(deps.db, cluster, 1, 'another-run', systemClock);
+    expect(await reconcile(name, deps)).toMatchObject({ outcome: 'Succeeded', changes: { unchanged: 1 } });
+    await again!.release();
   });
 
   it('held runs come back spread over two minutes, 30 s at the earliest, each at its own fixed offset', () => {
