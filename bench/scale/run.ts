@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { format, resolveConfig } from 'prettier';
 import { startBenchBed } from '../bed.ts';
 import { describeMachine } from '../machine.ts';
 import { startClusters, stopClusters } from './clusters.ts';
@@ -59,7 +60,11 @@ async function simulateOnce(): Promise<ScaleResult> {
 async function main(): Promise<void> {
   const from = process.env.SLUICE_SCALE_FROM;
   const result = from ? (JSON.parse(readFileSync(from, 'utf8')) as ScaleResult) : await simulateOnce();
-  if (!from) writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
+  if (!from)
+    writeFileSync(
+      json,
+      await format(JSON.stringify(result), { ...(await resolveConfig(json)), filepath: json }),
+    );
   if (process.env.SLUICE_SCALE_DOCS !== 'false') await writeScaleDocs(root, result);
   say(`done; figures in ${from ?? json}, docs/benchmarks.md and docs/scale.md`);
 }
