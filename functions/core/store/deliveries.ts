@@ -38,8 +38,8 @@ export async function getDelivery(db: TableClient, name: string): Promise<Delive
   return (await getDeliveryItem(db, name))?.delivery;
 }
 
-/** How often a spec write is tried again when another write of the same delivery came between its read and its write. */
-const PUT_ATTEMPTS = 5;
+/** How often a spec write is tried when other writes of the same delivery come between its read and its write. */
+const PUT_ATTEMPTS = 10;
 
 /**
  * Writes a delivery's spec (as registered by the CDK app or `sluice register`), its entry in the
@@ -89,6 +89,8 @@ export async function putDelivery(db: TableClient, delivery: Delivery, registere
           (reason) => reason.Code === 'ConditionalCheckFailed' || reason.Code === 'TransactionConflict',
         );
       if (!raced || attempt >= PUT_ATTEMPTS) throw error;
+      // Apart, so that writers racing again do not collide again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt));
     }
   }
 }
