@@ -18,6 +18,7 @@ import { scalingBench } from './cases/scaling.ts';
 import { benchContext } from './context.ts';
 import { describeMachine } from './machine.ts';
 import { renderReport, type BenchOutcome } from './report.ts';
+import { scaleSectionOf } from './scale/docs.ts';
 import { formatMs } from './stats.ts';
 
 /** Rounds of the apply and prune comparisons (each with fresh objects for both sides). */
@@ -30,6 +31,13 @@ const output = process.env.SLUICE_BENCH_OUTPUT ?? join(root, 'docs', 'benchmarks
 /** `flux`: only the Flux comparison (to work on it; the report then holds only that). */
 const only = process.env.SLUICE_BENCH_ONLY;
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+/** Writes the report, keeping the section `npm run scale` wrote (it runs apart, for long). */
+async function writeReport(report: string): Promise<void> {
+  const scale = existsSync(output) ? scaleSectionOf(readFileSync(output, 'utf8')) : undefined;
+  const text = scale ? `${report.trimEnd()}\n\n${scale}\n` : report;
+  writeFileSync(output, await format(text, { ...(await resolveConfig(output)), filepath: output }));
+}
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -50,7 +58,7 @@ async function main(): Promise<void> {
         totalMs: performance.now() - started,
         load: [loadBefore, loadavg()[0]!],
       });
-      writeFileSync(output, await format(report, { ...(await resolveConfig(output)), filepath: output }));
+      await writeReport(report);
       say(`wrote ${output} in ${formatMs(performance.now() - started)}`);
       return;
     }
@@ -111,7 +119,7 @@ async function main(): Promise<void> {
         appendix: existsSync(appendixFile) ? readFileSync(appendixFile, 'utf8') : undefined,
       },
     );
-    writeFileSync(output, await format(report, { ...(await resolveConfig(output)), filepath: output }));
+    await writeReport(report);
     say(`wrote ${output} in ${formatMs(performance.now() - started)}`);
   } finally {
     say('stopping the local components');

@@ -45,6 +45,8 @@ export interface Components {
   };
   readonly registry: { readonly host: string; readonly username: string; readonly password: string };
   readonly dynamodb: { readonly endpoint: string; readonly table: string };
+  /** The etcd kube-apiserver keeps its objects in (more API servers may share it under other prefixes). */
+  readonly etcd: { readonly url: string };
   readonly ecr: { readonly endpoint: string };
   /** The same local process as `ecr` answers Secrets Manager (in memory). */
   readonly secretsManager: { readonly endpoint: string };
@@ -140,6 +142,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       kube: { ...api, caData, kubeconfig },
       registry: { host: registry.host, username: registry.username, password: registry.password },
       dynamodb: { endpoint: dynamodb.endpoint, table },
+      etcd: { url: etcd.url },
       ecr: { endpoint: ecr.endpoint },
       secretsManager: { endpoint: ecr.endpoint },
       kms: { endpoint: kms.endpoint },
@@ -147,7 +150,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       region,
       pids,
     };
-    writeFileSync(kubeconfig, kubeconfigYaml(components), { mode: 0o600 });
+    writeFileSync(kubeconfig, kubeconfigYaml(components.kube), { mode: 0o600 });
     writeFileSync(join(dir, 'env'), envFile(components));
     writeFileSync(join(dir, STATE_FILE), JSON.stringify(components, null, 2), { mode: 0o600 });
     return components;
@@ -206,17 +209,22 @@ async function startEcrEndpoint(dir: string, registryUrl: string, username: stri
   return { pid, endpoint };
 }
 
-function kubeconfigYaml(c: Components): string {
+/** A kubeconfig reaching an API server as a member of system:masters. */
+export function kubeconfigYaml(kube: {
+  readonly server: string;
+  readonly caData: string;
+  readonly token: string;
+}): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [
       {
         name: 'sluice-local',
-        cluster: { server: c.kube.server, 'certificate-authority-data': c.kube.caData },
+        cluster: { server: kube.server, 'certificate-authority-data': kube.caData },
       },
     ],
-    users: [{ name: 'sluice-admin', user: { token: c.kube.token } }],
+    users: [{ name: 'sluice-admin', user: { token: kube.token } }],
     contexts: [
       {
         name: 'sluice-local',

@@ -33,6 +33,12 @@ export async function startKubeApiServer(
   binary: string,
   etcdUrl: string,
   dir: string,
+  options: {
+    /** Where in etcd this API server keeps its objects: API servers with different prefixes are different clusters. @default /registry */
+    readonly etcdPrefix?: string;
+    /** @default 10.0.0.0/24 */
+    readonly serviceIpRange?: string;
+  } = {},
 ): Promise<KubeApiServer> {
   const certs = makeApiServerCerts(join(dir, 'pki'));
   const port = await freePort();
@@ -53,6 +59,7 @@ export async function startKubeApiServer(
     binary,
     [
       `--etcd-servers=${etcdUrl}`,
+      `--etcd-prefix=${options.etcdPrefix ?? '/registry'}`,
       `--secure-port=${port}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
@@ -65,7 +72,7 @@ export async function startKubeApiServer(
       `--service-account-issuer=${server}`,
       `--service-account-key-file=${certs.serviceAccountPub}`,
       `--service-account-signing-key-file=${certs.serviceAccountKey}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-cluster-ip-range=${options.serviceIpRange ?? '10.0.0.0/24'}`,
       '--allow-privileged=true',
       '--disable-admission-plugins=ServiceAccount',
       `--audit-policy-file=${policyFile}`,

@@ -83,22 +83,43 @@ export class DeliveryAlarms extends Construct {
   }
 
   private staleAlarm(delivery: Delivery, topic: sns.ITopic | undefined): cloudwatch.Alarm {
-    const { periodMinutes, periods } = stalenessWindow(delivery.intervalMs);
-    const alarm = new cloudwatch.Alarm(this, `${delivery.name}-stale`, {
-      alarmDescription: `sluice: no reconcile of delivery ${delivery.name} has completed in ${formatDuration(periods * periodMinutes * 60_000)} (its interval is ${formatDuration(delivery.intervalMs)}): the reconcile function crashed or timed out, or its schedule did not fire; see the function's errors alarm and the failure queue`,
-      metric: new cloudwatch.Metric({
-        namespace: RECONCILE_METRICS.namespace,
-        metricName: RECONCILE_METRICS.completed,
-        dimensionsMap: { service: RECONCILE_METRICS.service, [RECONCILE_METRICS.dimension]: delivery.name },
-        period: Duration.minutes(periodMinutes),
-        statistic: cloudwatch.Stats.SUM,
-      }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      evaluationPeriods: periods,
-      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-    });
+    const alarm = staleAlarm(
+      this,
+      `${delivery.name}-stale`,
+      delivery.intervalMs,
+      { [RECONCILE_METRICS.dimension]: delivery.name },
+      (window) =>
+        `sluice: no reconcile of delivery ${delivery.name} has completed in ${window} (its interval is ${formatDuration(delivery.intervalMs)}): the reconcile function crashed or timed out, or its schedule did not fire; see the function's errors alarm and the failure queue`,
+    );
     notify(alarm, topic);
     return alarm;
   }
+}
+
+/**
+ * An alarm when no reconcile has completed (ReconcileCompleted, summed) in three intervals,
+ * missing data counting as none; `dimensions` besides the service's choose whose reconciles.
+ */
+export function staleAlarm(
+  scope: Construct,
+  id: string,
+  intervalMs: number,
+  dimensions: Record<string, string>,
+  description: (window: string) => string,
+): cloudwatch.Alarm {
+  const { periodMinutes, periods } = stalenessWindow(intervalMs);
+  return new cloudwatch.Alarm(scope, id, {
+    alarmDescription: description(formatDuration(periods * periodMinutes * 60_000)),
+    metric: new cloudwatch.Metric({
+      namespace: RECONCILE_METRICS.namespace,
+      metricName: RECONCILE_METRICS.completed,
+      dimensionsMap: { service: RECONCILE_METRICS.service, ...dimensions },
+      period: Duration.minutes(periodMinutes),
+      statistic: cloudwatch.Stats.SUM,
+    }),
+    threshold: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+    evaluationPeriods: periods,
+    treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+  });
 }

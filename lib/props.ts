@@ -188,6 +188,13 @@ export interface SluiceDelivery {
    */
   readonly pruneLimitGate?: string;
   /**
+   * How many reconciles may apply to this delivery's cluster at once, counting every delivery on
+   * it (deliveries on one cluster must agree); a run that finds them all taken waits up to 20
+   * seconds, then is held (status `ClusterBusy`) and retried.
+   * @default 10 (sized for an EKS API server's API Priority and Fairness defaults; see DEFAULTS.clusterConcurrency)
+   */
+  readonly clusterConcurrency?: number;
+  /**
    * Act as this service account of `targetNamespace` in the cluster (Flux's `serviceAccountName`).
    * @default - sluice's own identity
    */
@@ -322,6 +329,15 @@ export interface SluiceProps {
    */
   readonly alarmTopic?: sns.ITopic;
   /**
+   * `perDelivery`: the reconcile function's metrics carry the delivery as a dimension, and each
+   * delivery has its own failed, blocked-too-long and stale alarms: about $0.90 a delivery-month
+   * in CloudWatch (3 alarms, 2 to 5 custom metrics). `fleet`: the metrics and the three alarms
+   * are for all deliveries together (log lines and `sluice status` say which delivery), and a
+   * single delivery's lost schedule is not alarmed. See docs/scale.md.
+   * @default 'perDelivery'
+   */
+  readonly monitoring?: 'perDelivery' | 'fleet';
+  /**
    * A delivery held (by closed gates, the mass-deletion brake or a dependency not ready) for longer than this raises an alarm.
    * @default Duration.hours(24)
    */
@@ -358,6 +374,12 @@ export interface SluiceProps {
    * @default false
    */
   readonly forwardedPushEvents?: boolean;
+  /**
+   * Spread each delivery's interval runs over its interval (EventBridge Scheduler's flexible time
+   * window), so that a thousand deliveries do not all reconcile in the same second.
+   * @default true
+   */
+  readonly spreadIntervals?: boolean;
   /**
    * Memory of the reconcile function (artifacts are unpacked and built in memory).
    * @default 1024

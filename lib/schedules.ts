@@ -6,6 +6,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
 import { formatDuration, type Delivery, type Gate } from '../functions/core/config/index.ts';
+import { stalenessWindow } from './alarms.ts';
 
 export interface GateSchedulesProps {
   readonly gates: readonly Gate[];
@@ -78,9 +79,34 @@ export interface IntervalSchedulesProps {
   readonly group: scheduler.IScheduleGroup;
   /** Where a run the reconcile function could not be invoked for goes. */
   readonly deadLetterQueue: sqs.IQueue;
+  /**
+   * Spread each delivery's runs over its interval (a flexible time window), so that deliveries
+   * deployed together do not all run in the same second.
+   * @default true
+   */
+  readonly spread?: boolean;
 }
 
-/** One rate schedule per delivery at its interval (drift correction); disabled while it is suspended. */
+/**
+ * The flexible time window of an interval schedule: Scheduler invokes each firing at a time of its
+ * choosing within the window after the scheduled time, so a thousand deliveries of a 5-minute
+ * interval arrive over 5 minutes, not at once. The window is the interval, but small enough that
+ * two runs (at most interval + window apart) always fall inside the staleness alarm's window:
+ * half of what that window leaves beyond one interval. Whole minutes; none (OFF) when that is less
+ * than one (a daily delivery, whose staleness window is a day).
+ */
+export function intervalTimeWindow(intervalMs: number): scheduler.TimeWindow {
+  const { periodMinutes, periods } = stalenessWindow(intervalMs);
+  const staleMinutes = periodMinutes * periods;
+  const intervalMinutes = Math.floor(intervalMs / 60_000);
+  const minutes = Math.floor(Math.min(intervalMinutes, (staleMinutes - intervalMinutes) / 2));
+  return minutes >= 1 ? scheduler.TimeWindow.flexible(Duration.minutes(minutes)) : scheduler.TimeWindow.off();
+}
+
+/**
+ * One rate schedule per delivery at its interval (drift correction), spread over the interval;
+ * disabled while the delivery is suspended.
+ */
 export class IntervalSchedules extends Construct {
   readonly schedules: scheduler.Schedule[] = [];
 
@@ -91,6 +117,8 @@ export class IntervalSchedules extends Construct {
       this.schedules.push(
         new scheduler.Schedule(this, delivery.name, {
           schedule: scheduler.ScheduleExpression.rate(interval),
+          timeWindow:
+            (props.spread ?? true) ? intervalTimeWindow(delivery.intervalMs) : scheduler.TimeWindow.off(),
           target: new targets.LambdaInvoke(props.reconcileFunction, {
             input: scheduler.ScheduleTargetInput.fromObject({ delivery: delivery.name }),
             role: props.role,

@@ -8,6 +8,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
+import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
 import { FunctionAlarms } from './function-alarms.ts';
 import { warnOfRiskyChoices } from './warnings.ts';
@@ -65,8 +66,13 @@ export class Sluice extends Construct {
   readonly windowScheduleGroup: scheduler.ScheduleGroup;
   /** The gates' cron schedules and the deliveries' interval schedules. */
   readonly scheduleGroup: scheduler.ScheduleGroup;
-  /** Per delivery name: the reconcile-failed, blocked-too-long and (unless suspended) stale alarms. */
+  /**
+   * Per delivery name: the reconcile-failed, blocked-too-long and (unless suspended) stale alarms;
+   * empty with `monitoring: 'fleet'`.
+   */
   readonly alarms: ReadonlyMap<string, readonly cloudwatch.Alarm[]>;
+  /** With `monitoring: 'fleet'`: the failed, blocked-too-long and stale alarms for all deliveries together. */
+  readonly fleetAlarms: readonly cloudwatch.Alarm[];
   /** Per function (`reconcile`, `gate`, `spec`): the errors, throttles and near-timeout alarms. */
   readonly functionAlarms: ReadonlyMap<string, readonly cloudwatch.Alarm[]>;
   /**
@@ -85,6 +91,7 @@ export class Sluice extends Construct {
     const stack = Stack.of(this);
     const logRetention = props.logRetention ?? logs.RetentionDays.THREE_MONTHS;
     const repositories = ecrRepositories(config.deliveries);
+    const fleetMonitoring = props.monitoring === 'fleet';
 
     const table = new SluiceTable(this, 'Table', {
       encryptionKey: props.encryptionKey,
@@ -174,6 +181,7 @@ export class Sluice extends Construct {
         SLUICE_KUBECTL: LAYER_KUBECTL,
         ...oneTimeScheduleEnv,
         ...eventBusEnv,
+        ...(fleetMonitoring && { SLUICE_METRICS_SCOPE: 'fleet' }),
       },
       logRetention,
       ...vpcPlacement,
@@ -213,9 +221,10 @@ export class Sluice extends Construct {
     // The spec function deletes removed deliveries from their clusters, so it shares the
     // reconcile function's role (and with it the clusters' access entries and ECR pulls), and the
     // kubectl layer: it builds the other deliveries' artifacts to keep what they apply. Invoking the
-    // reconcile function is a policy of its own: in the role's default policy it would be a circular
-    // dependency.
-    const specInvokesReconcile = new iam.Policy(this, 'SpecInvokesReconcile', {
+    // reconcile function (the spec function after a deploy; the reconcile function itself when an
+    // event concerns several deliveries, one invocation each, and for dependsOn) is a policy of its
+    // own: in the role's default policy it would be a circular dependency.
+    const invokesReconcile = new iam.Policy(this, 'InvokesReconcile', {
       roles: [deployerRole],
       statements: [invokeStatement(reconcile.functionArn)],
     });
@@ -235,7 +244,7 @@ export class Sluice extends Construct {
       logRetention,
       ...vpcPlacement,
     }).function;
-    spec.node.addDependency(specInvokesReconcile);
+    spec.node.addDependency(invokesReconcile);
     this.specFunction = spec;
 
     new IntervalSchedules(this, 'Intervals', {
@@ -244,6 +253,7 @@ export class Sluice extends Construct {
       role: reconcileInvoker,
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
+      spread: props.spreadIntervals,
     });
     const gateInvoker = this.schedulerRole('GateInvokerRole', 'invokes the gate function', [
       this.scheduleGroup,
@@ -270,21 +280,32 @@ export class Sluice extends Construct {
     });
     const specProviderRole = this.specResources(spec, access, logRetention);
 
-    const alarms = new DeliveryAlarms(this, 'Alarms', {
-      deliveries: config.deliveries,
-      blockedAlarmThreshold: props.blockedAlarmThreshold ?? Duration.hours(24),
-      alarmTopic: props.alarmTopic,
-    });
-    this.alarms = new Map(
-      config.deliveries.map((d) => [
-        d.name,
-        [
-          alarms.failed.get(d.name)!,
-          alarms.blocked.get(d.name)!,
-          ...(alarms.stale.has(d.name) ? [alarms.stale.get(d.name)!] : []),
-        ],
-      ]),
-    );
+    const blockedAlarmThreshold = props.blockedAlarmThreshold ?? Duration.hours(24);
+    if (fleetMonitoring) {
+      this.fleetAlarms = new FleetAlarms(this, 'FleetAlarms', {
+        deliveries: config.deliveries,
+        blockedAlarmThreshold,
+        alarmTopic: props.alarmTopic,
+      }).alarms;
+      this.alarms = new Map();
+    } else {
+      const alarms = new DeliveryAlarms(this, 'Alarms', {
+        deliveries: config.deliveries,
+        blockedAlarmThreshold,
+        alarmTopic: props.alarmTopic,
+      });
+      this.alarms = new Map(
+        config.deliveries.map((d) => [
+          d.name,
+          [
+            alarms.failed.get(d.name)!,
+            alarms.blocked.get(d.name)!,
+            ...(alarms.stale.has(d.name) ? [alarms.stale.get(d.name)!] : []),
+          ],
+        ]),
+      );
+      this.fleetAlarms = [];
+    }
     this.functionAlarms = new FunctionAlarms(this, 'FunctionAlarms', {
       functions: [
         { name: 'reconcile', function: reconcile, timeout: props.reconcileTimeout ?? Duration.minutes(15) },

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { appFile, podinfoApp, pool } from '../apps.ts';
 import { auditWindow, isWrite, type AuditedRequest } from '../audit.ts';
 import { deliver, reconcileOrFail, type BenchContext } from '../context.ts';
 import { cpuMeter, ownCpuSeconds } from '../cpu.ts';
@@ -82,54 +82,14 @@ async function cost(
 
 /** Four objects of one small delivery, in `namespace`. */
 function smallDeliveryFiles(namespace: string, name: string): Record<string, string> {
-  const labels = { app: name };
-  const objects = [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name, namespace, labels },
-      data: { greeting: 'hello' },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name, namespace, labels },
-      spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] },
-    },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name, namespace, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: name,
-            containers: [{ name: 'app', image: 'ghcr.io/stefanprodan/podinfo:6.7.0' }],
-          },
-        },
-      },
-    },
-  ];
-  return { 'app.yaml': objects.map((o) => stringify(o)).join('---\n') };
-}
-
-/** Runs `tasks` at most `limit` at a time. */
-async function pool<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const results: T[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, tasks.length) }, async () => {
-      while (next < tasks.length) {
-        const index = next++;
-        results[index] = await tasks[index]!();
-      }
-    }),
-  );
-  return results;
+  const [account, deployment, service] = podinfoApp(name, namespace, { replicas: 1, targetPort: 8080 });
+  const config = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace, labels: { app: name } },
+    data: { greeting: 'hello' },
+  };
+  return appFile([account, config, service, deployment]);
 }
 
 /**

@@ -50,7 +50,8 @@ export async function pushBench(ctx: BenchContext, applied: ApplyRound): Promise
     };
     const handled = await timed(() => handler(event, { awsRequestId: `bench-push-${i}` } as Context));
     const total = performance.now() - started;
-    const result = handled.result.find((r) => r.delivery === applied.delivery);
+    const results = Array.isArray(handled.result) ? handled.result : [];
+    const result = results.find((r) => r.delivery === applied.delivery);
     if (result?.outcome !== 'Succeeded' || result.changes?.configured !== 1)
       throw new Error(`the push event did not apply the one change: ${JSON.stringify(handled.result)}`);
     runs.push({ total, push: pushed.ms, handler: handled.ms });

@@ -9,10 +9,10 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { existsSync } from 'node:fs';
 import { systemClock, type Clock } from './clock.ts';
 import { putSluiceEvent, eventBridgeSink } from './aws/eventbridge-events.ts';
-import { lambdaReconcileNow } from './aws/lambda-reconcile.ts';
+import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
 import type { GateDeps } from './gates/requests.ts';
-import { connectToCluster } from './kube/cluster-access.ts';
+import { reusedConnections } from './kube/cluster-access.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
   credentialsFor,
@@ -90,19 +90,17 @@ export function reconcileDepsFromEnvironment(options: {
   const providers = { aws: ecrCredentialsByRegion(clock), generic: dockerConfigCredentials() };
   const credentials = defaultProvider();
   const bus = process.env.SLUICE_EVENT_BUS;
+  const connections = reusedConnections({
+    eks: (region, creds) => new EKSClient({ region, credentials: creds }),
+    sts: (region, creds) => new STSClient({ region, credentials: creds }),
+    credentials,
+    clock,
+  });
   return {
     db: tableFromEnvironment(),
     clock,
     registryCredentials: (source) => credentialsFor(source, providers),
-    connect: async (cluster) =>
-      kubeConfigFor(
-        await connectToCluster(cluster, {
-          eks: (region, creds) => new EKSClient({ region, credentials: creds }),
-          sts: (region, creds) => new STSClient({ region, credentials: creds }),
-          credentials,
-          clock,
-        }),
-      ),
+    connect: async (cluster) => kubeConfigFor(await connections(cluster)),
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,
     log: options.log,

@@ -2,10 +2,11 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { reconcileDepsFromEnvironment } from '../core/environment.ts';
+import type { ReconcileDeps } from '../core/reconcile/deps.ts';
 import { deliveriesForEvent, type ReconcileTrigger } from '../core/reconcile/triggers.ts';
 import { reconcile, type ReconcileResult } from '../core/reconcile/reconcile.ts';
 import { getStatus } from '../core/store/status.ts';
-import { RECONCILE_METRICS, recordReconcileMetrics } from './metrics.ts';
+import { RECONCILE_METRICS, recordReconcileMetrics, type MetricsScope } from './metrics.ts';
 
 const logger = new Logger({ serviceName: 'sluice-reconcile' });
 const metrics = new Metrics({
@@ -13,26 +14,71 @@ const metrics = new Metrics({
   serviceName: RECONCILE_METRICS.service,
 });
 
+/** SLUICE_METRICS_SCOPE=fleet (the construct's `monitoring: 'fleet'`): metrics without the delivery dimension. */
+const metricsScope: MetricsScope = process.env.SLUICE_METRICS_SCOPE === 'fleet' ? 'fleet' : 'delivery';
+
+/** What the reconcile function did with an event: reconciled it here, or handed each delivery to an invocation of its own. */
+export type ReconcileAnswer = ReconcileResult[] | { readonly invoked: readonly string[] };
+
+/** What the function needs of Lambda's context. */
+export type ReconcileInvocation = Pick<Context, 'awsRequestId'> &
+  Partial<Pick<Context, 'invokedFunctionArn'>>;
+
 /** `arn:aws:lambda:<region>:<account>:function:<name>[:<alias or version>]` without the qualifier. */
 function unqualified(functionArn: string | undefined): string | undefined {
   return functionArn?.split(':').slice(0, 7).join(':');
 }
 
-/** `{"delivery":"name"}` or an ECR "ECR Image Action" PUSH event: reconciles the deliveries it names. */
-export async function handler(event: ReconcileTrigger, context: Context): Promise<ReconcileResult[]> {
-  const deps = reconcileDepsFromEnvironment({
-    runId: context.awsRequestId,
-    log: (message) => logger.info(message),
-    functionArn: unqualified(context.invokedFunctionArn),
-  });
-  const names = await deliveriesForEvent(event, deps.db);
-  const results: ReconcileResult[] = [];
-  for (const name of names) {
-    const result = await reconcile(name, deps);
-    logger.info('reconciled', { ...result });
-    const status = result.outcome === 'Blocked' ? await getStatus(deps.db, name) : undefined;
-    recordReconcileMetrics(metrics, result, status, deps.clock.now());
-    results.push(result);
-  }
-  return results;
+/**
+ * The reconcile function for given dependencies. An event naming one delivery (or an ECR push or
+ * gate opening that concerns one) is reconciled here; one that concerns several fans out: one
+ * asynchronous invocation per delivery (`deps.reconcileNow`), so a thousand deliveries are a
+ * thousand runs side by side, each within its own timeout, each failure retried and routed to the
+ * failure queue on its own. Without `reconcileNow` (run outside Lambda) they are reconciled here,
+ * one after another.
+ */
+export function reconcileHandler(
+  depsFor: (invocation: ReconcileInvocation) => ReconcileDeps,
+): (event: ReconcileTrigger, context: ReconcileInvocation) => Promise<ReconcileAnswer> {
+  return async (event, context) => {
+    const deps = depsFor(context);
+    const names = await deliveriesForEvent(event, deps.db);
+    if (names.length > 1 && deps.reconcileNow) {
+      await deps.reconcileNow(names);
+      logger.info('fanned out', { deliveries: names.length });
+      return { invoked: names };
+    }
+    const results: ReconcileResult[] = [];
+    for (const name of names) {
+      const result = await reconcile(name, deps);
+      // Powertools keeps `message` for the log line's own: the result's goes in it.
+      const { message, ...fields } = result;
+      logger.info(`reconciled: ${message}`, fields);
+      const status = result.outcome === 'Blocked' ? await getStatus(deps.db, name) : undefined;
+      recordReconcileMetrics(metrics, result, status, deps.clock.now(), metricsScope);
+      results.push(result);
+    }
+    return results;
+  };
 }
+
+/** The clients, credentials and cluster connections live as long as the container, across invocations. */
+const containerDeps = new Map<string | undefined, ReconcileDeps>();
+
+/**
+ * `{"delivery":"name"}`, `{"gateOpened":"gate"}` or an ECR "ECR Image Action" PUSH event:
+ * reconciles the deliveries it concerns (see reconcileHandler).
+ */
+export const handler = reconcileHandler((context) => {
+  const functionArn = unqualified(context.invokedFunctionArn);
+  let deps = containerDeps.get(functionArn);
+  if (!deps) {
+    deps = reconcileDepsFromEnvironment({
+      runId: context.awsRequestId,
+      log: (message) => logger.info(message),
+      functionArn,
+    });
+    containerDeps.set(functionArn, deps);
+  }
+  return { ...deps, runId: context.awsRequestId };
+});

@@ -16,6 +16,12 @@ export const RECONCILE_METRICS = {
   completed: 'ReconcileCompleted',
 } as const;
 
+/**
+ * `delivery`: every metric per delivery (a CloudWatch custom metric, $0.30 a month, per delivery
+ * and name); `fleet`: one of each for all deliveries.
+ */
+export type MetricsScope = 'delivery' | 'fleet';
+
 const OUTCOME_METRIC: Partial<Record<ReconcileResult['outcome'], string>> = {
   Succeeded: RECONCILE_METRICS.succeeded,
   Failed: RECONCILE_METRICS.failed,
@@ -23,7 +29,7 @@ const OUTCOME_METRIC: Partial<Record<ReconcileResult['outcome'], string>> = {
 };
 
 /**
- * One metric per outcome with the delivery as dimension, ReconcileCompleted for each of them
+ * One metric per outcome with the delivery as dimension (unless `fleet`), ReconcileCompleted for each of them
  * (the staleness alarm watches it), and for a blocked delivery how long it has been blocked. Published at once, so each delivery of an event gets its own dimension.
  */
 export function recordReconcileMetrics(
@@ -31,10 +37,12 @@ export function recordReconcileMetrics(
   result: ReconcileResult,
   status: Pick<DeliveryStatus, 'blockedSince'> | undefined,
   now: Date,
+  /** `fleet`: without the delivery dimension, one metric each for all deliveries (monitoring: 'fleet'). */
+  scope: MetricsScope = 'delivery',
 ): void {
   const metric = OUTCOME_METRIC[result.outcome];
   if (!metric) return; // Skipped: another run or suspend; nothing happened worth counting
-  metrics.addDimension(RECONCILE_METRICS.dimension, result.delivery);
+  if (scope === 'delivery') metrics.addDimension(RECONCILE_METRICS.dimension, result.delivery);
   metrics.addMetric(metric, 'Count', 1);
   metrics.addMetric(RECONCILE_METRICS.completed, 'Count', 1);
   const since = status?.blockedSince ? Date.parse(status.blockedSince) : NaN;

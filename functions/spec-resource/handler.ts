@@ -3,7 +3,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { systemClock } from '../core/clock.ts';
 import { reconcileDepsFromEnvironment } from '../core/environment.ts';
-import { lambdaReconcileNow } from '../core/aws/lambda-reconcile.ts';
+import { lambdaReconcileNow } from '../core/aws/reconcile-invocations.ts';
 import { deleteDelivery } from '../core/reconcile/delete.ts';
 import {
   handleSpecEvent,

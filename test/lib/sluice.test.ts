@@ -229,7 +229,7 @@ describe('schedules', () => {
     });
   });
 
-  it('oddy-test reconciles every 5 minutes', () => {
+  it('oddy-test reconciles every 5 minutes, at a time Scheduler picks within the 5 minutes after each firing', () => {
     const id = logicalId(
       template,
       'AWS::Scheduler::Schedule',
@@ -239,6 +239,7 @@ describe('schedules', () => {
     expect(properties).toMatchObject({
       GroupName: groupName(recurringGroup),
       State: 'ENABLED',
+      FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 5 },
       Target: {
         Arn: arnOf(reconcile),
         RoleArn: arnOf(reconcileInvoker),
@@ -421,7 +422,8 @@ describe('permissions', () => {
       logsStatement('Reconcile'),
       sendToFailureQueue,
       logsStatement('Spec'),
-      // In a policy of its own (SpecInvokesReconcile), so the reconcile function does not depend on it.
+      // In a policy of its own (InvokesReconcile), so the reconcile function does not depend on it:
+      // the spec function after a deploy, the reconcile function's fan-out and dependsOn invoke it.
       { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: arnOf(reconcile) },
     ]);
   });

@@ -300,6 +300,86 @@ describe('options', () => {
     },
   );
 
+  it.each([
+    [Duration.minutes(1), 1],
+    [Duration.minutes(5), 5],
+    [Duration.hours(1), 60],
+    // The staleness alarm looks back a day at most: two runs must fall within it.
+    [Duration.hours(12), 360],
+  ])(
+    'a delivery every %s runs within a flexible window of %i minutes after each firing',
+    (interval, minutes) => {
+      const { template } = synth(() => ({ deliveries: [delivery({ interval })] }));
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        Target: Match.objectLike({ Input: Match.stringLikeRegexp('"delivery"') }),
+        FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: minutes },
+      });
+    },
+  );
+
+  it('a daily delivery is not spread: its staleness window (a day) has no room for it', () => {
+    const { template } = synth(() => ({ deliveries: [delivery({ interval: Duration.hours(24) })] }));
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      Target: Match.objectLike({ Input: Match.stringLikeRegexp('"delivery"') }),
+      FlexibleTimeWindow: { Mode: 'OFF' },
+    });
+  });
+
+  it("monitoring: 'fleet': three alarms for all deliveries instead of three each, on metrics without the delivery dimension", () => {
+    const deliveries = [delivery({ name: 'a' }), delivery({ name: 'b', interval: Duration.minutes(1) })];
+    const { template, sluice } = synth(() => ({ deliveries, monitoring: 'fleet' }));
+    const sluiceAlarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
+      .map(
+        (a) =>
+          a.Properties as {
+            Namespace?: string;
+            MetricName: string;
+            Dimensions: { Name: string }[];
+            Period: number;
+            EvaluationPeriods: number;
+          },
+      )
+      .filter((p) => p.Namespace === 'Sluice');
+    expect(sluiceAlarms.map((p) => p.MetricName).sort()).toEqual([
+      'BlockedSeconds',
+      'ReconcileCompleted',
+      'ReconcileFailed',
+    ]);
+    for (const alarm of sluiceAlarms)
+      expect(alarm.Dimensions).toEqual([{ Name: 'service', Value: 'sluice-reconcile' }]);
+    // Staleness after three of the shortest interval.
+    expect(sluiceAlarms.find((p) => p.MetricName === 'ReconcileCompleted')).toMatchObject({
+      Period: 60,
+      EvaluationPeriods: 3,
+    });
+    expect(sluice.alarms.size).toBe(0);
+    expect(sluice.fleetAlarms).toHaveLength(3);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^sluice: reconcile'),
+      Environment: { Variables: Match.objectLike({ SLUICE_METRICS_SCOPE: 'fleet' }) },
+    });
+  });
+
+  it('per-delivery monitoring (the default): three alarms per delivery, metrics per delivery', () => {
+    const { template, sluice } = synth(() => ({
+      deliveries: [delivery({ name: 'a' }), delivery({ name: 'b' })],
+    }));
+    const perDelivery = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter((a) =>
+      (a.Properties.Dimensions as { Name: string }[] | undefined)?.some((d) => d.Name === 'delivery'),
+    );
+    expect(perDelivery).toHaveLength(6);
+    expect(sluice.fleetAlarms).toEqual([]);
+    expect(JSON.stringify(template.toJSON())).not.toContain('SLUICE_METRICS_SCOPE');
+  });
+
+  it('spreadIntervals: false fires every interval schedule at its exact time', () => {
+    const { template } = synth(() => ({ deliveries: [delivery({})], spreadIntervals: false }));
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      Target: Match.objectLike({ Input: Match.stringLikeRegexp('"delivery"') }),
+      FlexibleTimeWindow: { Mode: 'OFF' },
+    });
+  });
+
   it('a gate schedule window overrides the gate window; no window, no "window" field', () => {
     const { template } = synth(() => ({
       gates: [

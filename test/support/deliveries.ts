@@ -10,6 +10,7 @@ import { ecrCredentials, pushArtifact, RegistryClient } from '../../functions/co
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
+import type { ReconcileAnswer } from '../../functions/reconcile/handler.ts';
 import type { Components } from '../../dev/components.ts';
 
 /** Writes `files` (path → text) into a temp dir and pushes it as a Flux artifact through the ECR token path. */
@@ -67,4 +68,12 @@ export function engineDeps(): ReconcileDeps {
 
 export function run(name: string, deps: ReconcileDeps): Promise<ReconcileResult> {
   return reconcile(name, deps);
+}
+
+/** The reconcile handler's results when it reconciled the event itself; fails if it fanned out instead. */
+export async function reconciledBy(answer: Promise<ReconcileAnswer>): Promise<ReconcileResult[]> {
+  const answered = await answer;
+  if (!Array.isArray(answered))
+    throw new Error(`the handler fanned out to ${answered.invoked.join(', ')} instead of reconciling`);
+  return answered;
 }

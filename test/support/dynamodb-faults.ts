@@ -13,6 +13,8 @@ export interface DynamoCall {
   readonly index: number;
   /** e.g. `UpdateItemCommand`, `BatchWriteItemCommand`. */
   readonly command: string;
+  /** The partition key of the one item it reads or writes, if it names one. */
+  readonly pk?: string;
 }
 
 /**
@@ -46,7 +48,13 @@ export function faultyTable(
   const conditionalFailures: DynamoCall[] = [];
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const call = { index: calls.length + 1, command: context.commandName ?? 'unknown' };
+      const input = args.input as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
+      const pk = input.Key?.pk ?? input.Item?.pk;
+      const call = {
+        index: calls.length + 1,
+        command: context.commandName ?? 'unknown',
+        ...(typeof pk === 'string' && { pk }),
+      };
       calls.push(call);
       await before?.(call);
       const fault = faultFor(call);

@@ -21,7 +21,19 @@ export const DEFAULTS = {
    */
   pruneLimit: { percent: 50 },
   pruneLimitMinInventory: 10,
+  /**
+   * Reconciles applying to one cluster at once. sluice's requests all fall in one API Priority and
+   * Fairness flow (its one user, in the `global-default` priority level): 49 seats of an API
+   * server's 600 (EKS keeps the upstream 400 + 200 in-flight limits; global-default has 20 of the
+   * 245 nominal shares), and 6 queues of 50 for that flow. Ten runs of 16 requests in flight each
+   * are 160, inside those 349 with half to spare for the level's other users, so none is refused
+   * with 429.
+   */
+  clusterConcurrency: 10,
 } as const;
+
+/** The most a cluster's concurrency may be set to. */
+export const MAX_CLUSTER_CONCURRENCY = 100;
 
 /** The longest a gate request may last: a year. Longer is a typo, and dates past it are not worth evaluating. */
 export const MAX_WINDOW_MS = 366 * 24 * 3_600_000;

@@ -4,6 +4,7 @@
  *
  * @module sluice/config
  */
+export { clusterKey } from './cluster-key.ts';
 export { DEFAULTS } from './defaults.ts';
 export { parseDuration, formatDuration } from './duration.ts';
 export { ConfigError, type ConfigIssue } from './issues.ts';

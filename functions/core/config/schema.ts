@@ -6,7 +6,8 @@ import { posix } from 'node:path';
 import semver from 'semver';
 import * as z from 'zod';
 import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
-import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
+import { DEFAULTS, MAX_APPROVERS, MAX_CLUSTER_CONCURRENCY, MAX_WINDOW_MS } from './defaults.ts';
+import { clusterKey } from './cluster-key.ts';
 import { DURATION_HINT, formatDuration, parseDuration } from './duration.ts';
 import { closest, isRecord } from './issues.ts';
 import { isEcrHost } from '../oci/ecr-host.ts';
@@ -592,6 +593,12 @@ export const deliverySchema = strict({
   images: imagesSchema.optional(),
   pruneLimit: pruneLimitSchema.optional(),
   pruneLimitGate: name('gate name').optional(),
+  clusterConcurrency: z
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(MAX_CLUSTER_CONCURRENCY, `must be at most ${MAX_CLUSTER_CONCURRENCY}`)
+    .optional(),
   serviceAccountName: checked(serviceAccountNameProblem).optional(),
   impersonate: impersonateSchema.optional(),
   healthCheckExprs: healthCheckExprsSchema.optional(),
@@ -621,6 +628,7 @@ export const deliverySchema = strict({
     ...(input.images !== undefined && { images: input.images }),
     ...(input.pruneLimit !== undefined && { pruneLimit: input.pruneLimit }),
     ...(input.pruneLimitGate !== undefined && { pruneLimitGate: input.pruneLimitGate }),
+    ...(input.clusterConcurrency !== undefined && { clusterConcurrency: input.clusterConcurrency }),
     ...(impersonate !== undefined && { impersonate }),
     ...(input.healthCheckExprs !== undefined && { healthCheckExprs: input.healthCheckExprs }),
     ...(input.decryption !== undefined && { decryption: input.decryption }),
@@ -743,6 +751,39 @@ function crossCheck(config: Record<string, unknown>, ctx: z.core.$RefinementCtx)
     if (typeof delivery.pruneLimitGate === 'string') check(delivery.pruneLimitGate, ['pruneLimitGate']);
   });
   checkDependencies(deliveries, ctx);
+  checkClusterConcurrency(deliveries, ctx);
+}
+
+/** Deliveries on one cluster agree on its clusterConcurrency (an unset one counts as the default). */
+function checkClusterConcurrency(deliveries: readonly unknown[], ctx: z.RefinementCtx): void {
+  const first = new Map<string, { name: unknown; concurrency: number; set: boolean }>();
+  deliveries.forEach((delivery, index) => {
+    if (!isRecord(delivery) || !isRecord(delivery.cluster)) return;
+    const cluster = delivery.cluster as Record<string, unknown>;
+    const eks = isRecord(cluster.eks) ? (cluster.eks as Record<string, unknown>) : undefined;
+    const target =
+      eks && typeof eks.name === 'string' && typeof eks.region === 'string'
+        ? { eks: { name: eks.name, region: eks.region, roleArn: eks.roleArn as string | undefined } }
+        : typeof cluster.kubeconfig === 'string'
+          ? { kubeconfig: cluster.kubeconfig, context: cluster.context as string | undefined }
+          : undefined;
+    if (!target) return;
+    const key = clusterKey(target);
+    const set = typeof delivery.clusterConcurrency === 'number';
+    const concurrency = set ? (delivery.clusterConcurrency as number) : DEFAULTS.clusterConcurrency;
+    const seen = first.get(key);
+    if (!seen) {
+      first.set(key, { name: delivery.name, concurrency, set });
+      return;
+    }
+    if (seen.concurrency === concurrency) return;
+    const said = (c: number, explicit: boolean) => (explicit ? `${c}` : `${c}, the default`);
+    ctx.addIssue({
+      code: 'custom',
+      message: `clusterConcurrency ${said(concurrency, set)} differs from delivery "${String(seen.name)}" on the same cluster (${said(seen.concurrency, seen.set)}): deliveries on one cluster share its limit, so set the same value on each`,
+      path: ['deliveries', index, 'clusterConcurrency'],
+    });
+  });
 }
 
 /** The `dependsOn` names of a delivery as written (`name` or `{ name }`). */

@@ -91,6 +91,11 @@ export interface Delivery {
   pruneLimit?: PruneLimit;
   /** A gate whose open state lets a run prune past `pruneLimit`. */
   pruneLimitGate?: string;
+  /**
+   * How many reconciles may apply to this delivery's cluster at once, counting every delivery on
+   * it (all of them must agree); DEFAULTS.clusterConcurrency when not set.
+   */
+  clusterConcurrency?: number;
   /** Who sluice acts as in the cluster; sluice's own identity when not set. */
   impersonate?: Impersonation;
   /** Flux's `.spec.healthCheckExprs`: with `wait`, CEL decides the health of objects of these kinds. */

@@ -1,5 +1,5 @@
 import type { Gate, GateAction } from '../config/index.ts';
-import { deliveriesUsingGate } from '../store/deliveries.ts';
+import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import { MAX_FUTURE_MS, type GateRequest } from '../store/gates.ts';
 import { getStatus } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';

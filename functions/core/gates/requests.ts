@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Gate } from '../config/index.ts';
-import { deliveriesUsingGate } from '../store/deliveries.ts';
+import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import {
   addApproval,
   clearPendingApprovals,

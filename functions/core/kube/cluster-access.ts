@@ -256,3 +256,25 @@ function errorText(err: unknown): string {
     return err.name && err.name !== 'Error' ? `${err.name}: ${err.message}` : err.message;
   return String(err);
 }
+
+/** How long before its token expires a reused EKS connection is replaced. */
+const REUSE_MARGIN_MS = 60_000;
+
+/**
+ * connectToCluster, with EKS connections kept (per cluster, region and role) until their token is
+ * a minute from expiring: a warm function reconciling every few minutes describes each cluster
+ * about once per token, not once per run. A kubeconfig is read every time (it may change).
+ */
+export function reusedConnections(deps: ClusterAccessDeps): (cluster: ClusterSpec) => Promise<ClusterAccess> {
+  const kept = new Map<string, ClusterAccess>();
+  return async (cluster) => {
+    if (!('eks' in cluster)) return connectToCluster(cluster, deps);
+    const key = JSON.stringify([cluster.eks.name, cluster.eks.region, cluster.eks.roleArn ?? null]);
+    const known = kept.get(key);
+    if (known?.expiresAt && known.expiresAt.getTime() - REUSE_MARGIN_MS > deps.clock.now().getTime())
+      return known;
+    const fresh = await connectToCluster(cluster, deps);
+    kept.set(key, fresh);
+    return fresh;
+  };
+}

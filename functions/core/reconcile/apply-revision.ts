@@ -16,17 +16,23 @@ import { readInventory, writeInventory } from '../store/inventory.ts';
 import type { Lease } from '../store/lease.ts';
 import type { ChangeCounts } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
+import type { ClusterTurn } from './cluster-limit.ts';
 import { step } from './guards.ts';
 import { ownershipConflicts, refuseConflicts } from './ownership.ts';
 import { buildRevision, settleRevision } from './plan.ts';
 import { checkPruneLimit } from './prune-limit.ts';
 
-/** Build, validate, write-ahead inventory, apply, prune, record the inventory, health. */
+/**
+ * Build, validate, write-ahead inventory, apply, prune, record the inventory, health. A run with
+ * something to write (or to wait for) takes its turn on the cluster (`turn`) before the first
+ * dry-run: what it reads before is a few lists.
+ */
 export async function applyRevision(
   delivery: Delivery,
   artifact: Artifact,
   deps: ReconcileDeps,
   lease: Lease,
+  turn: Pick<ClusterTurn, 'take'>,
 ): Promise<ChangeCounts> {
   const name = delivery.name;
   const manifests = await buildRevision(delivery, artifact, deps);
@@ -61,6 +67,9 @@ export async function applyRevision(
   );
   const appliedHash = new Map(oldInventory.map((entry) => [entry.id, entry.h]));
   const changed = desired.filter((d) => !isUnchanged(d, live.get(d.entry.id), appliedHash.get(d.entry.id)));
+  const finalEntries: InventoryEntry[] = desired.map((d) => ({ ...d.entry, h: d.hash }));
+  const stale = staleEntries(oldInventory, finalEntries);
+  if (changed.length > 0 || (delivery.prune && stale.length > 0) || delivery.wait) await turn.take();
   const recreated = await step('ValidationFailed', () =>
     dryRun(
       kube,
@@ -69,8 +78,6 @@ export async function applyRevision(
     ),
   );
 
-  const finalEntries: InventoryEntry[] = desired.map((d) => ({ ...d.entry, h: d.hash }));
-  const stale = staleEntries(oldInventory, finalEntries);
   // A pruned CRD or Namespace deletes what it holds: held unless all of it goes anyway.
   const cascaded = delivery.prune
     ? await step('PruneFailed', () => checkPruneCascade(kube, artifact.revision, stale, finalEntries, name))

@@ -1,5 +1,6 @@
 import type { Delivery } from '../config/index.ts';
-import { getDelivery, listDeliveries } from '../store/deliveries.ts';
+import { getDelivery } from '../store/deliveries.ts';
+import { deliveriesDependingOn } from '../store/delivery-lookups.ts';
 import { getStatus, type DeliveryStatus } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
 
@@ -41,9 +42,8 @@ export function dependencyMessage(unready: readonly UnreadyDependency[]): string
 /** The deliveries depending on `name` whose last run was held waiting for a dependency. */
 export async function waitingDependents(name: string, db: TableClient): Promise<string[]> {
   const waiting: string[] = [];
-  for (const delivery of await listDeliveries(db)) {
-    if (!delivery.dependsOn.includes(name)) continue;
-    if ((await getStatus(db, delivery.name))?.reason === 'DependencyNotReady') waiting.push(delivery.name);
+  for (const dependent of await deliveriesDependingOn(db, name)) {
+    if ((await getStatus(db, dependent))?.reason === 'DependencyNotReady') waiting.push(dependent);
   }
   return waiting;
 }

@@ -34,6 +34,8 @@ export interface ReconcileDeps {
   readonly retryTimer?: RetryTimer;
   /** Reconciles other deliveries now (those that were waiting on this one through `dependsOn`). */
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
+  /** How long a run waits for a slot of its cluster before it is held. @default SLOT_WAIT_MS (20 s) */
+  readonly clusterSlotWaitMs?: number;
   /** How long a lease lasts without renewal. @default LEASE_TTL_MS (60 s) */
   readonly leaseTtlMs?: number;
   /** Set by the run that holds the delivery's lease: its status, event and inventory writes are fenced by it. */

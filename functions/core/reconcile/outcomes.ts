@@ -30,13 +30,16 @@ export interface ReconcileResult {
 }
 
 /**
- * Schedules the retry of a failed run (`retryInterval`), unless a retry is already pending: a
- * failed interval or push run between retries must not start a second chain of them. A retry that
- * cannot be scheduled is logged, not fatal: the next regular run retries anyway.
+ * Schedules the retry of a failed run (`retryInterval`) or of a held one (at `at`), unless a retry
+ * is already pending: a failed interval or push run between retries must not start a second chain
+ * of them. A retry that cannot be scheduled is logged, not fatal: the next regular run retries anyway.
  */
-export async function scheduleRetry(delivery: Delivery, deps: ReconcileDeps): Promise<string | undefined> {
+export async function scheduleRetry(
+  delivery: Delivery,
+  deps: ReconcileDeps,
+  at: Date | undefined = retryTime(delivery, deps.clock.now()),
+): Promise<string | undefined> {
   const now = deps.clock.now();
-  const at = retryTime(delivery, now);
   if (!at || !deps.retryTimer) return undefined;
   const pending = (await getStatus(deps.db, delivery.name))?.nextRetryAt;
   if (pending && Date.parse(pending) > now.getTime()) return pending;
@@ -147,12 +150,18 @@ export async function holdMassPrune(
   };
 }
 
+/**
+ * Records how a run ended: the status, and unless `quiet` (a run that changed nothing and found
+ * the delivery as the last one left it: Flux too emits no event then) the event, in the table
+ * and on the event bus.
+ */
 export async function finish(
   deps: ReconcileDeps,
   name: string,
   started: Date,
   outcome: ReconcileOutcome,
   status: StatusUpdate,
+  options: { readonly quiet?: boolean } = {},
 ): Promise<void> {
   const now = deps.clock.now();
   await updateStatus(
@@ -167,6 +176,7 @@ export async function finish(
     },
     deps.fence,
   );
+  if (options.quiet) return;
   const event = {
     delivery: name,
     outcome,

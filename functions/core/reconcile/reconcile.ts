@@ -11,8 +11,9 @@ import {
 } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
-import { getStatus } from '../store/status.ts';
+import { getStatus, type ChangeCounts } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
+import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { isUpToDate, unreadyDependencies } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
@@ -119,7 +120,21 @@ async function reconcileHeld(
       pullResolved(delivery.source, target, { credentials, limits: deps.limits }),
     );
     revision = artifact.revision;
-    const changes = await applyRevision(delivery, artifact, deps, lease);
+    const turn = clusterTurn(delivery, deps);
+    let changes: ChangeCounts;
+    try {
+      changes = await applyRevision(delivery, artifact, deps, lease, turn);
+    } catch (error) {
+      if (error instanceof ClusterBusy)
+        return await holdForBusyCluster(deps, delivery, started, artifact.revision);
+      throw error;
+    } finally {
+      await turn
+        .release()
+        .catch((error: unknown) =>
+          deps.log?.(`could not free the cluster slot of '${name}': ${String(error)}`),
+        );
+    }
     if (held) {
       const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(gates.blockRevisions, held)}`;
       await finish(deps, name, started, 'Blocked', {
@@ -135,20 +150,34 @@ async function reconcileHeld(
       return { delivery: name, outcome: 'Blocked', reason: 'GateClosed', message, revision: held, changes };
     }
     const message = `Applied revision: ${artifact.revision}`;
-    await finish(deps, name, started, 'Succeeded', {
-      ready: true,
-      reason: 'ReconciliationSucceeded',
-      message,
-      lastAppliedRevision: artifact.revision,
-      lastAppliedOriginRevision: originRevisionOf(artifact),
-      lastAttemptedRevision: artifact.revision,
-      inventorySize: changes.created + changes.configured + changes.unchanged,
-      changes,
-      lastSuccessAt: deps.clock.now().toISOString(),
-      blockedBy: null,
-      blockedSince: null,
-      pendingRevision: null,
-    });
+    // A steady-state run: nothing to tell anyone but the status's time of the last run.
+    const unchanged =
+      changes.created + changes.configured + changes.deleted === 0 &&
+      previous?.ready === true &&
+      previous.reason === 'ReconciliationSucceeded' &&
+      previous.lastAppliedRevision === artifact.revision &&
+      (previous.lastAppliedOriginRevision ?? null) === originRevisionOf(artifact);
+    await finish(
+      deps,
+      name,
+      started,
+      'Succeeded',
+      {
+        ready: true,
+        reason: 'ReconciliationSucceeded',
+        message,
+        lastAppliedRevision: artifact.revision,
+        lastAppliedOriginRevision: originRevisionOf(artifact),
+        lastAttemptedRevision: artifact.revision,
+        inventorySize: changes.created + changes.configured + changes.unchanged,
+        changes,
+        lastSuccessAt: deps.clock.now().toISOString(),
+        blockedBy: null,
+        blockedSince: null,
+        pendingRevision: null,
+      },
+      { quiet: unchanged },
+    );
     // Deliveries can only be waiting on this one if it was not ready before this run.
     if (!isUpToDate(previous)) await reconcileWaitingDependents(name, deps);
     return {

@@ -1,6 +1,4 @@
-import { deliveriesUsingGate } from '../store/deliveries.ts';
-import { parseEcrHost, parseReference } from '../oci/index.ts';
-import { getDelivery, listDeliveryNames } from '../store/deliveries.ts';
+import { deliveriesOfRepository, deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import type { TableClient } from '../store/table-client.ts';
 
 /** The ECR push event EventBridge delivers ("ECR Image Action", action-type PUSH). */
@@ -34,7 +32,7 @@ function isEcrEvent(event: unknown): event is EcrImageActionEvent {
 /**
  * The deliveries an event asks to reconcile: the one it names, every delivery using a gate that
  * just opened, or for a successful ECR push every delivery whose source is that repository (in
- * that account and region).
+ * that account and region). Gate and repository are looked up in the table's index, not scanned.
  */
 export async function deliveriesForEvent(event: unknown, db: TableClient): Promise<string[]> {
   const named = (event as { delivery?: unknown } | null)?.delivery;
@@ -47,15 +45,5 @@ export async function deliveriesForEvent(event: unknown, db: TableClient): Promi
     );
   }
   if (event.detail['action-type'] !== 'PUSH' || event.detail.result !== 'SUCCESS') return [];
-  const matches: string[] = [];
-  for (const name of await listDeliveryNames(db)) {
-    const delivery = await getDelivery(db, name);
-    if (!delivery) continue;
-    const { host, repository } = parseReference(delivery.source.url);
-    // The event names the registry by account and region; any of its hosts (FIPS, dual-stack) is it.
-    const ecr = parseEcrHost(host);
-    const sameRegistry = !ecr || (ecr.account === event.account && ecr.region === event.region);
-    if (sameRegistry && repository === event.detail['repository-name']) matches.push(name);
-  }
-  return matches;
+  return deliveriesOfRepository(db, event.detail['repository-name'], event);
 }

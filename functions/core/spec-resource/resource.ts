@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { parseDelivery, parseGate } from '../config/index.ts';
-import { deliveriesUsingGate } from '../store/deliveries.ts';
+import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import { getDelivery, putDelivery } from '../store/deliveries.ts';
 import { getGate, putGate, removeGate } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';

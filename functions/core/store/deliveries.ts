@@ -1,38 +1,119 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Delivery } from '../config/index.ts';
-import { getSpec, listSpecNames, putSpec, removeSpec, type SpecKind } from './specs.ts';
+import { lookupChanges, lookupEntries } from './lookup-entries.ts';
+import { listSpecNames, removeSpec, type SpecKind } from './specs.ts';
 import { DELIVERY_INDEX, deliveryKey, type TableClient } from './table-client.ts';
 
 const DELIVERIES: SpecKind = { key: deliveryKey, index: DELIVERY_INDEX };
 
-/** Writes a delivery's spec (as registered by the CDK app or `sluice register`). */
-export const putDelivery = (db: TableClient, delivery: Delivery, registeredAt: Date): Promise<void> =>
-  putSpec(db, DELIVERIES, delivery, registeredAt);
+/** A delivery's spec as stored: the spec, its key, and when (and how many times) it was written. */
+export interface DeliveryItem {
+  readonly delivery: Delivery;
+  readonly key: { readonly pk: string; readonly sk: string };
+  readonly registeredAt: string;
+  /** Incremented by each write; absent on specs written before it was kept. */
+  readonly rev?: number;
+}
 
-/** A delivery's spec; one stored before `dependsOn` existed depends on nothing. */
+/** A spec stored before `dependsOn` existed depends on nothing. */
+function normalised(spec: Omit<Delivery, 'dependsOn'> & Partial<Pick<Delivery, 'dependsOn'>>): Delivery {
+  return { ...spec, dependsOn: spec.dependsOn ?? [] };
+}
+
+export async function getDeliveryItem(db: TableClient, name: string): Promise<DeliveryItem | undefined> {
+  const key = { pk: deliveryKey(name), sk: 'spec' };
+  const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: key, ConsistentRead: true }));
+  if (!Item) return undefined;
+  return {
+    delivery: normalised(Item.spec as Delivery),
+    key,
+    registeredAt: Item.registeredAt as string,
+    ...(typeof Item.rev === 'number' && { rev: Item.rev }),
+  };
+}
+
+/** A delivery's spec. */
 export async function getDelivery(db: TableClient, name: string): Promise<Delivery | undefined> {
-  const spec = await getSpec<Omit<Delivery, 'dependsOn'> & Partial<Pick<Delivery, 'dependsOn'>>>(
-    db,
-    DELIVERIES,
-    name,
-  );
-  return spec && { ...spec, dependsOn: spec.dependsOn ?? [] };
+  return (await getDeliveryItem(db, name))?.delivery;
+}
+
+/** How often a spec write is tried when other writes of the same delivery come between its read and its write. */
+const PUT_ATTEMPTS = 10;
+
+/**
+ * Writes a delivery's spec (as registered by the CDK app or `sluice register`), its entry in the
+ * list of deliveries and its lookup items (repository, gates) in one transaction, removing the
+ * lookup items of what it no longer names. Conditional on the spec read before: two writes of
+ * one delivery at once cannot leave the lookups of the one that lost.
+ */
+export async function putDelivery(db: TableClient, delivery: Delivery, registeredAt: Date): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const previous = await getDeliveryItem(db, delivery.name);
+    const rev = (previous?.rev ?? 0) + 1;
+    const unchanged = !previous
+      ? { ConditionExpression: 'attribute_not_exists(pk)' }
+      : previous.rev === undefined
+        ? {
+            ConditionExpression: 'attribute_not_exists(rev) AND registeredAt = :seen',
+            ExpressionAttributeValues: { ':seen': previous.registeredAt },
+          }
+        : { ConditionExpression: 'rev = :seen', ExpressionAttributeValues: { ':seen': previous.rev } };
+    try {
+      await db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: db.table,
+                Item: {
+                  pk: deliveryKey(delivery.name),
+                  sk: 'spec',
+                  spec: delivery,
+                  registeredAt: registeredAt.toISOString(),
+                  rev,
+                },
+                ...unchanged,
+              },
+            },
+            { Put: { TableName: db.table, Item: { pk: DELIVERY_INDEX, sk: delivery.name } } },
+            ...lookupChanges(db, previous?.delivery, delivery),
+          ],
+        }),
+      );
+      return;
+    } catch (error) {
+      const raced =
+        error instanceof TransactionCanceledException &&
+        (error.CancellationReasons ?? []).some(
+          (reason) => reason.Code === 'ConditionalCheckFailed' || reason.Code === 'TransactionConflict',
+        );
+      if (!raced || attempt >= PUT_ATTEMPTS) throw error;
+      // Apart, so that writers racing again do not collide again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt));
+    }
+  }
 }
 
 export const listDeliveryNames = (db: TableClient): Promise<string[]> => listSpecNames(db, DELIVERIES);
 
-/** Removes a delivery's spec and every item under it (status, inventory, events). */
-export const removeDelivery = (db: TableClient, name: string): Promise<void> =>
-  removeSpec(db, DELIVERIES, name);
+/**
+ * Removes a delivery's lookup items, then its spec and every item under it (status, inventory,
+ * events). Lookups first: a removal cut short leaves a spec no push finds (its interval still
+ * runs), never a lookup naming a delivery that is gone.
+ */
+export async function removeDelivery(db: TableClient, name: string): Promise<void> {
+  const stored = await getDelivery(db, name);
+  await Promise.all(
+    (stored ? lookupEntries(stored) : []).map(({ pk, sk }) =>
+      db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk, sk } })),
+    ),
+  );
+  await removeSpec(db, DELIVERIES, name);
+}
 
 /** Every registered delivery's spec. */
 export async function listDeliveries(db: TableClient): Promise<Delivery[]> {
   const specs = await Promise.all((await listDeliveryNames(db)).map((name) => getDelivery(db, name)));
   return specs.filter((spec): spec is Delivery => spec !== undefined);
-}
-
-/** The deliveries that reference a gate (in `gates`, or as the approval gate of their pruneLimit). */
-export async function deliveriesUsingGate(db: TableClient, gate: string): Promise<string[]> {
-  return (await listDeliveries(db))
-    .filter((delivery) => delivery.gates.some((ref) => ref.name === gate) || delivery.pruneLimitGate === gate)
-    .map((delivery) => delivery.name);
 }

@@ -4,7 +4,13 @@ import type { FailureReason } from '../errors.ts';
 import { fenceCondition, LEASE_ATTRIBUTES, LeaseLostError, type Fence } from './lease.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
-export type StatusReason = FailureReason | 'ReconciliationSucceeded' | 'Progressing' | 'DependencyNotReady';
+export type StatusReason =
+  | FailureReason
+  | 'ReconciliationSucceeded'
+  | 'Progressing'
+  | 'DependencyNotReady'
+  /** Held: the cluster's concurrency limit was reached; retried shortly. */
+  | 'ClusterBusy';
 
 /** A closed gate holding a delivery, and when it is expected to open (if known). */
 export interface BlockingGate {

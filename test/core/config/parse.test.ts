@@ -732,11 +732,38 @@ describe('invalid configs', () => {
       `${D}.dependsOn`,
       'dependsOn forms a cycle: oddy-test → apps → infra → oddy-test',
     ],
+    [
+      'clusterConcurrency out of range',
+      { deliveries: [delivery({ clusterConcurrency: 0 })] },
+      `${D}.clusterConcurrency`,
+      'must be at least 1',
+    ],
+    [
+      'deliveries on one cluster with different clusterConcurrency',
+      { deliveries: [delivery({ name: 'infra', clusterConcurrency: 20 }), delivery()] },
+      `${D}.clusterConcurrency`,
+      'clusterConcurrency 10, the default differs from delivery "infra" on the same cluster (20): deliveries on one cluster share its limit, so set the same value on each',
+    ],
   ];
 
   it.each(cases)('%s', (_, input, path, message) => {
     const issues = issuesOf(() => parseConfig(input, 'sluice.yaml'));
     expect(issues).toContainEqual({ path, message: expect.stringContaining(message) });
+  });
+
+  it('deliveries on different clusters may differ in clusterConcurrency; on one cluster they may agree', () => {
+    const other = { eks: { name: 'staging', region: 'ap-northeast-1' } };
+    const config = parseConfig(
+      {
+        deliveries: [
+          delivery({ clusterConcurrency: 20 }),
+          delivery({ name: 'apps', clusterConcurrency: 20 }),
+          delivery({ name: 'tools', cluster: other }),
+        ],
+      },
+      'sluice.yaml',
+    );
+    expect(config.deliveries.map((d) => d.clusterConcurrency)).toEqual([20, 20, undefined]);
   });
 
   it('covers many distinct cases', () => {

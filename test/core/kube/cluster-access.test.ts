@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { connectToCluster, type ClusterAccessDeps } from '../../../functions/core/kube/cluster-access.ts';
+import {
+  connectToCluster,
+  reusedConnections,
+  type ClusterAccessDeps,
+} from '../../../functions/core/kube/cluster-access.ts';
 import { kubeConfigFor } from '../../../functions/core/kube/connection.ts';
 import { testbed } from '../../support/testbed.ts';
 
@@ -379,5 +383,24 @@ describe('connectToCluster with EKS', () => {
     await expect(connectToCluster({ eks: { name: 'staging', region: 'eu-west-1' } }, deps)).rejects.toThrow(
       'cannot describe EKS cluster "staging" in eu-west-1: ResourceNotFoundException: No cluster found for name: staging.',
     );
+  });
+});
+
+describe('reusedConnections', () => {
+  it('describes an EKS cluster once while its token lasts, again a minute before it expires', async () => {
+    const { deps, eksRequests } = awsDeps(() => describeClusterResponse(activeCluster));
+    let now = new Date('2024-05-17T09:30:05Z');
+    const connect = reusedConnections({ ...deps, clock: { now: () => now } });
+    const prod = { eks: { name: 'prod', region: 'eu-west-1' } };
+    const first = await connect(prod);
+    expect(await connect(prod)).toBe(first);
+    expect(eksRequests).toHaveLength(1);
+    // Another role is another connection.
+    await connect({ eks: { ...prod.eks, roleArn: 'arn:aws:iam::123456789012:role/deployer' } });
+    expect(eksRequests).toHaveLength(2);
+    // The token expires at 09:44:05 (first.expiresAt); from 09:43:05 on it is replaced.
+    now = new Date(first.expiresAt!.getTime() - 60_000);
+    expect(await connect(prod)).not.toBe(first);
+    expect(eksRequests).toHaveLength(3);
   });
 });

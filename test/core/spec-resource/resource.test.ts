@@ -1,4 +1,5 @@
-// handleSpecEvent's delete of a delivery while a reconcile holds its lease: it waits, then deletes.
+// handleSpecEvent: the delete of a delivery while a reconcile holds its lease (it waits, then
+// deletes), and an update that changes what finds the delivery.
 import { describe, expect, it } from 'vitest';
 import {
   handleSpecEvent,
@@ -6,6 +7,10 @@ import {
   type SpecDeps,
 } from '../../../functions/core/spec-resource/resource.ts';
 import { putDelivery } from '../../../functions/core/store/deliveries.ts';
+import {
+  deliveriesOfRepository,
+  deliveriesUsingGate,
+} from '../../../functions/core/store/delivery-lookups.ts';
 import { parseDelivery } from '../../../functions/core/config/index.ts';
 import { engineDeps } from '../../support/deliveries.ts';
 import { manualClock } from '../../support/gates.ts';
@@ -82,5 +87,47 @@ describe('spec resource delete', () => {
         d,
       ),
     ).rejects.toThrow('is being reconciled right now');
+  });
+});
+
+describe('spec resource update', () => {
+  it('a CDK update that moves a delivery to another repository and gate moves its lookups: the old ones find nothing', async () => {
+    const name = uniqueName('moved');
+    const [oldRepo, newRepo] = [uniqueName('team/old'), uniqueName('team/new')];
+    const [oldGate, newGate] = [uniqueName('old-gate'), uniqueName('new-gate')];
+    const spec = (repository: string, gate: string) =>
+      JSON.stringify({
+        name,
+        source: { url: `oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com/${repository}` },
+        cluster: { eks: { name: 'prod', region: 'eu-west-1' } },
+        gates: [{ name: gate }],
+      });
+    const d: SpecDeps = {
+      db: deps.db,
+      clock: manualClock('2026-03-27T09:00:00Z'),
+      deleteDelivery: async () => ({ deleted: [], policy: 'Delete' }),
+    };
+    const created = await handleSpecEvent(
+      {
+        RequestType: 'Create',
+        RequestId: 'req-create',
+        ResourceProperties: { Kind: 'delivery', Name: name, Spec: spec(oldRepo, oldGate) },
+      },
+      d,
+    );
+    await handleSpecEvent(
+      {
+        RequestType: 'Update',
+        RequestId: 'req-update',
+        PhysicalResourceId: created.PhysicalResourceId,
+        ResourceProperties: { Kind: 'delivery', Name: name, Spec: spec(newRepo, newGate) },
+      },
+      d,
+    );
+    const registry = { account: '123456789012', region: 'eu-west-1' };
+    expect(await deliveriesOfRepository(deps.db, oldRepo, registry)).toEqual([]);
+    expect(await deliveriesUsingGate(deps.db, oldGate)).toEqual([]);
+    expect(await deliveriesOfRepository(deps.db, newRepo, registry)).toEqual([name]);
+    expect(await deliveriesUsingGate(deps.db, newGate)).toEqual([name]);
   });
 });

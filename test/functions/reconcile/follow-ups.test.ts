@@ -4,12 +4,13 @@
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getStatus } from '../../../functions/core/store/status.ts';
-import { handler } from '../../../functions/reconcile/handler.ts';
+import { handler as lambdaHandler } from '../../../functions/reconcile/handler.ts';
 import { oneTimeScheduleBody, startAwsRecorder } from '../../support/aws-recorder.ts';
-import { engineDeps, pushFiles, registerDelivery } from '../../support/deliveries.ts';
+import { engineDeps, pushFiles, registerDelivery, reconciledBy } from '../../support/deliveries.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
+const handler = (...args: Parameters<typeof lambdaHandler>) => reconciledBy(lambdaHandler(...args));
 const deps = engineDeps();
 const RECONCILE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:sluice-reconcile';
 const SCHEDULER_ROLE = 'arn:aws:iam::000000000000:role/sluice-scheduler';

@@ -2,11 +2,12 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { handler } from '../../../functions/reconcile/handler.ts';
-import { engineDeps, pushFiles, registerDelivery } from '../../support/deliveries.ts';
+import { handler as lambdaHandler } from '../../../functions/reconcile/handler.ts';
+import { engineDeps, pushFiles, registerDelivery, reconciledBy } from '../../support/deliveries.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
+const handler = (...args: Parameters<typeof lambdaHandler>) => reconciledBy(lambdaHandler(...args));
 const deps = engineDeps();
 const context = { awsRequestId: 'req-1' } as Context;
 const configMap = (ns: string) =>

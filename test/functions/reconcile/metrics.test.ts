@@ -51,6 +51,16 @@ describe('reconcile metrics', () => {
     ]);
   });
 
+  it('fleet: the same metrics without the delivery dimension (one metric for all deliveries)', () => {
+    const { calls, metrics } = recorder();
+    recordReconcileMetrics(metrics, result('Failed'), undefined, now, 'fleet');
+    expect(calls).toEqual([
+      ['metric', 'ReconcileFailed', 'Count', 1],
+      ['metric', 'ReconcileCompleted', 'Count', 1],
+      ['publish'],
+    ]);
+  });
+
   it('Skipped runs (lease held, suspended) are not counted, not even as completed', () => {
     const { calls, metrics } = recorder();
     recordReconcileMetrics(metrics, result('Skipped'), undefined, now);

@@ -1,0 +1,48 @@
+// A steady-state run (nothing changed, the delivery as the last run left it) records its status
+// but no event, in the table or on the bus: at a 5-minute interval those events were most of a
+// delivery's table writes. A run that changes anything, drift correction included, records one.
+import { CoreV1Api } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { listEvents, type ReconcileEvent } from '../../../functions/core/store/events.ts';
+import { getStatus } from '../../../functions/core/store/status.ts';
+import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
+import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+
+const bed = testbed();
+const configMap = (ns: string, value: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady\n  namespace: ${ns}\ndata:\n  k: ${value}\n`;
+
+describe('steady state', () => {
+  it('an unchanged run records no event; a drift correction and a new revision each record one', async () => {
+    const [ns, repository, name] = [uniqueName('steady'), uniqueName('steady/app'), uniqueName('steady')];
+    await createNamespace(bed.kubeConfig(), ns);
+    const published: ReconcileEvent[] = [];
+    const deps = {
+      ...engineDeps(),
+      events: { publish: async (e: ReconcileEvent) => void published.push(e) },
+    };
+    await pushFiles(bed, repository, 'main', { 'cm.yaml': configMap(ns, 'one') });
+    await registerDelivery(deps, bed, { name, repository });
+    expect((await run(name, deps)).changes).toMatchObject({ created: 1 });
+    const first = await getStatus(deps.db, name);
+
+    expect((await run(name, deps)).outcome).toBe('Succeeded');
+    expect(await listEvents(deps.db, name)).toHaveLength(1);
+    expect(published).toHaveLength(1);
+    expect(Date.parse((await getStatus(deps.db, name))!.lastReconcileAt)).toBeGreaterThan(
+      Date.parse(first!.lastReconcileAt),
+    );
+
+    const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+    await core.patchNamespacedConfigMap({
+      name: 'steady',
+      namespace: ns,
+      body: [{ op: 'replace', path: '/data/k', value: 'drifted' }],
+    });
+    expect((await run(name, deps)).changes).toMatchObject({ configured: 1 });
+    await pushFiles(bed, repository, 'main', { 'cm.yaml': configMap(ns, 'two') });
+    expect((await run(name, deps)).changes).toMatchObject({ configured: 1 });
+    expect(await listEvents(deps.db, name)).toHaveLength(3);
+    expect(published.map((e) => e.outcome)).toEqual(['Succeeded', 'Succeeded', 'Succeeded']);
+  });
+});
