@@ -5,7 +5,6 @@ import { reconcileDepsFromEnvironment } from '../core/environment.ts';
 import type { ReconcileDeps } from '../core/reconcile/deps.ts';
 import { deliveriesForEvent, type ReconcileTrigger } from '../core/reconcile/triggers.ts';
 import { reconcile, type ReconcileResult } from '../core/reconcile/reconcile.ts';
-import { getStatus } from '../core/store/status.ts';
 import { RECONCILE_METRICS, recordReconcileMetrics, type MetricsScope } from './metrics.ts';
 
 const logger = new Logger({ serviceName: 'sluice-reconcile' });
@@ -54,8 +53,7 @@ export function reconcileHandler(
       // Powertools keeps `message` for the log line's own: the result's goes in it.
       const { message, ...fields } = result;
       logger.info(`reconciled: ${message}`, fields);
-      const status = result.outcome === 'Blocked' ? await getStatus(deps.db, name) : undefined;
-      recordReconcileMetrics(metrics, result, status, deps.clock.now(), metricsScope);
+      recordReconcileMetrics(metrics, result, deps.clock.now(), metricsScope);
       results.push(result);
     }
     return results;

@@ -1,6 +1,5 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { ReconcileResult } from '../core/reconcile/reconcile.ts';
-import type { DeliveryStatus } from '../core/store/status.ts';
 
 /** The reconcile function's CloudWatch metrics (Powertools EMF); the CDK alarms use the same names. */
 export const RECONCILE_METRICS = {
@@ -35,7 +34,6 @@ const OUTCOME_METRIC: Partial<Record<ReconcileResult['outcome'], string>> = {
 export function recordReconcileMetrics(
   metrics: Pick<Metrics, 'addDimension' | 'addMetric' | 'publishStoredMetrics'>,
   result: ReconcileResult,
-  status: Pick<DeliveryStatus, 'blockedSince'> | undefined,
   now: Date,
   /** `fleet`: without the delivery dimension, one metric each for all deliveries (monitoring: 'fleet'). */
   scope: MetricsScope = 'delivery',
@@ -45,7 +43,7 @@ export function recordReconcileMetrics(
   if (scope === 'delivery') metrics.addDimension(RECONCILE_METRICS.dimension, result.delivery);
   metrics.addMetric(metric, 'Count', 1);
   metrics.addMetric(RECONCILE_METRICS.completed, 'Count', 1);
-  const since = status?.blockedSince ? Date.parse(status.blockedSince) : NaN;
+  const since = result.blockedSince ? Date.parse(result.blockedSince) : NaN;
   if (result.outcome === 'Blocked' && !Number.isNaN(since)) {
     metrics.addMetric(
       RECONCILE_METRICS.blockedSeconds,

@@ -65,10 +65,16 @@ describe('the mass-deletion brake', () => {
     expect(writesSince(bed, ns, since)).toEqual([]);
     expect(await readInventory(deps.db, name)).toEqual(inventory);
 
-    // Held again on the next run, still nothing written; blockedSince keeps the first hold.
+    // Held again on the next run, still nothing written; blockedSince keeps the first hold, and the
+    // result says it too (the handler's BlockedSeconds metric reads it there).
     const firstHeld = (await getStatus(deps.db, name))?.blockedSince;
+    expect(held.blockedSince).toBe(firstHeld);
     clock.advance(60_000);
-    expect(await run(name, deps)).toMatchObject({ outcome: 'Blocked', reason: 'PruneLimitExceeded' });
+    expect(await run(name, deps)).toMatchObject({
+      outcome: 'Blocked',
+      reason: 'PruneLimitExceeded',
+      blockedSince: firstHeld,
+    });
     expect((await getStatus(deps.db, name))?.blockedSince).toBe(firstHeld);
     expect(writesSince(bed, ns, since)).toEqual([]);
 

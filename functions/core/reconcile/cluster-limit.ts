@@ -5,9 +5,8 @@
 import { createHash } from 'node:crypto';
 import { clusterKey, DEFAULTS, type Delivery } from '../config/index.ts';
 import { acquireClusterSlot, type ClusterSlot } from '../store/cluster-slots.ts';
-import { getStatus } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { finish, scheduleRetry, type ReconcileResult } from './outcomes.ts';
+import { hold, scheduleRetry, type ReconcileResult, type Run } from './outcomes.ts';
 
 /** How many reconciles may apply to the delivery's cluster at once. */
 export const clusterLimitOf = (delivery: Delivery): number =>
@@ -58,32 +57,17 @@ export function busyClusterRetryAt(delivery: string, now: Date): Date {
 }
 
 /** Records a run held because its cluster had no free slot: nothing was applied or pruned. */
-export async function holdForBusyCluster(
-  deps: ReconcileDeps,
-  delivery: Delivery,
-  started: Date,
-  revision: string,
-): Promise<ReconcileResult> {
-  const name = delivery.name;
+export async function holdForBusyCluster(run: Run, revision: string): Promise<ReconcileResult> {
+  const { delivery, deps } = run;
   const cluster = clusterKey(delivery.cluster);
   const limit = clusterLimitOf(delivery);
-  const nextRetryAt = await scheduleRetry(delivery, deps, busyClusterRetryAt(name, deps.clock.now()));
+  const nextRetryAt = await scheduleRetry(run, busyClusterRetryAt(delivery.name, deps.clock.now()));
   const message = `cluster ${cluster} already has ${limit} reconciles applying (clusterConcurrency ${limit}); this run of ${revision} changed nothing and ${nextRetryAt ? `is retried at ${nextRetryAt}` : 'waits for the next run'}`;
-  await finish(deps, name, started, 'Blocked', {
-    ready: false,
-    reason: 'ClusterBusy',
+  return hold(
+    run,
+    'ClusterBusy',
     message,
-    lastAttemptedRevision: revision,
-    blockedBy: null,
-    blockedSince: (await getStatus(deps.db, name))?.blockedSince ?? started.toISOString(),
-    nextRetryAt: nextRetryAt ?? null,
-  });
-  return {
-    delivery: name,
-    outcome: 'Blocked',
-    reason: 'ClusterBusy',
-    message,
+    { lastAttemptedRevision: revision, blockedBy: null, nextRetryAt: nextRetryAt ?? null },
     revision,
-    ...(nextRetryAt && { nextRetryAt }),
-  };
+  );
 }

@@ -1,7 +1,10 @@
 // How a run ends, recorded: its status and event, the holds (gates, dependencies, the
 // mass-deletion brake), and what it sets in motion (the retry of a failure, the deliveries waiting on a success).
 import type { Delivery } from '../config/index.ts';
+import { SluiceError } from '../errors.ts';
 import { waitingMessage } from '../gates/messages.ts';
+import type { PruneCascadeHold } from '../kube/cascade.ts';
+import { ANNOTATION_REVISION, type Artifact } from '../oci/index.ts';
 import { recordEvent, type ReconcileOutcome } from '../store/events.ts';
 import {
   getStatus,
@@ -9,11 +12,11 @@ import {
   type BlockingGate,
   type ChangeCounts,
   type DeliveryStatus,
+  type StatusReason,
   type StatusUpdate,
 } from '../store/status.ts';
-import { dependencyMessage, waitingDependents, type UnreadyDependency } from './depends-on.ts';
+import { dependencyMessage, isUpToDate, waitingDependents, type UnreadyDependency } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
-import type { PruneCascadeHold } from '../kube/cascade.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
 import { retryTime } from './retry.ts';
 
@@ -25,8 +28,24 @@ export interface ReconcileResult {
   readonly message: string;
   readonly revision?: string;
   readonly changes?: ChangeCounts;
-  /** A failed run's scheduled retry (`retryInterval`). */
+  /** A failed or held run's scheduled retry. */
   readonly nextRetryAt?: string;
+  /** A held (Blocked) run: since when the delivery has been held, as its status records it. */
+  readonly blockedSince?: string;
+}
+
+/** One run of a delivery under its lease: what every ending needs, the status read once. */
+export interface Run {
+  readonly delivery: Delivery;
+  readonly deps: ReconcileDeps;
+  readonly started: Date;
+  /** The status as the previous run left it. */
+  readonly previous: DeliveryStatus | undefined;
+}
+
+/** Starts a run: reads the status the previous run left, once. */
+export async function startRun(delivery: Delivery, deps: ReconcileDeps): Promise<Run> {
+  return { delivery, deps, started: deps.clock.now(), previous: await getStatus(deps.db, delivery.name) };
 }
 
 /**
@@ -35,14 +54,13 @@ export interface ReconcileResult {
  * of them. A retry that cannot be scheduled is logged, not fatal: the next regular run retries anyway.
  */
 export async function scheduleRetry(
-  delivery: Delivery,
-  deps: ReconcileDeps,
-  at: Date | undefined = retryTime(delivery, deps.clock.now()),
+  run: Run,
+  at: Date | undefined = retryTime(run.delivery, run.deps.clock.now()),
 ): Promise<string | undefined> {
-  const now = deps.clock.now();
+  const { delivery, deps } = run;
   if (!at || !deps.retryTimer) return undefined;
-  const pending = (await getStatus(deps.db, delivery.name))?.nextRetryAt;
-  if (pending && Date.parse(pending) > now.getTime()) return pending;
+  const pending = run.previous?.nextRetryAt;
+  if (pending && Date.parse(pending) > deps.clock.now().getTime()) return pending;
   try {
     return (await deps.retryTimer.retryAt(delivery.name, at)).toISOString();
   } catch (error) {
@@ -51,63 +69,183 @@ export async function scheduleRetry(
   }
 }
 
-/** Status fields of a blocked delivery; `blockedSince` keeps the time it was first blocked. */
-export function blockedStatus(
-  blocking: readonly BlockingGate[],
-  now: Date,
-  previous: DeliveryStatus | undefined,
-): Pick<DeliveryStatus, 'ready' | 'reason' | 'blockedBy' | 'blockedSince'> {
+/** When the delivery was first held, in this run or an earlier one still holding it. */
+const heldSince = (run: Run): string => run.previous?.blockedSince ?? run.started.toISOString();
+
+/**
+ * Records a run that changed nothing because something holds it (`reason`), and answers with the
+ * result: status not ready, held since it first was, and the event.
+ */
+export async function hold(
+  run: Run,
+  reason: StatusReason,
+  message: string,
+  status: Omit<StatusUpdate, 'ready' | 'reason' | 'message' | 'blockedSince'>,
+  revision?: string,
+): Promise<ReconcileResult> {
+  const blockedSince = heldSince(run);
+  await finish(run, 'Blocked', { ...status, ready: false, reason, message, blockedSince });
   return {
-    ready: false,
-    reason: 'GateClosed',
-    blockedBy: [...blocking],
-    blockedSince: previous?.blockedSince ?? now.toISOString(),
+    delivery: run.delivery.name,
+    outcome: 'Blocked',
+    reason,
+    message,
+    blockedSince,
+    ...(revision && { revision }),
+    ...(typeof status.nextRetryAt === 'string' && { nextRetryAt: status.nextRetryAt }),
   };
 }
 
 /** Records a run held by closed gates: nothing was applied or pruned. */
-export async function block(
-  deps: ReconcileDeps,
-  name: string,
-  started: Date,
+export function block(
+  run: Run,
   blocking: readonly BlockingGate[],
   pending?: string,
 ): Promise<ReconcileResult> {
-  const message = waitingMessage(blocking, pending);
-  await finish(deps, name, started, 'Blocked', {
-    ...blockedStatus(blocking, started, await getStatus(deps.db, name)),
-    message,
-    ...(pending && { pendingRevision: pending }),
-  });
-  return {
-    delivery: name,
-    outcome: 'Blocked',
-    reason: 'GateClosed',
-    message,
-    ...(pending && { revision: pending }),
-  };
+  return hold(
+    run,
+    'GateClosed',
+    waitingMessage(blocking, pending),
+    { blockedBy: [...blocking], ...(pending && { pendingRevision: pending }) },
+    pending,
+  );
 }
 
 /** Records a run held until the deliveries it depends on are ready: nothing was applied or pruned. */
-export async function waitForDependencies(
-  deps: ReconcileDeps,
-  name: string,
-  started: Date,
+export function waitForDependencies(
+  run: Run,
   unready: readonly UnreadyDependency[],
 ): Promise<ReconcileResult> {
-  const message = dependencyMessage(unready);
-  await finish(deps, name, started, 'Blocked', {
-    ready: false,
-    reason: 'DependencyNotReady',
+  return hold(run, 'DependencyNotReady', dependencyMessage(unready), { blockedBy: null });
+}
+
+/**
+ * Records a run held before it changed anything because of what it would delete: by the
+ * mass-deletion brake (PruneLimitExceeded, possibly behind a closed gate) or by a CRD or Namespace
+ * whose deletion would cascade (PruneWouldCascade). Nothing was applied or pruned.
+ */
+export function holdMassPrune(
+  run: Run,
+  held: PruneLimitHold | PruneCascadeHold,
+  revision: string | undefined,
+): Promise<ReconcileResult> {
+  const gate = 'gate' in held ? held.gate : undefined;
+  return hold(
+    run,
+    held.reason,
+    held.message,
+    { lastAttemptedRevision: revision, pendingRevision: revision ?? null, blockedBy: gate ? [gate] : null },
+    revision,
+  );
+}
+
+/** The Git revision the artifact was pushed from (`org.opencontainers.image.revision`), or null to clear it. */
+const originRevisionOf = (artifact: Artifact): string | null =>
+  artifact.annotations[ANNOTATION_REVISION] ?? null;
+
+const inventorySizeOf = (changes: ChangeCounts) => changes.created + changes.configured + changes.unchanged;
+
+/**
+ * Records a run that re-applied the revision applied last (drift corrected) while a freeze
+ * (`blocks: revisions`) holds the newer `held` one.
+ */
+export async function reapplyWhileHeld(
+  run: Run,
+  artifact: Artifact,
+  changes: ChangeCounts,
+  held: string,
+  blocking: readonly BlockingGate[],
+): Promise<ReconcileResult> {
+  const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(blocking, held)}`;
+  const result = await hold(
+    run,
+    'GateClosed',
     message,
+    {
+      blockedBy: [...blocking],
+      lastAppliedRevision: artifact.revision,
+      lastAppliedOriginRevision: originRevisionOf(artifact),
+      lastAttemptedRevision: held,
+      pendingRevision: held,
+      inventorySize: inventorySizeOf(changes),
+      changes,
+    },
+    held,
+  );
+  return { ...result, changes };
+}
+
+/**
+ * Records a run that applied its revision. A steady-state run (nothing changed, the delivery as
+ * the last run left it) records its status quietly, without an event. When the delivery was not
+ * ready before, the deliveries waiting on it reconcile at once.
+ */
+export async function succeed(run: Run, artifact: Artifact, changes: ChangeCounts): Promise<ReconcileResult> {
+  const { previous } = run;
+  const message = `Applied revision: ${artifact.revision}`;
+  const steady =
+    changes.created + changes.configured + changes.deleted === 0 &&
+    previous?.ready === true &&
+    previous.reason === 'ReconciliationSucceeded' &&
+    previous.lastAppliedRevision === artifact.revision &&
+    (previous.lastAppliedOriginRevision ?? null) === originRevisionOf(artifact);
+  await finish(
+    run,
+    'Succeeded',
+    {
+      ready: true,
+      reason: 'ReconciliationSucceeded',
+      message,
+      lastAppliedRevision: artifact.revision,
+      lastAppliedOriginRevision: originRevisionOf(artifact),
+      lastAttemptedRevision: artifact.revision,
+      inventorySize: inventorySizeOf(changes),
+      changes,
+      lastSuccessAt: run.deps.clock.now().toISOString(),
+      blockedBy: null,
+      blockedSince: null,
+      pendingRevision: null,
+    },
+    { quiet: steady },
+  );
+  // Deliveries can only be waiting on this one if it was not ready before this run.
+  if (!isUpToDate(previous)) await reconcileWaitingDependents(run.delivery.name, run.deps);
+  return {
+    delivery: run.delivery.name,
+    outcome: 'Succeeded',
+    reason: 'ReconciliationSucceeded',
+    message,
+    revision: artifact.revision,
+    changes,
+  };
+}
+
+/** Records a failed run, with the step's reason, and schedules its retry (`retryInterval`). */
+export async function fail(run: Run, error: unknown, revision: string | undefined): Promise<ReconcileResult> {
+  const failure =
+    error instanceof SluiceError ? error : new SluiceError('ApplyFailed', String(error), { cause: error });
+  const nextRetryAt = await scheduleRetry(run);
+  await finish(run, 'Failed', {
+    ready: false,
+    reason: failure.reason,
+    message: failure.message,
+    lastAttemptedRevision: revision,
     blockedBy: null,
-    blockedSince: (await getStatus(deps.db, name))?.blockedSince ?? started.toISOString(),
+    blockedSince: null,
+    nextRetryAt: nextRetryAt ?? null,
   });
-  return { delivery: name, outcome: 'Blocked', reason: 'DependencyNotReady', message };
+  return {
+    delivery: run.delivery.name,
+    outcome: 'Failed',
+    reason: failure.reason,
+    message: failure.message,
+    revision,
+    ...(nextRetryAt && { nextRetryAt }),
+  };
 }
 
 /** Now that `name` is ready, the deliveries that were waiting on it reconcile at once (Lambda: asynchronously). */
-export async function reconcileWaitingDependents(name: string, deps: ReconcileDeps): Promise<void> {
+async function reconcileWaitingDependents(name: string, deps: ReconcileDeps): Promise<void> {
   if (!deps.reconcileNow) return;
   try {
     const waiting = await waitingDependents(name, deps.db);
@@ -119,56 +257,23 @@ export async function reconcileWaitingDependents(name: string, deps: ReconcileDe
 }
 
 /**
- * Records a run held before it changed anything because of what it would delete: by the
- * mass-deletion brake (PruneLimitExceeded, possibly behind a closed gate) or by a CRD or Namespace
- * whose deletion would cascade (PruneWouldCascade). Nothing was applied or pruned.
- */
-export async function holdMassPrune(
-  deps: ReconcileDeps,
-  name: string,
-  started: Date,
-  hold: PruneLimitHold | PruneCascadeHold,
-  revision: string | undefined,
-): Promise<ReconcileResult> {
-  const gate = 'gate' in hold ? hold.gate : undefined;
-  const previous = await getStatus(deps.db, name);
-  await finish(deps, name, started, 'Blocked', {
-    ready: false,
-    reason: hold.reason,
-    message: hold.message,
-    lastAttemptedRevision: revision,
-    pendingRevision: revision ?? null,
-    blockedBy: gate ? [gate] : null,
-    blockedSince: previous?.blockedSince ?? started.toISOString(),
-  });
-  return {
-    delivery: name,
-    outcome: 'Blocked',
-    reason: hold.reason,
-    message: hold.message,
-    ...(revision && { revision }),
-  };
-}
-
-/**
  * Records how a run ended: the status, and unless `quiet` (a run that changed nothing and found
  * the delivery as the last one left it: Flux too emits no event then) the event, in the table
  * and on the event bus.
  */
-export async function finish(
-  deps: ReconcileDeps,
-  name: string,
-  started: Date,
+async function finish(
+  run: Run,
   outcome: ReconcileOutcome,
   status: StatusUpdate,
   options: { readonly quiet?: boolean } = {},
 ): Promise<void> {
+  const { deps, delivery, started } = run;
   const now = deps.clock.now();
   await updateStatus(
     deps.db,
-    name,
+    delivery.name,
     {
-      // A retry is only pending after a failed run, which sets it.
+      // A retry is only pending after a failed or held run, which sets it.
       nextRetryAt: null,
       ...status,
       lastReconcileAt: now.toISOString(),
@@ -178,7 +283,7 @@ export async function finish(
   );
   if (options.quiet) return;
   const event = {
-    delivery: name,
+    delivery: delivery.name,
     outcome,
     reason: status.reason,
     message: status.message,

@@ -1,29 +1,21 @@
 import type { Delivery } from '../config/index.ts';
-import { SluiceError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
-import { waitingMessage } from '../gates/messages.ts';
-import {
-  ANNOTATION_REVISION,
-  pullResolved,
-  resolveArtifact,
-  type Artifact,
-  type Resolved,
-} from '../oci/index.ts';
+import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
-import { getStatus, type ChangeCounts } from '../store/status.ts';
+import type { ChangeCounts } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
-import { isUpToDate, unreadyDependencies } from './depends-on.ts';
+import { unreadyDependencies } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 import {
   block,
-  blockedStatus,
-  finish,
+  fail,
   holdMassPrune,
-  reconcileWaitingDependents,
-  scheduleRetry,
+  reapplyWhileHeld,
+  startRun,
+  succeed,
   waitForDependencies,
   type ReconcileResult,
 } from './outcomes.ts';
@@ -81,13 +73,12 @@ async function reconcileHeld(
   deps: ReconcileDeps,
   lease: Lease,
 ): Promise<ReconcileResult> {
-  const name = delivery.name;
-  const started = deps.clock.now();
+  const run = await startRun(delivery, deps);
   let revision: string | undefined;
   try {
     const unready = await unreadyDependencies(delivery, deps.db);
-    if (unready.length > 0) return await waitForDependencies(deps, name, started, unready);
-    const evaluation = await evaluateGates(name, delivery.gates, deps.db, started);
+    if (unready.length > 0) return await waitForDependencies(run, unready);
+    const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started);
     const closed = verdictFor(evaluation);
     const credentials = deps.registryCredentials(delivery.source);
     if (closed.blockAll.length > 0) {
@@ -96,23 +87,20 @@ async function reconcileHeld(
         (resolved) => resolved.revision,
         () => undefined,
       );
-      return await block(deps, name, started, [...closed.blockAll, ...closed.blockRevisions], held);
+      return await block(run, [...closed.blockAll, ...closed.blockRevisions], held);
     }
-    const previous = await getStatus(deps.db, name);
-    const lastApplied = previous?.lastAppliedRevision;
+    const lastApplied = run.previous?.lastAppliedRevision;
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
     // the tag moves while this run goes on.
     const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
-    if (gates.blockAll.length > 0) {
-      const holding = [...gates.blockAll, ...gates.blockRevisions];
-      return await block(deps, name, started, holding, current.revision);
-    }
+    if (gates.blockAll.length > 0)
+      return await block(run, [...gates.blockAll, ...gates.blockRevisions], current.revision);
     let held: string | undefined;
     let target: Resolved = current;
     if (gates.blockRevisions.length > 0 && current.revision !== lastApplied) {
-      if (!lastApplied) return await block(deps, name, started, gates.blockRevisions, current.revision);
+      if (!lastApplied) return await block(run, gates.blockRevisions, current.revision);
       held = current.revision;
       target = { digest: digestOf(lastApplied), revision: lastApplied };
     }
@@ -125,93 +113,23 @@ async function reconcileHeld(
     try {
       changes = await applyRevision(delivery, artifact, deps, lease, turn);
     } catch (error) {
-      if (error instanceof ClusterBusy)
-        return await holdForBusyCluster(deps, delivery, started, artifact.revision);
+      if (error instanceof ClusterBusy) return await holdForBusyCluster(run, artifact.revision);
       throw error;
     } finally {
       await turn
         .release()
         .catch((error: unknown) =>
-          deps.log?.(`could not free the cluster slot of '${name}': ${String(error)}`),
+          deps.log?.(`could not free the cluster slot of '${delivery.name}': ${String(error)}`),
         );
     }
-    if (held) {
-      const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(gates.blockRevisions, held)}`;
-      await finish(deps, name, started, 'Blocked', {
-        ...blockedStatus(gates.blockRevisions, started, previous),
-        message,
-        lastAppliedRevision: artifact.revision,
-        lastAppliedOriginRevision: originRevisionOf(artifact),
-        lastAttemptedRevision: held,
-        pendingRevision: held,
-        inventorySize: changes.created + changes.configured + changes.unchanged,
-        changes,
-      });
-      return { delivery: name, outcome: 'Blocked', reason: 'GateClosed', message, revision: held, changes };
-    }
-    const message = `Applied revision: ${artifact.revision}`;
-    // A steady-state run: nothing to tell anyone but the status's time of the last run.
-    const unchanged =
-      changes.created + changes.configured + changes.deleted === 0 &&
-      previous?.ready === true &&
-      previous.reason === 'ReconciliationSucceeded' &&
-      previous.lastAppliedRevision === artifact.revision &&
-      (previous.lastAppliedOriginRevision ?? null) === originRevisionOf(artifact);
-    await finish(
-      deps,
-      name,
-      started,
-      'Succeeded',
-      {
-        ready: true,
-        reason: 'ReconciliationSucceeded',
-        message,
-        lastAppliedRevision: artifact.revision,
-        lastAppliedOriginRevision: originRevisionOf(artifact),
-        lastAttemptedRevision: artifact.revision,
-        inventorySize: changes.created + changes.configured + changes.unchanged,
-        changes,
-        lastSuccessAt: deps.clock.now().toISOString(),
-        blockedBy: null,
-        blockedSince: null,
-        pendingRevision: null,
-      },
-      { quiet: unchanged },
-    );
-    // Deliveries can only be waiting on this one if it was not ready before this run.
-    if (!isUpToDate(previous)) await reconcileWaitingDependents(name, deps);
-    return {
-      delivery: name,
-      outcome: 'Succeeded',
-      reason: 'ReconciliationSucceeded',
-      message,
-      revision,
-      changes,
-    };
+    return held
+      ? await reapplyWhileHeld(run, artifact, changes, held, gates.blockRevisions)
+      : await succeed(run, artifact, changes);
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
     if (error instanceof PruneLimitHold || error instanceof PruneCascadeHold)
-      return await holdMassPrune(deps, name, started, error, revision);
-    const failure =
-      error instanceof SluiceError ? error : new SluiceError('ApplyFailed', String(error), { cause: error });
-    const nextRetryAt = await scheduleRetry(delivery, deps);
-    await finish(deps, name, started, 'Failed', {
-      ready: false,
-      reason: failure.reason,
-      message: failure.message,
-      lastAttemptedRevision: revision,
-      blockedBy: null,
-      blockedSince: null,
-      nextRetryAt: nextRetryAt ?? null,
-    });
-    return {
-      delivery: name,
-      outcome: 'Failed',
-      reason: failure.reason,
-      message: failure.message,
-      revision,
-      ...(nextRetryAt && { nextRetryAt }),
-    };
+      return await holdMassPrune(run, error, revision);
+    return await fail(run, error, revision);
   }
 }
 
@@ -219,7 +137,3 @@ async function reconcileHeld(
 function digestOf(revision: string): string {
   return revision.slice(revision.lastIndexOf('sha256:'));
 }
-
-/** The Git revision the artifact was pushed from (`org.opencontainers.image.revision`), or null to clear it. */
-const originRevisionOf = (artifact: Artifact): string | null =>
-  artifact.annotations[ANNOTATION_REVISION] ?? null;

@@ -40,7 +40,7 @@ export async function deliveriesDependingOn(db: TableClient, delivery: string): 
 }
 
 /** Written once every delivery stored before the index existed has its index items. */
-const LOOKUPS_MARKER = { pk: 'lookups', sk: 'v1' };
+export const LOOKUPS_MARKER = { pk: 'lookups', sk: 'v1' };
 
 /**
  * Builds the index for specs stored before it existed, once per table. Each delivery's items are

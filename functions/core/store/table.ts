@@ -1,10 +1,12 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  PutItemCommand,
   ResourceInUseException,
   UpdateTimeToLiveCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import { LOOKUPS_MARKER } from './delivery-lookups.ts';
 
 /** The single table's key and TTL attribute names; the CDK construct creates the same table. */
 export const TABLE_SCHEMA = {
@@ -43,6 +45,13 @@ export async function ensureTable(ddb: DynamoDBClient, tableName: string): Promi
     new UpdateTimeToLiveCommand({
       TableName: tableName,
       TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.timeToLiveAttribute, Enabled: true },
+    }),
+  );
+  // A new table holds no spec stored before the delivery lookups: there is nothing to build.
+  await ddb.send(
+    new PutItemCommand({
+      TableName: tableName,
+      Item: { pk: { S: LOOKUPS_MARKER.pk }, sk: { S: LOOKUPS_MARKER.sk } },
     }),
   );
 }

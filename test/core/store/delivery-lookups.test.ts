@@ -8,6 +8,7 @@ import {
   deliveriesDependingOn,
   deliveriesOfRepository,
   deliveriesUsingGate,
+  LOOKUPS_MARKER,
 } from '../../../functions/core/store/delivery-lookups.ts';
 import { gateLookupKey, repositoryLookupKey } from '../../../functions/core/store/lookup-entries.ts';
 import { getDelivery, putDelivery, removeDelivery } from '../../../functions/core/store/deliveries.ts';
@@ -123,6 +124,8 @@ describe('delivery lookups', () => {
   it('specs stored before the index existed are indexed once, at the first lookup', async () => {
     const legacy = tableClient(bed.dynamoDb(), uniqueName('legacy-table'));
     await ensureTable(bed.dynamoDb(), legacy.table);
+    // A table from before the lookups: without the marker a new table gets.
+    await legacy.doc.send(new DeleteCommand({ TableName: legacy.table, Key: LOOKUPS_MARKER }));
     const [name, repository, gate] = [uniqueName('old'), uniqueName('team/old'), uniqueName('gate')];
     // What putDelivery wrote before: the spec and the list entry, nothing else.
     await legacy.doc.send(

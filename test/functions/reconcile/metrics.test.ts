@@ -29,7 +29,7 @@ describe('reconcile metrics', () => {
     '%s: %s = 1 and ReconcileCompleted = 1 with dimension delivery, published at once',
     (outcome, metric) => {
       const { calls, metrics } = recorder();
-      recordReconcileMetrics(metrics, result(outcome), undefined, now);
+      recordReconcileMetrics(metrics, result(outcome), now);
       expect(calls).toEqual([
         ['dimension', 'delivery', 'oddy-test'],
         ['metric', metric, 'Count', 1],
@@ -41,7 +41,7 @@ describe('reconcile metrics', () => {
 
   it('Blocked: ReconcileBlocked and BlockedSeconds since the delivery was first held', () => {
     const { calls, metrics } = recorder();
-    recordReconcileMetrics(metrics, result('Blocked'), { blockedSince: '2026-03-27T09:00:00Z' }, now);
+    recordReconcileMetrics(metrics, { ...result('Blocked'), blockedSince: '2026-03-27T09:00:00Z' }, now);
     expect(calls).toEqual([
       ['dimension', 'delivery', 'oddy-test'],
       ['metric', 'ReconcileBlocked', 'Count', 1],
@@ -53,7 +53,7 @@ describe('reconcile metrics', () => {
 
   it('fleet: the same metrics without the delivery dimension (one metric for all deliveries)', () => {
     const { calls, metrics } = recorder();
-    recordReconcileMetrics(metrics, result('Failed'), undefined, now, 'fleet');
+    recordReconcileMetrics(metrics, result('Failed'), now, 'fleet');
     expect(calls).toEqual([
       ['metric', 'ReconcileFailed', 'Count', 1],
       ['metric', 'ReconcileCompleted', 'Count', 1],
@@ -63,7 +63,7 @@ describe('reconcile metrics', () => {
 
   it('Skipped runs (lease held, suspended) are not counted, not even as completed', () => {
     const { calls, metrics } = recorder();
-    recordReconcileMetrics(metrics, result('Skipped'), undefined, now);
+    recordReconcileMetrics(metrics, result('Skipped'), now);
     expect(calls).toEqual([]);
   });
 
