@@ -10,13 +10,8 @@ export { parseDuration, formatDuration } from './duration.ts';
 export { ConfigError, type ConfigIssue } from './issues.ts';
 export { parseConfig, parseDelivery, parseGate } from './parse.ts';
 export { loadConfigFile } from './load.ts';
-export {
-  defaultProvider,
-  configSchema,
-  deliverySchema,
-  gateSchema,
-  type ConfigInput,
-  type DeliveryInput,
-  type GateInput,
-} from './schema.ts';
+export { configSchema, type ConfigInput, type DeliveryInput, type GateInput } from './schema.ts';
+export { deliverySchema } from './delivery-schema.ts';
+export { gateSchema } from './gate-schema.ts';
+export { defaultProvider } from './source-schema.ts';
 export type * from './types.ts';

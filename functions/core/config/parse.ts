@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { ConfigError, issueMessage, toConfigIssues } from './issues.ts';
-import { configSchema, deliverySchema, gateSchema } from './schema.ts';
+import { deliverySchema } from './delivery-schema.ts';
+import { gateSchema } from './gate-schema.ts';
+import { configSchema } from './schema.ts';
 import type { Delivery, Gate, SluiceConfig } from './types.ts';
 
 function parseWith<T>(schema: z.ZodType<T>, input: unknown, origin: string): T {

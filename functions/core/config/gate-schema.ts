@@ -1,0 +1,73 @@
+// One gate: its default, window, approvals and cron schedules, normalised to the Gate type.
+import * as z from 'zod';
+import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
+import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
+import { formatDuration } from './duration.ts';
+import type { Gate, GateSchedule } from './types.ts';
+import { checked, duration, name, strict } from './fields.ts';
+
+const scheduleSchema = strict({
+  cron: checked((expression) => cronProblem(expression)).transform(unwrapCron),
+  timeZone: checked(timeZoneProblem).optional(),
+  action: z.enum(['open', 'close']),
+  window: gateWindow().optional(),
+}).transform((schedule): GateSchedule => ({
+  cron: schedule.cron,
+  timeZone: schedule.timeZone ?? DEFAULTS.timeZone,
+  action: schedule.action,
+  ...(schedule.window !== undefined && { windowMs: schedule.window }),
+}));
+
+export const gateSchema = strict({
+  name: name('gate name'),
+  default: z.enum(['open', 'closed']),
+  window: gateWindow().optional(),
+  description: z.string().optional(),
+  schedules: z.array(scheduleSchema).optional(),
+  approval: z.enum(['any', 'revision']).optional(),
+  approvers: z
+    .number()
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(MAX_APPROVERS, `must be at most ${MAX_APPROVERS}`)
+    .optional(),
+})
+  .superRefine((gate, ctx) => {
+    const rule =
+      gate.approval === 'revision'
+        ? 'approval: revision'
+        : (gate.approvers ?? 1) > 1
+          ? `approvers: ${gate.approvers}`
+          : undefined;
+    if (!rule) return;
+    if (gate.default === 'open')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default'],
+        message: `a gate with ${rule} must be closed by default: open by default, it would let everything through unapproved`,
+      });
+    gate.schedules?.forEach((schedule, index) => {
+      if (schedule.action === 'open')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedules', index, 'action'],
+          message: `a gate with ${rule} cannot have open schedules: a schedule approves nothing`,
+        });
+    });
+  })
+  .transform((gate): Gate => ({
+    name: gate.name,
+    default: gate.default,
+    ...(gate.window !== undefined && { windowMs: gate.window }),
+    ...(gate.description !== undefined && { description: gate.description }),
+    schedules: gate.schedules ?? [],
+    approval: gate.approval ?? DEFAULTS.approval,
+    approvers: gate.approvers ?? DEFAULTS.approvers,
+  }));
+
+/** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */
+function gateWindow() {
+  return duration().refine((ms) => ms <= MAX_WINDOW_MS, {
+    message: `must be at most ${formatDuration(MAX_WINDOW_MS)} (a year): a request lasting longer is a mistake`,
+  });
+}
