@@ -8,7 +8,7 @@ import { STSClient } from '@aws-sdk/client-sts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { existsSync } from 'node:fs';
 import { systemClock, type Clock } from './clock.ts';
-import { putSluiceEvent, eventBridgeSink } from './aws/eventbridge-events.ts';
+import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.ts';
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
 import type { GateDeps } from './gates/requests.ts';
@@ -134,14 +134,7 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
     reconcileNow: reconcileFunction ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction) : undefined,
     windowTimer: windowTarget ? schedulerWindowTimer(new SchedulerClient({}), windowTarget) : undefined,
     publish: process.env.SLUICE_EVENT_BUS
-      ? (detailType, detail) =>
-          putSluiceEvent(
-            new EventBridgeClient({}),
-            process.env.SLUICE_EVENT_BUS!,
-            detailType,
-            detail,
-            new Date(),
-          )
+      ? eventBridgePublisher(new EventBridgeClient({}), process.env.SLUICE_EVENT_BUS, systemClock)
       : undefined,
     log: options.log,
   };

@@ -1,4 +1,5 @@
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { Clock } from '../clock.ts';
 import type { EventSink } from '../reconcile/events.ts';
 
 /** Puts one event with source `sluice` on a bus; a refused entry is an error naming the bus. */
@@ -35,4 +36,13 @@ export function eventBridgeSink(client: EventBridgeClient, busName = 'default'):
     publish: (event) =>
       putSluiceEvent(client, busName, `Reconcile ${event.outcome}`, event, new Date(event.time)),
   };
+}
+
+/** Puts events of any detail type (the gate function's) with source `sluice` on a bus, timed by `clock`. */
+export function eventBridgePublisher(
+  client: EventBridgeClient,
+  busName: string,
+  clock: Clock,
+): (detailType: string, detail: object) => Promise<void> {
+  return (detailType, detail) => putSluiceEvent(client, busName, detailType, detail, clock.now());
 }

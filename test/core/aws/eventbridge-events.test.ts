@@ -2,7 +2,7 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { eventBridgeSink } from '../../../functions/core/aws/eventbridge-events.ts';
+import { eventBridgePublisher, eventBridgeSink } from '../../../functions/core/aws/eventbridge-events.ts';
 
 function recordingClient(answer: unknown) {
   const sent: { headers: Record<string, string>; body: string }[] = [];
@@ -57,5 +57,22 @@ describe('EventBridge sink', () => {
     await expect(eventBridgeSink(client, 'missing-bus').publish(event)).rejects.toThrow(
       /bus 'missing-bus' refused the event: bus not found/,
     );
+  });
+});
+
+describe('EventBridge publisher (gate events)', () => {
+  it('puts each event with the time of the clock it is given, through one client', async () => {
+    const { client, sent } = recordingClient({ FailedEntryCount: 0, Entries: [{ EventId: '1' }] });
+    const at = new Date('2026-03-27T16:00:00Z');
+    const publish = eventBridgePublisher(client, 'platform-events', { now: () => at });
+    await publish('Gate Closed', { gate: 'no-deploy-friday' });
+    await publish('Gate Opened', { gate: 'no-deploy-friday' });
+    const entries = sent.map(
+      (s) => (JSON.parse(s.body) as { Entries: Record<string, unknown>[] }).Entries[0],
+    );
+    expect(entries.map((e) => [e?.DetailType, e?.Time])).toEqual([
+      ['Gate Closed', at.getTime() / 1000],
+      ['Gate Opened', at.getTime() / 1000],
+    ]);
   });
 });
