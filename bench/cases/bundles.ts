@@ -39,13 +39,23 @@ function lazyChunkBytes(dir: string): number {
 
 /** Per package, the bytes a bundle holds of it, largest first. */
 function largestInputs(metafile: Metafile, top: number): string {
-  const output = Object.values(metafile.outputs).find(
-    (o) => o.entryPoint && !o.entryPoint.includes('chunks/'),
-  );
+  const outputs = metafile.outputs;
+  // index.mjs and the chunks it imports statically: what importing the bundle loads.
+  const loaded = new Set<string>();
+  const pending = Object.keys(outputs).filter((path) => path.endsWith('/index.mjs'));
+  while (pending.length > 0) {
+    const path = pending.pop()!;
+    if (loaded.has(path)) continue;
+    loaded.add(path);
+    for (const i of outputs[path]!.imports)
+      if (i.kind === 'import-statement' && outputs[i.path]) pending.push(i.path);
+  }
   const byPackage = new Map<string, number>();
-  for (const [path, input] of Object.entries(output?.inputs ?? {})) {
-    const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? '(sluice)';
-    byPackage.set(name, (byPackage.get(name) ?? 0) + input.bytesInOutput);
+  for (const path of loaded) {
+    for (const [input, { bytesInOutput }] of Object.entries(outputs[path]!.inputs)) {
+      const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? '(sluice)';
+      byPackage.set(name, (byPackage.get(name) ?? 0) + bytesInOutput);
+    }
   }
   return [...byPackage]
     .sort((a, b) => b[1] - a[1])
