@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { bundleOptions, handlerEntry } from '../../lib/bundle-options.ts';
 import { HANDLER_NAMES, type HandlerName } from '../../lib/bundling.ts';
 import type { BenchOutcome, TargetCheck } from '../report.ts';
-import { coldLoadBytes } from '../../test/support/bundle-size.ts';
+import { coldLoadBytes, outputsLoadedAtImport } from '../../test/support/bundle-size.ts';
 import { formatBytes, formatMs, median, spread } from '../stats.ts';
 
 const IMPORTS = 5;
@@ -37,22 +37,11 @@ function lazyChunkBytes(dir: string): number {
   return all - coldLoadBytes(join(dir, 'index.mjs'));
 }
 
-/** Per package, the bytes a bundle holds of it, largest first. */
+/** Per package, the bytes of it that importing the bundle loads, largest first. */
 function largestInputs(metafile: Metafile, top: number): string {
-  const outputs = metafile.outputs;
-  // index.mjs and the chunks it imports statically: what importing the bundle loads.
-  const loaded = new Set<string>();
-  const pending = Object.keys(outputs).filter((path) => path.endsWith('/index.mjs'));
-  while (pending.length > 0) {
-    const path = pending.pop()!;
-    if (loaded.has(path)) continue;
-    loaded.add(path);
-    for (const i of outputs[path]!.imports)
-      if (i.kind === 'import-statement' && outputs[i.path]) pending.push(i.path);
-  }
   const byPackage = new Map<string, number>();
-  for (const path of loaded) {
-    for (const [input, { bytesInOutput }] of Object.entries(outputs[path]!.inputs)) {
+  for (const path of outputsLoadedAtImport(metafile)) {
+    for (const [input, { bytesInOutput }] of Object.entries(metafile.outputs[path]!.inputs)) {
       const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? '(sluice)';
       byPackage.set(name, (byPackage.get(name) ?? 0) + bytesInOutput);
     }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleOptions } from '../../lib/bundle-options.ts';
+import { outputsLoadedAtImport } from '../support/bundle-size.ts';
 
 const outdir = mkdtempSync(join(tmpdir(), 'sluice-bundling-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -14,16 +15,7 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
  */
 function packagesByLoad(metafile: Metafile): { atImport: Set<string>; onFirstUse: Set<string> } {
   const outputs = metafile.outputs;
-  const entry = Object.keys(outputs).find((path) => path.endsWith('/index.mjs'))!;
-  const loaded = new Set<string>();
-  const pending = [entry];
-  while (pending.length > 0) {
-    const path = pending.pop()!;
-    if (loaded.has(path)) continue;
-    loaded.add(path);
-    for (const i of outputs[path]!.imports)
-      if (i.kind === 'import-statement' && outputs[i.path]) pending.push(i.path);
-  }
+  const loaded = outputsLoadedAtImport(metafile);
   const packagesOf = (paths: string[]) =>
     new Set(
       paths.flatMap((path) =>

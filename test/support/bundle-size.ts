@@ -1,3 +1,4 @@
+import type { Metafile } from 'esbuild';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -21,4 +22,22 @@ export function coldLoadBytes(file: string): number {
       pending.push(join(dirname(next), match[1]!));
   }
   return bytes;
+}
+
+/**
+ * The outputs (by esbuild's metafile) that importing the bundle's index.mjs loads: it and the
+ * chunks it imports statically, transitively; the others are loaded by a dynamic import(), if ever.
+ */
+export function outputsLoadedAtImport(metafile: Metafile): Set<string> {
+  const outputs = metafile.outputs;
+  const loaded = new Set<string>();
+  const pending = Object.keys(outputs).filter((path) => path.endsWith('/index.mjs'));
+  while (pending.length > 0) {
+    const path = pending.pop()!;
+    if (loaded.has(path)) continue;
+    loaded.add(path);
+    for (const i of outputs[path]!.imports)
+      if (i.kind === 'import-statement' && outputs[i.path]) pending.push(i.path);
+  }
+  return loaded;
 }
