@@ -8,6 +8,7 @@ import { startDynamoDbLocal } from './dynamodb-local.ts';
 import { startEtcd } from './etcd.ts';
 import { startKubeApiServer } from './kube-apiserver.ts';
 import {
+  allStarted,
   freePort,
   isAlive,
   onFreshPortsIfTaken,
@@ -113,14 +114,15 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
 
   const pids: Record<string, number> = {};
   try {
-    const [etcd, registry, dynamodb, kms] = await Promise.all([
+    // All four settle before a failure is thrown, so each one that did start is recorded and stopped.
+    const [etcd, registry, dynamodb, kms] = await allStarted([
       onFreshPortsIfTaken(() => startEtcd(bins.etcd, dir)).then((e) => ((pids.etcd = e.pid), e)),
       onFreshPortsIfTaken(() => startRegistry(registryBin, dir)).then((r) => ((pids.registry = r.pid), r)),
       onFreshPortsIfTaken(() => startDynamoDbLocal(java, dynamoHome, dir)).then(
         (d) => ((pids.dynamodb = d.pid), d),
       ),
       onFreshPortsIfTaken(() => startLocalKms(kmsBin, dir)).then((k) => ((pids.kms = k.pid), k)),
-    ]);
+    ] as const);
     const ecr = await startEcrEndpoint(dir, `http://${registry.host}`, registry.username, registry.password);
     pids.ecr = ecr.pid;
     const api = await onFreshPortsIfTaken(() => startKubeApiServer(bins.kubeApiserver, etcd.url, dir));

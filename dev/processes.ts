@@ -86,7 +86,7 @@ export async function onFreshPortsIfTaken<T>(start: () => Promise<T>, attempts =
 
 /**
  * Polls `ready` until it returns true; fails naming the component, with the tail of its log,
- * if its process dies or the time runs out.
+ * if its process dies or the time runs out (stopping it then).
  */
 export async function waitUntilReady(
   name: string,
@@ -101,10 +101,26 @@ export async function waitUntilReady(
     const tail = () => readFileSync(logFile, 'utf8').trim().split('\n').slice(-12).join('\n');
     if (!isAlive(pid))
       throw new Error(`${name} exited during start-up; last lines of ${logFile}:\n${tail()}`);
-    if (Date.now() > deadline)
+    if (Date.now() > deadline) {
+      const lines = tail();
+      await stopDaemon(pid); // what was started here is stopped here: nobody else has its pid
       throw new Error(
-        `${name} was not ready within ${timeoutMs / 1000}s; last lines of ${logFile}:\n${tail()}`,
+        `${name} was not ready within ${timeoutMs / 1000}s; last lines of ${logFile}:\n${lines}`,
       );
+    }
     await sleep(200);
   }
+}
+
+/**
+ * Waits for every start, then throws the first failure: Promise.all would throw while the others
+ * are still starting, and what they start would be left running with nobody holding its pid.
+ */
+export async function allStarted<T extends readonly unknown[]>(starts: {
+  readonly [K in keyof T]: Promise<T[K]>;
+}): Promise<T> {
+  const settled = await Promise.allSettled(starts);
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
