@@ -3,7 +3,7 @@
 // through the spec handler as the CDK Provider framework invokes it.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { handleGateEvent } from '../../functions/core/gates/requests.ts';
 import { KubeClient } from '../../functions/core/kube/client.ts';
@@ -14,7 +14,7 @@ import { handleSpecEvent, type SpecResourceEvent } from '../../functions/core/sp
 import { getDelivery } from '../../functions/core/store/deliveries.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
 import { handler } from '../../functions/spec-resource/handler.ts';
-import { startAwsRecorder } from '../support/aws-recorder.ts';
+import { recordReconcileInvocations } from '../support/aws-recorder.ts';
 import { namespacedCrd } from '../support/crd.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { inProcessGateDeps, registerGate } from '../support/gates.ts';
@@ -23,23 +23,8 @@ import { kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
 const bed = testbed();
 const deps = engineDeps();
 const kube = new KubeClient(bed.kubeConfig());
-const RECONCILE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:sluice-reconcile';
 const context = (id: string) => ({ awsRequestId: id }) as Context;
-let recorder: Awaited<ReturnType<typeof startAwsRecorder>>;
-
-beforeAll(async () => {
-  recorder = await startAwsRecorder();
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL_LAMBDA: recorder.url,
-    SLUICE_RECONCILE_FUNCTION: RECONCILE_ARN,
-  });
-});
-afterAll(async () => {
-  await recorder.stop();
-});
-
-const invocationsOf = (delivery: string) =>
-  recorder.requests.filter((r) => r.path.includes('/invocations') && r.body === JSON.stringify({ delivery }));
+const { invocationsOf } = recordReconcileInvocations();
 
 /** A delivery spec as the Sluice construct writes it into the custom resource. */
 function deliverySpec(

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -93,5 +94,32 @@ export function oneTimeScheduleBody(
       RetryPolicy: { MaximumRetryAttempts: 10, MaximumEventAgeInSeconds: 3600 },
       DeadLetterConfig: { Arn: target.deadLetterArn },
     },
+  };
+}
+
+/**
+ * For a test file of the spec function: a recorder standing in for Lambda, which the function is
+ * told is where the reconcile function lives (started before the tests, stopped after), and the
+ * asynchronous reconciles of one delivery it was asked for.
+ */
+export function recordReconcileInvocations(): {
+  readonly invocationsOf: (delivery: string) => RecordedRequest[];
+} {
+  let recorder: Awaited<ReturnType<typeof startAwsRecorder>>;
+  beforeAll(async () => {
+    recorder = await startAwsRecorder();
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_LAMBDA: recorder.url,
+      SLUICE_RECONCILE_FUNCTION: 'arn:aws:lambda:us-east-1:000000000000:function:sluice-reconcile',
+    });
+  });
+  afterAll(async () => {
+    await recorder.stop();
+  });
+  return {
+    invocationsOf: (delivery) =>
+      recorder.requests.filter(
+        (r) => r.path.includes('/invocations') && r.body === JSON.stringify({ delivery }),
+      ),
   };
 }

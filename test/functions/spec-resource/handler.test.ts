@@ -2,31 +2,19 @@
 // components: specs written on create and update, a removed delivery's objects deleted from the cluster.
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SpecResourceEvent } from '../../../functions/core/spec-resource/resource.ts';
 import { getDelivery } from '../../../functions/core/store/deliveries.ts';
 import { getGate } from '../../../functions/core/store/gates.ts';
 import { handler } from '../../../functions/spec-resource/handler.ts';
-import { startAwsRecorder } from '../../support/aws-recorder.ts';
+import { recordReconcileInvocations } from '../../support/aws-recorder.ts';
 import { engineDeps, pushFiles, run } from '../../support/deliveries.ts';
 import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 const deps = engineDeps();
-const RECONCILE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:sluice-reconcile';
 const context = (id: string) => ({ awsRequestId: id }) as Context;
-let recorder: Awaited<ReturnType<typeof startAwsRecorder>>;
-
-beforeAll(async () => {
-  recorder = await startAwsRecorder();
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL_LAMBDA: recorder.url,
-    SLUICE_RECONCILE_FUNCTION: RECONCILE_ARN,
-  });
-});
-afterAll(async () => {
-  await recorder.stop();
-});
+const { invocationsOf } = recordReconcileInvocations();
 
 function deliverySpec(name: string, repository: string, fields: Record<string, unknown> = {}) {
   return {
@@ -52,9 +40,6 @@ function event(
     ResourceProperties: { Kind: kind, Name: spec.name, Spec: JSON.stringify(spec) },
   };
 }
-
-const invocationsOf = (delivery: string) =>
-  recorder.requests.filter((r) => r.path.includes('/invocations') && r.body === JSON.stringify({ delivery }));
 
 describe('spec handler', () => {
   it('create: validates and stores the delivery, and reconciles it at once', async () => {
