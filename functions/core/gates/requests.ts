@@ -8,6 +8,7 @@ import {
   type PendingApprovals,
 } from '../store/gate-approvals.ts';
 import {
+  auditScheduleFiring,
   getGate,
   getGateRequest,
   listGateNames,
@@ -120,7 +121,10 @@ export async function handleGateEvent(
   const before = gateStateAt(gate, stored, now);
   let outcome: GateRequestResult['outcome'];
   let pendingApprovals: PendingApprovals | undefined;
-  if (request.action === 'open' && gate.approvers > 1 && request.source !== 'schedule') {
+  if (request.source === 'schedule') {
+    await auditScheduleFiring(deps.db, gate.name, request, now);
+    outcome = 'accepted';
+  } else if (request.action === 'open' && gate.approvers > 1) {
     const approval = await addApproval(deps.db, gate.name, request, gate.approvers, now);
     outcome = approval.outcome;
     if (approval.outcome === 'pending') pendingApprovals = approval.pending;
@@ -144,9 +148,11 @@ export async function handleGateEvent(
     reconciling = await deliveriesUsingGate(deps.db, gate.name);
     if (reconciling.length > 0) await deps.reconcileNow?.(reconciling);
   }
-  if (outcome === 'accepted' && status.state === 'closed' && status.until) {
-    const reopens = gateStateAt(gate, after, new Date(status.until)).state === 'open';
-    if (reopens) await deps.windowTimer?.reopenAt(gate.name, new Date(status.until));
+  // A window that ends reopens the gate with no invocation of its own: a timer catches up then.
+  // (A schedule that opens it invokes the gate function itself.)
+  if (outcome === 'accepted' && status.state === 'closed') {
+    const reopens = nextChange(gate, after, now, 'open');
+    if (reopens?.cause === 'window') await deps.windowTimer?.reopenAt(gate.name, new Date(reopens.at));
   }
 
   if (before.state !== status.state && after) {

@@ -1,20 +1,19 @@
-import { MAX_WINDOW_MS } from '../config/defaults.ts';
-import { formatDuration, type Gate, type GateAction, type GateState } from '../config/index.ts';
+import type { Gate, GateAction, GateState } from '../config/index.ts';
 import { parseCron, type CronSchedule } from '../config/cron.ts';
-import type { GateRequest } from '../store/gates.ts';
+import { covers, PINNABLE_REVISION, requestEnd, requestProblem, type GateRequest } from '../store/gates.ts';
 
 /** A gate's state at one instant, and why. */
 export interface GateStatus {
   readonly name: string;
   readonly state: GateState;
   readonly default: GateState;
-  /** True while a request (recorded, or a schedule's latest firing) is in effect; false at the default. */
+  /** True while a request (recorded, or a schedule's firing) decides; false at the default. */
   readonly byRequest: boolean;
   /** When the current state began, if known. */
   readonly since?: string;
-  /** When the current request lapses and the gate returns to its default. */
+  /** When the requests made so far stop holding the gate in this state (a schedule may fire sooner). */
   readonly until?: string;
-  /** The request in effect or last in effect: the later of the recorded one and each schedule's latest firing. */
+  /** The request that decides, or, at the default, the latest one made. */
   readonly lastRequest?: GateRequest;
   /** The only revision the gate is open for, when the open request in effect names one. */
   readonly revision?: string;
@@ -26,37 +25,19 @@ const stateOf = (action: GateAction): GateState => (action === 'open' ? 'open' :
 /** How far ahead next-change times are looked for, and how far back a schedule's latest firing. */
 const HORIZON_MS = 400 * 24 * 3_600_000;
 const MAX_STEPS = 2_000;
-const REVISION = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}@)?sha256:[a-f0-9]{64}$/;
-
-/** The problem with a request read from the table, or undefined when it can be evaluated. */
-export function requestProblem(request: GateRequest): string | undefined {
-  const raw = request as unknown as Record<string, unknown>;
-  if (raw.action !== 'open' && raw.action !== 'close')
-    return `its action ${JSON.stringify(raw.action)} is not open or close`;
-  if (typeof raw.requestedAt !== 'string' || Number.isNaN(Date.parse(raw.requestedAt)))
-    return `its time ${JSON.stringify(raw.requestedAt)} is not an ISO 8601 time`;
-  const window = raw.windowMs;
-  if (
-    window !== undefined &&
-    !(Number.isSafeInteger(window) && (window as number) > 0 && (window as number) <= MAX_WINDOW_MS)
-  )
-    return `its window ${JSON.stringify(window)} ms is not between 1 ms and ${formatDuration(MAX_WINDOW_MS)}`;
-  if (raw.revision !== undefined && (typeof raw.revision !== 'string' || !REVISION.test(raw.revision)))
-    return `its revision ${JSON.stringify(raw.revision)} is not <tag>@sha256:<hex>`;
-  return undefined;
-}
 
 /** True when `revision` has the shape a pinned approval names: `<tag>@sha256:<64 hex>` or `sha256:<64 hex>`. */
-export const isPinnableRevision = (revision: string): boolean => REVISION.test(revision);
+export const isPinnableRevision = (revision: string): boolean => PINNABLE_REVISION.test(revision);
 
 /** The digest part of a revision, which is what an approval is pinned to (tags move). */
 export const digestOf = (revision: string): string => revision.slice(revision.lastIndexOf('sha256:'));
 
 /**
- * The state at `at`. The request in effect is the later of the recorded request and each
- * schedule's latest firing at or before `at` (computed from the cron, so a lost invocation
- * changes nothing): its action while `requestedAt <= at < requestedAt + window`, else the default.
- * A recorded request that cannot be evaluated closes the gate, and the status says why.
+ * The state at `at`: the action of the latest request whose window covers `at`, of the recorded
+ * request, the earlier closes it carries, and each schedule's latest firing at or before `at` (computed
+ * from the cron, so a lost invocation changes nothing); when none covers it, the default. So an
+ * expired request hands back to the schedules, and a close never ends another close early. A
+ * recorded request that cannot be evaluated closes the gate, and the status says why.
  */
 export function gateStateAt(gate: Gate, recorded: GateRequest | undefined, at: Date): GateStatus {
   const problem = recorded && requestProblem(recorded);
@@ -70,52 +51,83 @@ export function gateStateAt(gate: Gate, recorded: GateRequest | undefined, at: D
       problem: `the stored ${String(recorded.action)} request by ${String(recorded.requestedBy)} cannot be evaluated: ${problem}; the gate counts as closed until a new request replaces it`,
     };
   }
-  return requestStateAt(gate, effectiveRequest(gate, recorded, at), at);
+  return statusOf(gate, candidatesAt(gate, recorded, at), at.getTime());
 }
 
-/**
- * The later of the recorded request and each schedule's latest firing, at `at`. Of two made at
- * the same instant, a close outranks an open (a closed gate holds), whatever the schedules' order.
- */
+/** The request that decides at `at` (see gateStateAt); undefined when the gate is at its default. */
 export function effectiveRequest(
   gate: Gate,
   recorded: GateRequest | undefined,
   at: Date,
 ): GateRequest | undefined {
-  let latest = recorded && Date.parse(recorded.requestedAt) <= at.getTime() ? recorded : undefined;
+  return deciding(candidatesAt(gate, recorded, at), at.getTime());
+}
+
+/** The recorded request, the earlier closes it carries, and each schedule's latest firing at or before `at`. */
+function candidatesAt(gate: Gate, recorded: GateRequest | undefined, at: Date): GateRequest[] {
   const notBefore = new Date(at.getTime() - HORIZON_MS);
-  gate.schedules.forEach((schedule, index) => {
+  const firings = gate.schedules.flatMap((schedule, index) => {
     const fired = cronOf(schedule.cron, schedule.timeZone).previous(at, notBefore);
-    if (fired && (!latest || outranks(fired.getTime(), schedule.action, latest)))
-      latest = scheduledRequest(gate, index, fired);
+    return fired ? [scheduledRequest(gate, index, fired)] : [];
   });
-  return latest;
+  return [...recordedCandidates(recorded), ...firings];
 }
 
-function outranks(time: number, action: GateAction, other: GateRequest): boolean {
+const recordedCandidates = (recorded: GateRequest | undefined): GateRequest[] =>
+  recorded ? [recorded, ...(recorded.earlierCloses ?? [])] : [];
+
+/** Of the candidates covering `at`, the latest; of two made at the same instant, a close (a closed gate holds). */
+function deciding(candidates: readonly GateRequest[], at: number): GateRequest | undefined {
+  let best: GateRequest | undefined;
+  for (const candidate of candidates)
+    if (covers(candidate, at) && (!best || outranks(candidate, best))) best = candidate;
+  return best;
+}
+
+function outranks(request: GateRequest, other: GateRequest): boolean {
+  const time = Date.parse(request.requestedAt);
   const otherTime = Date.parse(other.requestedAt);
-  return time > otherTime || (time === otherTime && action === 'close' && other.action !== 'close');
+  return time > otherTime || (time === otherTime && request.action === 'close' && other.action !== 'close');
 }
 
-/** The state `request` alone gives the gate at `at`. */
-function requestStateAt(gate: Gate, request: GateRequest | undefined, at: Date): GateStatus {
-  const base = { name: gate.name, default: gate.default, lastRequest: request };
-  if (!request) return { ...base, state: gate.default, byRequest: false };
-  const start = Date.parse(request.requestedAt);
-  const end = request.windowMs === undefined ? undefined : start + request.windowMs;
-  const t = at.getTime();
-  if (t < start) return { ...base, state: gate.default, byRequest: false };
-  if (end === undefined || t < end) {
+const stateAt = (gate: Gate, candidates: readonly GateRequest[], at: number): GateState => {
+  const decider = deciding(candidates, at);
+  return decider ? stateOf(decider.action) : gate.default;
+};
+
+/** The status the candidates give at `at`. */
+function statusOf(gate: Gate, candidates: readonly GateRequest[], at: number): GateStatus {
+  const base = { name: gate.name, default: gate.default };
+  const decider = deciding(candidates, at);
+  const state = decider ? stateOf(decider.action) : gate.default;
+  const lapses = candidates
+    .map(requestEnd)
+    .filter((end) => end > at && end !== Infinity)
+    .sort((a, b) => a - b)
+    .find((end) => stateAt(gate, candidates, end) !== state);
+  const until = lapses === undefined ? {} : { until: new Date(lapses).toISOString() };
+  if (decider) {
     return {
       ...base,
-      state: stateOf(request.action),
+      lastRequest: decider,
+      state,
       byRequest: true,
-      since: request.requestedAt,
-      ...(end !== undefined && { until: new Date(end).toISOString() }),
-      ...(request.action === 'open' && request.revision !== undefined && { revision: request.revision }),
+      since: decider.requestedAt,
+      ...until,
+      ...(decider.action === 'open' && decider.revision !== undefined && { revision: decider.revision }),
     };
   }
-  return { ...base, state: gate.default, byRequest: false, since: new Date(end).toISOString() };
+  const made = candidates.filter((candidate) => Date.parse(candidate.requestedAt) <= at);
+  const latest = made.reduce<GateRequest | undefined>((a, b) => (!a || outranks(b, a) ? b : a), undefined);
+  const lapsed = Math.max(...made.map(requestEnd));
+  return {
+    ...base,
+    ...(latest && { lastRequest: latest }),
+    state,
+    byRequest: false,
+    ...(Number.isFinite(lapsed) && { since: new Date(lapsed).toISOString() }),
+    ...until,
+  };
 }
 
 /** True when the gate lets `revision` through at this status: open, and not pinned to another revision. */
@@ -156,8 +168,8 @@ export interface GateChange {
 }
 
 /**
- * The next change of state after `from`, found by playing the gate forward: the current
- * request's window ending, and each schedule firing (a firing is a new request).
+ * The next change of state after `from`, found by playing the gate forward over the instants
+ * where anything can change: each schedule firing (a new request) and each window ending.
  */
 export function nextChange(
   gate: Gate,
@@ -169,32 +181,40 @@ export function nextChange(
   if (status.problem) return undefined;
   const crons = gate.schedules.map((schedule) => cronOf(schedule.cron, schedule.timeZone));
   const nextFirings = crons.map((cron) => cron.next(from));
-  let current = effectiveRequest(gate, request, from);
+  const notBefore = new Date(from.getTime() - HORIZON_MS);
+  const latestFirings = crons.map((cron, index) => {
+    const fired = cron.previous(from, notBefore);
+    return fired ? scheduledRequest(gate, index, fired) : undefined;
+  });
+  const recorded = recordedCandidates(request);
   let state = status.state;
-  let cursor = from;
-  for (let step = 0; step < MAX_STEPS && cursor.getTime() - from.getTime() < HORIZON_MS; step++) {
-    const windowEnd = windowEndAfter(current, cursor);
+  let cursor = from.getTime();
+  for (let step = 0; step < MAX_STEPS && cursor - from.getTime() < HORIZON_MS; step++) {
+    const candidates = [...recorded, ...latestFirings.filter((firing) => firing !== undefined)];
+    const windowEnd = Math.min(...candidates.map(requestEnd).filter((end) => end > cursor));
     const firing = earliest(nextFirings, gate);
-    if (firing === undefined && windowEnd === undefined) return undefined;
+    const firingAt = firing === undefined ? Infinity : nextFirings[firing]!.getTime();
+    if (firingAt === Infinity && windowEnd === Infinity) return undefined;
     let change: GateChange;
-    if (firing !== undefined && (windowEnd === undefined || nextFirings[firing]! <= windowEnd)) {
-      cursor = nextFirings[firing]!;
-      current = scheduledRequest(gate, firing, cursor);
+    if (firingAt <= windowEnd) {
+      cursor = firingAt;
       // Every schedule firing at this instant has fired; the one that ranks highest decides.
       nextFirings.forEach((time, index) => {
-        if (time?.getTime() === cursor.getTime()) nextFirings[index] = crons[index]!.next(cursor);
+        if (time?.getTime() !== cursor) return;
+        latestFirings[index] = scheduledRequest(gate, index, time);
+        nextFirings[index] = crons[index]!.next(time);
       });
       change = {
-        at: cursor.toISOString(),
-        state: stateOf(current.action),
+        at: new Date(cursor).toISOString(),
+        state,
         cause: 'schedule',
-        cron: gate.schedules[firing]!.cron,
+        cron: gate.schedules[firing!]!.cron,
       };
     } else {
-      cursor = windowEnd!;
-      change = { at: cursor.toISOString(), state: gate.default, cause: 'window' };
+      cursor = windowEnd;
+      change = { at: new Date(cursor).toISOString(), state, cause: 'window' };
     }
-    const after = requestStateAt(gate, current, cursor).state;
+    const after = stateAt(gate, [...recorded, ...latestFirings.filter((f) => f !== undefined)], cursor);
     if (after !== state && (wanted === undefined || after === wanted)) return { ...change, state: after };
     state = after;
   }
@@ -204,12 +224,6 @@ export function nextChange(
 /** When a closed gate next opens (window end or scheduled open), if it is known to. */
 export function nextOpening(gate: Gate, request: GateRequest | undefined, from: Date): string | undefined {
   return nextChange(gate, request, from, 'open')?.at;
-}
-
-function windowEndAfter(request: GateRequest | undefined, cursor: Date): Date | undefined {
-  if (!request || request.windowMs === undefined) return undefined;
-  const end = Date.parse(request.requestedAt) + request.windowMs;
-  return end > cursor.getTime() ? new Date(end) : undefined;
 }
 
 /** The schedule firing first; of several at the same instant, a close one. */

@@ -1,6 +1,13 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { auditItem, putGateRequest, retryOnConflict, type GateRequest } from './gates.ts';
+import {
+  auditItem,
+  putGateRequest,
+  readGateRequest,
+  retryOnConflict,
+  supersedes,
+  type GateRequest,
+} from './gates.ts';
 import { gateKey, type TableClient } from './table-client.ts';
 
 /** Approvals gathered for a gate that needs more than one approver, before it opens. */
@@ -95,10 +102,17 @@ async function tryAddApproval(
     if (approvals.length >= required) {
       const approvedBy = approvals.map((approval) => approval.principal);
       const opening: GateRequest = { ...request, approvedBy };
+      const seen = await readGateRequest(db, gate);
+      if (!supersedes(seen, opening, now)) {
+        await db.doc.send(
+          new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'stale', now) }),
+        );
+        return { outcome: 'stale' };
+      }
       await db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
-            putGateRequest(db, gate, opening, now),
+            putGateRequest(db, gate, opening, seen),
             Item
               ? { Delete: { TableName: db.table, Key: KEY(gate), ...unchanged } }
               : { ConditionCheck: { TableName: db.table, Key: KEY(gate), ...unchanged } },
@@ -136,12 +150,8 @@ async function tryAddApproval(
     const approvalsMoved =
       failed.length > 0 && failed[approvals.length >= required ? 1 : 0] === 'ConditionalCheckFailed';
     if (approvalsMoved) return undefined; // someone else approved meanwhile: read again
-    if (approvals.length >= required && failed[0] === 'ConditionalCheckFailed') {
-      await db.doc.send(
-        new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'stale', now) }),
-      );
-      return { outcome: 'stale' };
-    }
+    // Another request replaced the gate's request meanwhile: read both again (stale if it is newer).
+    if (approvals.length >= required && failed[0] === 'ConditionalCheckFailed') return undefined;
     throw error;
   }
 }

@@ -1,7 +1,8 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { Gate, GateAction } from '../config/index.ts';
+import { MAX_WINDOW_MS } from '../config/defaults.ts';
+import { formatDuration, type Gate, type GateAction } from '../config/index.ts';
 import { getSpec, listSpecNames, putSpec, removeSpec, type SpecKind } from './specs.ts';
 import { gateKey, type TableClient } from './table-client.ts';
 
@@ -28,6 +29,102 @@ export interface GateRequest {
   readonly revision?: string;
   /** The distinct verified principals whose approvals opened the gate, when it needs more than one. */
   readonly approvedBy?: readonly string[];
+  /**
+   * The earlier close requests still in effect when this one was made, each lasting its own
+   * window: a later request never ends a close early (an open one lets releases through only while
+   * it decides). Closes that another outlasts and outranks are left out.
+   */
+  readonly earlierCloses?: readonly GateRequest[];
+}
+
+/** A revision an approval can be pinned to: `<tag>@sha256:<64 hex>` or `sha256:<64 hex>`. */
+export const PINNABLE_REVISION = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}@)?sha256:[a-f0-9]{64}$/;
+
+/** The problem with a request read from the table, or undefined when it can be evaluated. */
+export function requestProblem(request: GateRequest): string | undefined {
+  const raw = request as unknown as Record<string, unknown>;
+  if (raw.action !== 'open' && raw.action !== 'close')
+    return `its action ${JSON.stringify(raw.action)} is not open or close`;
+  if (typeof raw.requestedAt !== 'string' || Number.isNaN(Date.parse(raw.requestedAt)))
+    return `its time ${JSON.stringify(raw.requestedAt)} is not an ISO 8601 time`;
+  const window = raw.windowMs;
+  if (
+    window !== undefined &&
+    !(Number.isSafeInteger(window) && (window as number) > 0 && (window as number) <= MAX_WINDOW_MS)
+  )
+    return `its window ${JSON.stringify(window)} ms is not between 1 ms and ${formatDuration(MAX_WINDOW_MS)}`;
+  if (
+    raw.revision !== undefined &&
+    (typeof raw.revision !== 'string' || !PINNABLE_REVISION.test(raw.revision))
+  )
+    return `its revision ${JSON.stringify(raw.revision)} is not <tag>@sha256:<hex>`;
+  if (raw.earlierCloses !== undefined) {
+    if (!Array.isArray(raw.earlierCloses)) return `its earlier closes are not a list`;
+    for (const close of raw.earlierCloses as unknown[]) {
+      const fields = close as Record<string, unknown> | null;
+      if (typeof fields !== 'object' || fields === null || fields.action !== 'close')
+        return `an earlier close it carries is not a close request`;
+      const problem = requestProblem({ ...(fields as unknown as GateRequest), earlierCloses: undefined });
+      if (problem) return `an earlier close it carries: ${problem}`;
+    }
+  }
+  return undefined;
+}
+
+/** When a request's window ends, in ms since the epoch; Infinity for one that lasts until the next request. */
+export const requestEnd = (request: GateRequest): number =>
+  request.windowMs === undefined ? Infinity : Date.parse(request.requestedAt) + request.windowMs;
+
+/** True when `request` has been made by `at` and its window is not over: it decides unless a later one does. */
+export const covers = (request: GateRequest, at: number): boolean =>
+  Date.parse(request.requestedAt) <= at && at < requestEnd(request);
+
+/** How many earlier closes a request carries at most; beyond it the two oldest become one that outlasts both. */
+const MAX_EARLIER_CLOSES = 8;
+
+/**
+ * `next` as it is stored over `previous`: carrying every close of `previous` (itself and the
+ * closes it carries) still in effect at `next`'s time, but for those another close outranks (as
+ * late or later) and outlasts. Only valid requests are carried (a stored one that cannot be
+ * evaluated is replaced, as ever).
+ */
+export function withEarlierCloses(next: GateRequest, previous: GateRequest | undefined): GateRequest {
+  const { earlierCloses: _, ...request } = next;
+  const at = Date.parse(next.requestedAt);
+  const valid = previous && requestProblem(previous) === undefined ? previous : undefined;
+  const inEffect = [valid, ...(valid?.earlierCloses ?? [])]
+    .filter((close): close is GateRequest => close?.action === 'close' && covers(close, at))
+    .map(({ earlierCloses: __, ...close }) => close as GateRequest);
+  const kept = inEffect
+    .filter((close) => !(next.action === 'close' && requestEnd(next) >= requestEnd(close)))
+    .filter((close, index, all) => !all.some((other, j) => j !== index && dominates(other, close, j < index)))
+    .sort((a, b) => Date.parse(a.requestedAt) - Date.parse(b.requestedAt));
+  while (kept.length > MAX_EARLIER_CLOSES) kept.splice(0, 2, mergedClose(kept[0]!, kept[1]!));
+  return kept.length > 0 ? { ...request, earlierCloses: kept } : request;
+}
+
+/** `a` makes `b` irrelevant: made as late or later and lasting as long or longer (of equals, the first is kept). */
+function dominates(a: GateRequest, b: GateRequest, aFirst: boolean): boolean {
+  const [aStart, bStart, aEnd, bEnd] = [
+    Date.parse(a.requestedAt),
+    Date.parse(b.requestedAt),
+    requestEnd(a),
+    requestEnd(b),
+  ];
+  if (aStart === bStart && aEnd === bEnd) return aFirst;
+  return aStart >= bStart && aEnd >= bEnd;
+}
+
+/** One close in place of two: from the later start to the later end, so it outranks and outlasts both. */
+function mergedClose(a: GateRequest, b: GateRequest): GateRequest {
+  const start = Math.max(Date.parse(a.requestedAt), Date.parse(b.requestedAt));
+  const end = Math.max(requestEnd(a), requestEnd(b));
+  const { windowMs: _, ...base } = requestEnd(b) >= requestEnd(a) ? b : a;
+  return {
+    ...base,
+    requestedAt: new Date(start).toISOString(),
+    ...(end !== Infinity && { windowMs: end - start }),
+  };
 }
 
 /** The item listing every registered gate (one sort key per gate name). */
@@ -60,10 +157,30 @@ export const listGateNames = (db: TableClient): Promise<string[]> => listSpecNam
 export const removeGate = (db: TableClient, name: string): Promise<void> => removeSpec(db, GATES, name);
 
 export async function getGateRequest(db: TableClient, name: string): Promise<GateRequest | undefined> {
+  return (await readGateRequest(db, name)).request;
+}
+
+/** A gate's request item as read, so that it can be replaced only if nobody replaced it meanwhile. */
+export interface StoredGateRequest {
+  readonly request?: GateRequest;
+  /** `requestedAtMs` as stored: a number for any request sluice wrote. */
+  readonly requestedAtMs?: unknown;
+  /** The token of the write that stored it; undefined when there is no item or it predates tokens. */
+  readonly token?: string;
+  readonly exists: boolean;
+}
+
+export async function readGateRequest(db: TableClient, name: string): Promise<StoredGateRequest> {
   const { Item } = await db.doc.send(
     new GetCommand({ TableName: db.table, Key: { pk: gateKey(name), sk: 'request' }, ConsistentRead: true }),
   );
-  return Item?.request as GateRequest | undefined;
+  if (!Item) return { exists: false };
+  return {
+    exists: true,
+    request: Item.request as GateRequest | undefined,
+    requestedAtMs: Item.requestedAtMs,
+    ...(typeof Item.token === 'string' && { token: Item.token }),
+  };
 }
 
 export function auditItem(
@@ -95,8 +212,9 @@ export function isTransactionConflict(error: unknown): boolean {
 
 /**
  * Stores `request` as the gate's last request unless a request at the same time or later is
- * already stored (then it is stale). Either way it is appended to the audit trail. The write
- * is conditional, so concurrent requests resolve by `requestedAt` and none is lost; one that
+ * already stored (then it is stale), carrying the closes still in effect (withEarlierCloses).
+ * Either way it is appended to the audit trail. The write is conditional on the item read, so
+ * concurrent requests resolve by `requestedAt` and none is lost or drops a close; one that
  * collides with another's transaction (DynamoDB's TransactionConflict) is tried again.
  */
 export async function recordGateRequest(
@@ -105,10 +223,36 @@ export async function recordGateRequest(
   request: GateRequest,
   now: Date,
 ): Promise<'accepted' | 'stale'> {
-  return retryOnConflict(`the ${request.action} request by ${request.requestedBy}`, gate, () =>
-    writeGateRequest(db, gate, request, now),
-  );
+  return retryOnConflict(`the ${request.action} request by ${request.requestedBy}`, gate, async () => {
+    for (let attempt = 1; attempt <= REPLACE_ATTEMPTS; attempt++) {
+      const seen = await readGateRequest(db, gate);
+      if (supersedes(seen, request, now)) {
+        const outcome = await writeGateRequest(db, gate, request, now, seen);
+        if (outcome) return outcome;
+      } else {
+        await db.doc.send(
+          new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'stale', now) }),
+        );
+        return 'stale';
+      }
+    }
+    throw new Error(
+      `gate '${gate}': the ${request.action} request by ${request.requestedBy} found the stored request replaced ${REPLACE_ATTEMPTS} times while writing; nothing was recorded, try again`,
+    );
+  });
 }
+
+/**
+ * A schedule's firing goes to the audit trail only: gate state computes every schedule's firings
+ * from its cron, so storing one could only make a lost invocation matter (it would displace the
+ * person's request in effect).
+ */
+export async function auditScheduleFiring(db: TableClient, gate: string, request: GateRequest, now: Date) {
+  await db.doc.send(new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'accepted', now) }));
+}
+
+/** How often a request is tried again when another request replaced the stored one between its read and its write. */
+const REPLACE_ATTEMPTS = 10;
 
 /** Runs a transaction again when it collides with another one (DynamoDB's TransactionConflict). */
 export async function retryOnConflict<T>(what: string, gate: string, write: () => Promise<T>): Promise<T> {
@@ -132,37 +276,58 @@ export async function retryOnConflict<T>(what: string, gate: string, write: () =
 export const MAX_FUTURE_MS = 5 * 60_000;
 
 /**
- * The write that makes `request` the gate's last request: only over an older one, or over one
- * that cannot be real (dated in the future, or without a usable time) so it can never wedge a gate.
+ * True when `request` may replace what was read: there is nothing stored, or what is stored is
+ * older, or it cannot be real (dated in the future, or without a usable time) so that it can
+ * never wedge a gate.
  */
-export function putGateRequest(db: TableClient, gate: string, request: GateRequest, now: Date) {
-  const requestedAtMs = Date.parse(request.requestedAt);
+export function supersedes(seen: StoredGateRequest, request: GateRequest, now: Date): boolean {
+  const stored = seen.requestedAtMs;
+  if (typeof stored !== 'number' || !Number.isFinite(stored)) return true;
+  return stored < Date.parse(request.requestedAt) || stored > now.getTime() + MAX_FUTURE_MS;
+}
+
+/**
+ * The write that makes `request` the gate's last request over `seen` (which the caller checked it
+ * supersedes), with the closes of `seen` still in effect carried. It fails with
+ * ConditionalCheckFailed when the stored request is no longer the one read.
+ */
+export function putGateRequest(db: TableClient, gate: string, request: GateRequest, seen: StoredGateRequest) {
+  const stored = withEarlierCloses(request, seen.request);
+  const token = randomUUID();
+  const unchanged = !seen.exists
+    ? { ConditionExpression: 'attribute_not_exists(pk)' }
+    : seen.token === undefined
+      ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#token)' }
+      : { ConditionExpression: '#token = :token', ExpressionAttributeValues: { ':token': seen.token } };
   return {
     Put: {
       TableName: db.table,
-      Item: { pk: gateKey(gate), sk: 'request', request, requestedAtMs },
-      ConditionExpression:
-        'attribute_not_exists(requestedAtMs) OR NOT attribute_type(requestedAtMs, :number) OR requestedAtMs < :t OR requestedAtMs > :future',
-      ExpressionAttributeValues: {
-        ':t': requestedAtMs,
-        ':future': now.getTime() + MAX_FUTURE_MS,
-        ':number': 'N',
+      Item: {
+        pk: gateKey(gate),
+        sk: 'request',
+        request: stored,
+        requestedAtMs: Date.parse(request.requestedAt),
+        token,
       },
+      ...unchanged,
+      ...(seen.exists && { ExpressionAttributeNames: { '#token': 'token' } }),
     },
   };
 }
 
+/** Writes the request and its audit record; undefined when the stored request changed since it was read. */
 async function writeGateRequest(
   db: TableClient,
   gate: string,
   request: GateRequest,
   now: Date,
-): Promise<'accepted' | 'stale'> {
+  seen: StoredGateRequest,
+): Promise<'accepted' | undefined> {
   try {
     await db.doc.send(
       new TransactWriteCommand({
         TransactItems: [
-          putGateRequest(db, gate, request, now),
+          putGateRequest(db, gate, request, seen),
           { Put: { TableName: db.table, Item: auditItem(gate, request, 'accepted', now) } },
         ],
       }),
@@ -172,9 +337,8 @@ async function writeGateRequest(
     const conditionFailed =
       error instanceof TransactionCanceledException &&
       error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
-    if (!conditionFailed) throw error;
-    await db.doc.send(new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'stale', now) }));
-    return 'stale';
+    if (conditionFailed) return undefined;
+    throw error;
   }
 }
 

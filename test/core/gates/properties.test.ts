@@ -13,7 +13,7 @@ import {
   nextChange,
   scheduledRequest,
 } from '../../../functions/core/gates/state.ts';
-import type { GateRequest } from '../../../functions/core/store/gates.ts';
+import { withEarlierCloses, type GateRequest } from '../../../functions/core/store/gates.ts';
 
 const MINUTE = 60_000;
 const STEP = 15 * MINUTE; // every time zone's offset is a multiple of 15 minutes
@@ -186,26 +186,31 @@ function oracleFirings(shape: GateShape, at: number, lookBackMs: number): [numbe
   return firings;
 }
 
-/** The state the oracle gives: the latest of the firings and the recorded request, in its window. */
+/**
+ * The state the oracle gives: of the firings and the recorded request (and the earlier closes it
+ * carries) whose windows cover the instant, the latest decides; none: the default.
+ */
 function oracleState(shape: GateShape, gate: Gate, at: number, recorded?: GateRequest) {
   const candidates = oracleFirings(shape, at, 9 * DAY).map(([time, index]) => ({
     time,
     action: shape.schedules[index]!.action,
     windowMs: gate.schedules[index]!.windowMs ?? gate.windowMs,
   }));
-  if (recorded && Date.parse(recorded.requestedAt) <= at)
+  for (const request of recorded ? [recorded, ...(recorded.earlierCloses ?? [])] : [])
     candidates.push({
-      time: Date.parse(recorded.requestedAt),
-      action: recorded.action,
-      windowMs: recorded.windowMs,
+      time: Date.parse(request.requestedAt),
+      action: request.action,
+      windowMs: request.windowMs,
     });
+  const inEffect = candidates.filter(
+    (c) => c.time <= at && (c.windowMs === undefined || at < c.time + c.windowMs),
+  );
   // At the same instant, a close outranks an open: a closed gate holds.
   const rank = (c: { action: string }) => (c.action === 'close' ? 0 : 1);
-  candidates.sort((a, b) => b.time - a.time || rank(a) - rank(b));
-  const latest = candidates[0];
+  inEffect.sort((a, b) => b.time - a.time || rank(a) - rank(b));
+  const latest = inEffect[0];
   if (!latest) return gate.default;
-  const inWindow = latest.windowMs === undefined || at < latest.time + latest.windowMs;
-  return inWindow ? (latest.action === 'open' ? 'open' : 'closed') : gate.default;
+  return latest.action === 'open' ? 'open' : 'closed';
 }
 
 const runs = (numRuns: number) => ({ numRuns, seed: 20261124 });
@@ -235,7 +240,7 @@ describe('gate state: properties', () => {
     );
   });
 
-  it('a recorded request and the schedules: whichever is latest decides, as the oracle says', () => {
+  it('a recorded request and the schedules: the latest in effect decides, as the oracle says', () => {
     const manual = fc.record({
       action: fc.constantFrom('open' as const, 'close' as const),
       agoMs: fc.integer({ min: 0, max: 8 * DAY }),
@@ -288,6 +293,107 @@ describe('gate state: properties', () => {
             expect(gateStateAt(gate, recorded, new Date(t)).state).toBe(before);
         },
       ),
+      runs(120),
+    );
+  });
+});
+
+describe('a sequence of requests: properties', () => {
+  const made = fc.array(
+    fc.record({
+      action: fc.constantFrom('open' as const, 'close' as const),
+      afterMs: fc.integer({ min: 1000, max: 2 * DAY }),
+      windowMs: fc.option(fc.integer({ min: MINUTE, max: 4 * DAY }), { nil: undefined, freq: 4 }),
+    }),
+    { minLength: 1, maxLength: 5 },
+  );
+
+  /** The requests as made, from `start`, and what the table holds after each (each stored over the one before). */
+  function record(
+    steps: readonly { action: 'open' | 'close'; afterMs: number; windowMs?: number }[],
+    start: number,
+  ) {
+    const requests: GateRequest[] = [];
+    let stored: GateRequest | undefined;
+    let t = start;
+    for (const step of steps) {
+      t += step.afterMs;
+      const request: GateRequest = {
+        action: step.action,
+        requestedAt: new Date(t).toISOString(),
+        requestedBy: `person-${requests.length}`,
+        reason: '',
+        source: 'cli',
+        ...(step.windowMs !== undefined && { windowMs: step.windowMs }),
+      };
+      requests.push(request);
+      stored = withEarlierCloses(request, stored);
+    }
+    return { requests, stored: stored!, last: t };
+  }
+
+  it('the latest request in effect decides: the last one made, every earlier close (a close lasts its window), the schedules', () => {
+    fc.assert(
+      fc.property(
+        gateAndInstant,
+        made,
+        fc.integer({ min: 0, max: 5 * DAY }),
+        ([shape, start], steps, laterMs) => {
+          const gate = buildGate(shape);
+          const { requests, stored, last } = record(steps, start.getTime() - 6 * DAY);
+          const at = last + laterMs;
+          const earlierCloses = requests.slice(0, -1).filter((r) => r.action === 'close');
+          const model = oracleState(shape, gate, at, { ...requests.at(-1)!, earlierCloses });
+          expect(gateStateAt(gate, stored, new Date(at)).state).toBe(model);
+        },
+      ),
+      runs(300),
+    );
+  });
+
+  it('a close request never opens the gate, at any instant after it is made', () => {
+    fc.assert(
+      fc.property(
+        gateAndInstant,
+        made,
+        fc.option(fc.integer({ min: 1000, max: 4 * DAY }), { nil: undefined }),
+        fc.array(fc.integer({ min: 0, max: 6 * DAY }), { minLength: 1, maxLength: 6 }),
+        ([shape, start], steps, closeWindowMs, probes) => {
+          const gate = buildGate(shape);
+          const { stored: before, last } = record(steps, start.getTime() - 6 * DAY);
+          const close: GateRequest = {
+            action: 'close',
+            requestedAt: new Date(last + 1000).toISOString(),
+            requestedBy: 'close-only',
+            reason: '',
+            source: 'cli',
+            ...(closeWindowMs !== undefined && { windowMs: closeWindowMs }),
+          };
+          const after = withEarlierCloses(close, before);
+          for (const probe of probes) {
+            const at = new Date(last + 1000 + probe);
+            if (gateStateAt(gate, before, at).state === 'closed')
+              expect(gateStateAt(gate, after, at).state, at.toISOString()).toBe('closed');
+          }
+        },
+      ),
+      runs(300),
+    );
+  });
+
+  it('the next change agrees with the state sampled every 15 minutes until it', () => {
+    fc.assert(
+      fc.property(gateAndInstant, made, ([shape, start], steps) => {
+        const gate = buildGate(shape);
+        const { stored, last } = record(steps, start.getTime() - 2 * DAY);
+        const from = new Date(Math.max(last, start.getTime()));
+        const change = nextChange(gate, stored, from);
+        const before = gateStateAt(gate, stored, from).state;
+        const end = change ? Date.parse(change.at) : from.getTime() + 8 * DAY;
+        if (change) expect(gateStateAt(gate, stored, new Date(end)).state).toBe(change.state);
+        for (let t = from.getTime() + STEP - (from.getTime() % STEP); t < end; t += STEP)
+          expect(gateStateAt(gate, stored, new Date(t)).state).toBe(before);
+      }),
       runs(120),
     );
   });

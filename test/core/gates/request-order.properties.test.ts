@@ -1,8 +1,8 @@
 // A property of the request path on DynamoDB Local (fast-check): people's requests (timed by the
 // recording side's clock) interleaved with schedule invocations that arrive late, twice or never.
 // After every step the recorded gate's state equals a model that knows only the requests and the
-// cron, never the invocations: a late or lost invocation changes no decision, and a late one never
-// overrides a newer request.
+// cron, never the invocations: a late or lost invocation changes no decision, a late one never
+// overrides a newer request, and no request ends a close early.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseGateEvent } from '../../../functions/core/gates/event.ts';
@@ -55,18 +55,23 @@ function firings(at: number): number[] {
   return result;
 }
 
+/**
+ * The model: of the last person's request, every earlier close (a close lasts its window) and the
+ * cron's firings, the latest whose window covers `at` decides; none: the default (open).
+ */
 function modelState(
   requests: readonly { at: number; action: 'open' | 'close'; windowMs?: number }[],
   at: number,
 ) {
   const candidates = [
-    ...requests,
+    ...requests.filter((request, index) => index === requests.length - 1 || request.action === 'close'),
     ...firings(at).map((t) => ({ at: t, action: 'close' as const, windowMs: 6 * HOUR })),
-  ].sort((a, b) => b.at - a.at);
+  ]
+    .filter((c) => c.at <= at && (c.windowMs === undefined || at < c.at + c.windowMs))
+    .sort((a, b) => b.at - a.at);
   const latest = candidates[0];
   if (!latest) return 'open';
-  const inWindow = latest.windowMs === undefined || at < latest.at + latest.windowMs;
-  return inWindow ? (latest.action === 'open' ? 'open' : 'closed') : 'open';
+  return latest.action === 'open' ? 'open' : 'closed';
 }
 
 describe('gate requests on DynamoDB Local: a property', () => {

@@ -74,8 +74,9 @@ describe('nextChange', () => {
 
   it('a manual close longer than the scheduled window opens at its own end', () => {
     const long = req('close', '2026-11-26T12:00:00.000Z', 72 * HOUR);
-    // The Friday schedule fires inside the manual window and replaces it with its own 24h one.
-    expect(nextOpening(friday, long, at('2026-11-26T13:00:00Z'))).toBe('2026-11-27T23:00:00.000Z');
+    // The Friday schedule fires inside the manual window; its own 24h close ends first, and the
+    // manual close still holds until its 72 hours are over.
+    expect(nextOpening(friday, long, at('2026-11-26T13:00:00Z'))).toBe('2026-11-29T12:00:00.000Z');
   });
 
   it('a default-closed gate with an opening schedule opens when the schedule fires', () => {
