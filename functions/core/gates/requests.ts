@@ -152,7 +152,13 @@ export async function handleGateEvent(
   // (A schedule that opens it invokes the gate function itself.)
   if (outcome === 'accepted' && status.state === 'closed') {
     const reopens = nextChange(gate, after, now, 'open');
-    if (reopens?.cause === 'window') await deps.windowTimer?.reopenAt(gate.name, new Date(reopens.at));
+    if (reopens?.cause === 'window')
+      await deps.windowTimer?.reopenAt(gate.name, new Date(reopens.at)).catch((error: unknown) => {
+        throw new Error(
+          `gate '${gate.name}': the ${request.action} request was recorded, but the schedule that reconciles the waiting deliveries when it ends was not created (the delivery interval is the backstop): ${(error as Error).message}`,
+          { cause: error },
+        );
+      });
   }
 
   if (before.state !== status.state && after) {
