@@ -133,6 +133,12 @@ export function verifySigV4(
     return { code: 'SignatureDoesNotMatch', error: 'Signature expired: the request time is too skewed' };
   }
   const names = signedHeaders.split(';');
+  const declaredHash = request.headers['x-amz-content-sha256'];
+  if (
+    declaredHash !== undefined &&
+    !['UNSIGNED-PAYLOAD', sha256(request.body)].includes(headerValue(declaredHash))
+  )
+    return { code: 'XAmzContentSHA256Mismatch', error: 'the body does not match x-amz-content-sha256' };
   if (!names.includes('host'))
     return { code: 'SignatureDoesNotMatch', error: 'the host header must be signed' };
 
@@ -152,7 +158,9 @@ export function verifySigV4(
     canonicalQuery,
     names.map((name) => `${name}:${headerValue(request.headers[name])}\n`).join(''),
     signedHeaders,
-    presigned ? 'UNSIGNED-PAYLOAD' : sha256(request.body),
+    names.includes('x-amz-content-sha256')
+      ? headerValue(request.headers['x-amz-content-sha256'])
+      : sha256(request.body),
   ].join('\n');
   const scope = `${day}/${region}/${service}/aws4_request`;
   const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonicalRequest)].join('\n');

@@ -3,6 +3,7 @@ import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import { MAX_FUTURE_MS, type GateRequest } from '../store/gates.ts';
 import { getStatus } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
+import { approverKey } from './approver-key.ts';
 import { readablePrincipal, type Caller } from './caller.ts';
 import { parseCron } from '../config/cron.ts';
 import { GateEventError, type GateEvent } from './event.ts';
@@ -35,6 +36,7 @@ function callerRequest(gate: Gate, event: GateEvent, caller: Caller, now: Date):
     requestedAt: now.toISOString(),
     requestedBy: caller.principal,
     verified: caller.verified,
+    ...(caller.verified && { approver: approverKey(caller.principal, gate) }),
     reason: event.reason ?? '',
     source: event.source,
     ...(windowMs !== undefined && { windowMs }),
