@@ -173,7 +173,7 @@ export async function dryRun(
         : mayRecreate(object)
           ? ` (${FORCE_ANNOTATION} recreates only objects labelled ${OWNER_LABEL}=${object.metadata?.labels?.[OWNER_LABEL]}; this one is not, and is left alone)`
           : ` ${IMMUTABLE_HINT}`;
-      problems.push(`${origin}: ${describeObject(object)}: ${apiErrorMessage(error)}${hint}`);
+      problems.push(`${origin}: ${describeObject(object)}: ${apiErrorMessage(error, desired.sensitive)}${hint}`);
     }
   });
   if (problems.length > 0) failValidation(problems.sort());
@@ -182,8 +182,9 @@ export async function dryRun(
 
 /**
  * Applies the changed objects stage by stage (definitions, classes, the rest), waiting for CRDs
- * to be Established before the stages that use them, and dry-running the objects that depend on
- * the definitions stage once it is applied.
+ * to be Established before the stages that use them; once the definitions stage is applied,
+ * `checkDeferred` is given the objects that could not be looked up before it (their ownership is
+ * checked there), then they are dry-run.
  */
 export async function applyStaged(
   kube: KubeClient,
@@ -191,6 +192,7 @@ export async function applyStaged(
   deferred: readonly DesiredObject[],
   live: ReadonlyMap<string, KubernetesObject>,
   timeoutMs: number,
+  checkDeferred: (later: readonly DesiredObject[]) => Promise<void> = async () => {},
 ): Promise<Pick<ChangeSet, 'created' | 'configured'>> {
   const created: string[] = [];
   const configured: string[] = [];
@@ -203,7 +205,7 @@ export async function applyStaged(
         (live.has(desired.entry.id) ? configured : created).push(desired.entry.id);
       } catch (error) {
         failures.push(
-          `${desired.origin}: ${describeObject(desired.object)}: ${error instanceof SluiceError ? error.message : apiErrorMessage(error)}`,
+          `${desired.origin}: ${describeObject(desired.object)}: ${error instanceof SluiceError && !desired.sensitive ? error.message : apiErrorMessage(error, desired.sensitive)}`,
         );
       }
     });
@@ -215,7 +217,8 @@ export async function applyStaged(
         timeoutMs,
       );
       const later = deferred.filter((d) => stageOf(d.object) !== 'definitions' && changed.includes(d));
-      // Their kind or namespace is new: nothing of them can be live yet, so none may be recreated.
+      await checkDeferred(later);
+      // Their kind (in this version) or namespace is new: none is ours yet, so none may be recreated.
       await dryRun(kube, later, new Map());
     }
   }

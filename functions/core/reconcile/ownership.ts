@@ -21,7 +21,9 @@ export interface OwnershipConflict {
  * The desired objects that are live under another delivery's owner label, where that delivery is
  * registered and the object does not name it in `sluice.io/takeover-from`. Objects of a delivery
  * that is no longer registered (a renamed or removed one) are taken over without asking. Only
- * objects not already ours are looked up, so a steady-state run lists nothing more.
+ * objects not already ours are looked up, so a steady-state run lists nothing more. Deferred
+ * objects are looked up too: a kind not served yet lists nothing here, so they are checked again
+ * once the definitions stage is applied (`applyStaged`'s `checkDeferred`).
  */
 export async function ownershipConflicts(
   kube: KubeClient,
@@ -30,7 +32,7 @@ export async function ownershipConflicts(
   deliveryName: string,
   isRegistered: (delivery: string) => Promise<boolean>,
 ): Promise<OwnershipConflict[]> {
-  const unknown = desired.filter((d) => !ours.has(d.entry.id) && !d.deferred);
+  const unknown = desired.filter((d) => !ours.has(d.entry.id));
   if (unknown.length === 0) return [];
   const others = await listOwnedByOthers(kube, kindsOf(unknown), deliveryName);
   const conflicts: OwnershipConflict[] = [];
