@@ -1,6 +1,5 @@
 // Decrypted values are tainted: one run's set of them (and of the forms they could be echoed in)
 // is scrubbed from every message the run writes out: status, events, logs, diff, CLI, CloudFormation.
-import { SluiceError } from './errors.ts';
 
 /** Shorter values are not scrubbed (they would mangle every message); none is ever quoted either. */
 export const MIN_TAINTED_LENGTH = 4;
@@ -56,13 +55,21 @@ export class Taint {
     return value;
   }
 
-  /** `error` with its message scrubbed (a SluiceError keeps its reason); the same error when clean. */
+  /**
+   * `error` with its message (and stack) scrubbed, of the same class and own fields (a
+   * SluiceError keeps its reason), without its cause; the same error when there was nothing to scrub.
+   */
   scrubError(error: unknown): unknown {
     if (!(error instanceof Error)) return typeof error === 'string' ? this.scrub(error) : error;
     const message = this.scrub(error.message);
     if (message === error.message) return error;
-    return error instanceof SluiceError
-      ? new SluiceError(error.reason, message)
-      : Object.assign(new Error(message), { name: error.name });
+    const copy = Object.assign(Object.create(Object.getPrototypeOf(error) as object) as Error, error);
+    Object.defineProperty(copy, 'message', { value: message, writable: true, configurable: true });
+    Object.defineProperty(copy, 'stack', {
+      value: error.stack && this.scrub(error.stack),
+      writable: true,
+      configurable: true,
+    });
+    return copy;
   }
 }

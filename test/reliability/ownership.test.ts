@@ -108,7 +108,7 @@ async function untilListable(kube: KubeClient, apiVersion: string, kind: string,
 }
 
 describe('objects checked only once their Namespace or CRD is applied are still checked', () => {
-  it('declaring a Namespace that already exists does not let the second delivery take, then prune, the first one\'s object', async () => {
+  it("declaring a Namespace that already exists does not let the second delivery take, then prune, the first one's object", async () => {
     const { ns, a, b } = await twoDeliveries('declaredns');
     await a.push(configMap(ns, 'shared', 'from-a'));
     expect((await run(a.name, deps)).outcome).toBe('Succeeded');
@@ -134,7 +134,12 @@ describe('objects checked only once their Namespace or CRD is applied are still 
   it('a custom resource in a version a CRD of the artifact newly serves is checked once the CRD is applied', async () => {
     const { ns, a, b } = await twoDeliveries('crdversion');
     const group = `${uniqueName('own')}.example.com`;
-    const v1 = namespacedCrd({ group, kind: 'Widget', plural: 'widgets', specProperties: { v: { type: 'string' } } });
+    const v1 = namespacedCrd({
+      group,
+      kind: 'Widget',
+      plural: 'widgets',
+      specProperties: { v: { type: 'string' } },
+    });
     // The CRD is nobody's (installed by hand): only the widget belongs to a.
     const kube = new KubeClient(kc);
     await kube.apply(v1);
@@ -146,12 +151,19 @@ describe('objects checked only once their Namespace or CRD is applied are still 
     expect(await run(a.name, deps)).toMatchObject({ outcome: 'Succeeded' });
 
     const [stored] = v1.spec.versions;
-    const v1v2 = { ...v1, spec: { ...v1.spec, versions: [stored!, { ...stored!, name: 'v2', storage: false }] } };
+    const v1v2 = {
+      ...v1,
+      spec: { ...v1.spec, versions: [stored!, { ...stored!, name: 'v2', storage: false }] },
+    };
     await b.push([JSON.stringify(v1v2), widget('v2', 'from-b')].join('\n---\n'));
     const refused = await run(b.name, deps);
     expect(refused).toMatchObject({ outcome: 'Failed', reason: 'OwnershipConflict' });
     expect(refused.message).toContain(`Widget/${ns}/shared belongs to delivery '${a.name}'`);
-    const live = await kube.get({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'shared', namespace: ns } });
+    const live = await kube.get({
+      apiVersion: `${group}/v1`,
+      kind: 'Widget',
+      metadata: { name: 'shared', namespace: ns },
+    });
     expect(live?.metadata?.labels?.[OWNER_LABEL]).toBe(a.name);
     expect((live as { spec?: { v?: string } } | undefined)?.spec?.v).toBe('from-a');
   });

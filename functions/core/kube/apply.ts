@@ -173,7 +173,9 @@ export async function dryRun(
         : mayRecreate(object)
           ? ` (${FORCE_ANNOTATION} recreates only objects labelled ${OWNER_LABEL}=${object.metadata?.labels?.[OWNER_LABEL]}; this one is not, and is left alone)`
           : ` ${IMMUTABLE_HINT}`;
-      problems.push(`${origin}: ${describeObject(object)}: ${apiErrorMessage(error, desired.sensitive)}${hint}`);
+      problems.push(
+        `${origin}: ${describeObject(object)}: ${apiErrorMessage(error, desired.sensitive)}${hint}`,
+      );
     }
   });
   if (problems.length > 0) failValidation(problems.sort());

@@ -44,8 +44,11 @@ function valuelessMessage(error: unknown): string {
   if (!(error instanceof ApiException)) return `the request failed (${withheld})`;
   const body = error.body as unknown;
   const status = (typeof body === 'string' ? safeJson(body) : body) as StatusBody | undefined;
-  const word = (value: unknown) => (typeof value === 'string' && /^[\w.\[\]-]{1,200}$/.test(value) ? value : '?');
-  const causes = (status?.details?.causes ?? []).map((cause) => `${word(cause.field)}: ${word(cause.reason)}`);
+  const word = (value: unknown) =>
+    typeof value === 'string' && /^[\w.\[\]-]{1,200}$/.test(value) ? value : '?';
+  const causes = (status?.details?.causes ?? []).map(
+    (cause) => `${word(cause.field)}: ${word(cause.reason)}`,
+  );
   const reason = typeof status?.reason === 'string' ? ` ${word(status.reason)}` : '';
   return `the API server refused it: HTTP ${error.code}${reason}${causes.length > 0 ? ` (${causes.join(', ')})` : ''}; ${withheld}`;
 }

@@ -8,7 +8,13 @@ import {
   type CustomResource,
 } from '../manifests/crds.ts';
 import { entryFor, type InventoryEntry } from '../manifests/inventory.ts';
-import { describeObject, groupOf, OWNER_LABEL, settledNamespace, type Manifest } from '../manifests/objects.ts';
+import {
+  describeObject,
+  groupOf,
+  OWNER_LABEL,
+  settledNamespace,
+  type Manifest,
+} from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
 import { statusCodeOf, type KubeClient } from './client.ts';
 import { compareApplyOrder } from './stages.ts';

@@ -46,8 +46,10 @@ export function groupOf(apiVersion: string): string {
 }
 
 /** The namespace a namespaced object is applied in: the delivery's `targetNamespace`, else its own, else `default`. */
-export const settledNamespace = (namespace: string | undefined, targetNamespace: string | undefined): string =>
-  targetNamespace ?? (namespace || 'default');
+export const settledNamespace = (
+  namespace: string | undefined,
+  targetNamespace: string | undefined,
+): string => targetNamespace ?? (namespace || 'default');
 
 /** `Kind/namespace/name` or `Kind/name`: how objects are named in messages. */
 export function describeObject(object: KubernetesObject): string {

@@ -62,7 +62,10 @@ export async function applyRevision(
   const isRegistered = async (other: string) => !!(await getDelivery(deps.db, other));
   // Every object, before the first write; those whose kind or namespace the definitions stage
   // creates are looked up again right after it, before their own apply.
-  const checkOwnership = async (objects: readonly DesiredObject[], ours: ReadonlyMap<string, KubernetesObject>) =>
+  const checkOwnership = async (
+    objects: readonly DesiredObject[],
+    ours: ReadonlyMap<string, KubernetesObject>,
+  ) =>
     refuseConflicts(
       await step('ApplyFailed', () => ownershipConflicts(kube, objects, ours, name, isRegistered)),
       name,

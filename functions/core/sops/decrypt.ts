@@ -86,7 +86,8 @@ function declaredSecrets(
     const rule = readMetadata(file.sops).rule;
     for (const document of file.documents) {
       const plain = decryptDocument(document, dataKey, rule);
-      if (plain.apiVersion === 'v1' && plain.kind === 'Secret') declared.add(identityOf(plain, targetNamespace));
+      if (plain.apiVersion === 'v1' && plain.kind === 'Secret')
+        declared.add(identityOf(plain, targetNamespace));
     }
   }
   return declared;

@@ -79,7 +79,10 @@ export function decryptDocument(
   rule: EncryptionRule,
   onDecrypted?: (path: readonly string[], value: unknown) => void,
 ): Record<string, unknown> {
-  return walk(document, [], { dataKey, rule, macOnlyEncrypted: false, onDecrypted }) as Record<string, unknown>;
+  return walk(document, [], { dataKey, rule, macOnlyEncrypted: false, onDecrypted }) as Record<
+    string,
+    unknown
+  >;
 }
 
 /**
