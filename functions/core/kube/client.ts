@@ -45,7 +45,7 @@ function valuelessMessage(error: unknown): string {
   const body = error.body as unknown;
   const status = (typeof body === 'string' ? safeJson(body) : body) as StatusBody | undefined;
   const word = (value: unknown) =>
-    typeof value === 'string' && /^[\w.\[\]-]{1,200}$/.test(value) ? value : '?';
+    typeof value === 'string' && /^[\w.[\]-]{1,200}$/.test(value) ? value : '?';
   const causes = (status?.details?.causes ?? []).map(
     (cause) => `${word(cause.field)}: ${word(cause.reason)}`,
   );

@@ -6,6 +6,7 @@ import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileEvent } from '../../../functions/core/store/events.ts';
 import type { ReconcileDeps } from '../../../functions/core/reconcile/deps.ts';
+import { deleteDelivery } from '../../../functions/core/reconcile/delete.ts';
 import { diffDelivery } from '../../../functions/core/reconcile/diff.ts';
 import { planRevision } from '../../../functions/core/reconcile/plan.ts';
 import { KubeClient } from '../../../functions/core/kube/client.ts';
@@ -274,6 +275,18 @@ describe('a build that makes the encrypted Secret something else is not decrypte
     );
     await expectNothingLeaked(name, result);
     expect(await names(ns)).toEqual([]);
+
+    // Another delivery's removal plans this one (same cluster) and fails naming it, without the value.
+    const removed = await setup();
+    await removed.push({ 'app.yaml': configMap('app') });
+    expect(await run(removed.name, deps)).toMatchObject({ outcome: 'Succeeded' });
+    const removal = await deleteDelivery(removed.name, deps).then(
+      () => new Error('expected the removal to fail'),
+      (error: unknown) => error as Error,
+    );
+    expect(removal.message).toContain(`delivery '${name}'`);
+    expect(removal.message).toContain('token.yaml: Leak/api-token: SOPS decryption failed');
+    expectNoCanary(removal.message);
   });
 
   it.each([
