@@ -1,7 +1,7 @@
 // Never delete or take what is not ours: an object another registered delivery owns is not taken
 // over without `sluice.io/takeover-from`, and `sluice.io/force` recreates only our own objects,
 // counted by the mass-deletion brake.
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeClient } from '../../functions/core/kube/client.ts';
 import { waitForCrdsEstablished } from '../../functions/core/kube/wait.ts';
@@ -118,7 +118,7 @@ describe('objects checked only once their Namespace or CRD is applied are still 
     expect(shared.data?.v).toBe('from-a');
   });
 
-  it('a custom resource in a version a CRD of the artifact newly serves is checked once the CRD is applied', async () => {
+  it('a custom resource in a version a CRD of the artifact newly serves is checked before anything is written', async () => {
     const { ns, a, b } = await twoDeliveries('crdversion');
     const group = `${uniqueName('own')}.example.com`;
     const v1 = namespacedCrd({
@@ -152,6 +152,10 @@ describe('objects checked only once their Namespace or CRD is applied are still 
     });
     expect(live?.metadata?.labels?.[OWNER_LABEL]).toBe(a.name);
     expect((live as { spec?: { v?: string } } | undefined)?.spec?.v).toBe('from-a');
+    // Refused before the first write: the CRD does not serve v2, and is nobody's still.
+    const crd = (await kube.get(v1)) as { spec: { versions: unknown[] } } & KubernetesObject;
+    expect(crd.spec.versions).toHaveLength(1);
+    expect(crd.metadata?.labels?.[OWNER_LABEL]).toBeUndefined();
   });
 });
 
