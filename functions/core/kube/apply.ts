@@ -207,7 +207,7 @@ export async function applyStaged(
         (live.has(desired.entry.id) ? configured : created).push(desired.entry.id);
       } catch (error) {
         failures.push(
-          `${desired.origin}: ${describeObject(desired.object)}: ${error instanceof SluiceError && !desired.sensitive ? error.message : apiErrorMessage(error, desired.sensitive)}`,
+          `${desired.origin}: ${describeObject(desired.object)}: ${error instanceof SluiceError ? error.message : apiErrorMessage(error, desired.sensitive)}`,
         );
       }
     });
@@ -233,14 +233,14 @@ async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void>
   } catch (error) {
     if (!isImmutableError(error)) throw error;
     if (!mayRecreate(desired.object))
-      throw new SluiceError('ApplyFailed', `${apiErrorMessage(error)} ${IMMUTABLE_HINT}`);
+      throw new SluiceError('ApplyFailed', `${apiErrorMessage(error, desired.sensitive)} ${IMMUTABLE_HINT}`);
     // Read again: only the object this delivery owns is deleted, and only that very object (uid).
     const live = await kube.get(desired.object);
     const owner = desired.object.metadata?.labels?.[OWNER_LABEL];
     if (live && live.metadata?.labels?.[OWNER_LABEL] !== owner)
       throw new SluiceError(
         'ApplyFailed',
-        `${apiErrorMessage(error)} (not recreated: it is not labelled ${OWNER_LABEL}=${owner}, so it is not ours to delete)`,
+        `${apiErrorMessage(error, desired.sensitive)} (not recreated: it is not labelled ${OWNER_LABEL}=${owner}, so it is not ours to delete)`,
       );
     if (live) await kube.delete(live, { uid: live.metadata?.uid });
     await waitUntilGone(kube, desired.object);
