@@ -3,6 +3,7 @@ import { SluiceError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
+import { findCascade, type CascadeBlocker } from '../kube/cascade.ts';
 import { apiErrorMessage, KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
 import { forEachBounded } from '../kube/pool.ts';
@@ -26,6 +27,11 @@ export interface DeliveryDiff {
   /** Objects a reconcile would delete (`prune: true`), or leave behind (`prune: false`). */
   readonly prune: readonly string[];
   readonly pruneEnabled: boolean;
+  /**
+   * CRDs and Namespaces among `prune` a reconcile would keep (not delete) because they hold
+   * objects it does not delete, each with the first of them.
+   */
+  readonly kept: readonly CascadeBlocker[];
   readonly unchanged: number;
   /** Closed gates that would hold the run. */
   readonly blockedBy: readonly BlockingGate[];
@@ -95,10 +101,11 @@ export async function diffDelivery(
   });
   if (problems.length > 0) throw new SluiceError('ValidationFailed', problems.sort().join('; '));
 
-  const stale = staleEntries(
-    inventory,
-    desired.map((d) => d.entry),
-  );
+  const entries = desired.map((d) => d.entry);
+  const stale = staleEntries(inventory, entries);
+  const { blockers } = delivery.prune
+    ? await findCascade(kube, stale, name, { desired: entries })
+    : { blockers: [] };
   return {
     delivery: name,
     revision: artifact.revision,
@@ -106,6 +113,7 @@ export async function diffDelivery(
     change: change.sort((a, b) => a.object.localeCompare(b.object)),
     prune: stale.map(describeEntry).sort(),
     pruneEnabled: delivery.prune,
+    kept: blockers,
     unchanged,
     blockedBy,
     waitingFor,

@@ -3,10 +3,10 @@ import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
-import type { ChangeCounts } from '../store/status.ts';
-import { applyRevision } from './apply-revision.ts';
+import { applyRevision, type Applied } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { unreadyDependencies } from './depends-on.ts';
+import { rememberHeldRevision } from './desired.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 import {
@@ -19,7 +19,6 @@ import {
   waitForDependencies,
   type ReconcileResult,
 } from './outcomes.ts';
-import { PruneCascadeHold } from '../kube/cascade.ts';
 import { PruneLimitHold } from './prune-limit.ts';
 
 export type { ReconcileResult } from './outcomes.ts';
@@ -77,7 +76,10 @@ async function reconcileHeld(
   let revision: string | undefined;
   try {
     const unready = await unreadyDependencies(delivery, deps.db);
-    if (unready.length > 0) return await waitForDependencies(run, unready);
+    if (unready.length > 0) {
+      await rememberHeldRevision(delivery, deps);
+      return await waitForDependencies(run, unready);
+    }
     const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started);
     const closed = verdictFor(evaluation);
     const credentials = deps.registryCredentials(delivery.source);
@@ -87,6 +89,7 @@ async function reconcileHeld(
         (resolved) => resolved.revision,
         () => undefined,
       );
+      if (held) await rememberHeldRevision(delivery, deps, digestOf(held));
       return await block(run, [...closed.blockAll, ...closed.blockRevisions], held);
     }
     const lastApplied = run.previous?.lastAppliedRevision;
@@ -95,12 +98,17 @@ async function reconcileHeld(
     const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
-    if (gates.blockAll.length > 0)
+    if (gates.blockAll.length > 0) {
+      await rememberHeldRevision(delivery, deps, current.digest);
       return await block(run, [...gates.blockAll, ...gates.blockRevisions], current.revision);
+    }
     let held: string | undefined;
     let target: Resolved = current;
     if (gates.blockRevisions.length > 0 && current.revision !== lastApplied) {
-      if (!lastApplied) return await block(run, gates.blockRevisions, current.revision);
+      if (!lastApplied) {
+        await rememberHeldRevision(delivery, deps, current.digest);
+        return await block(run, gates.blockRevisions, current.revision);
+      }
       held = current.revision;
       target = { digest: digestOf(lastApplied), revision: lastApplied };
     }
@@ -109,9 +117,9 @@ async function reconcileHeld(
     );
     revision = artifact.revision;
     const turn = clusterTurn(delivery, deps);
-    let changes: ChangeCounts;
+    let applied: Applied;
     try {
-      changes = await applyRevision(delivery, artifact, deps, lease, turn);
+      applied = await applyRevision(delivery, artifact, deps, lease, turn);
     } catch (error) {
       if (error instanceof ClusterBusy) return await holdForBusyCluster(run, artifact.revision);
       throw error;
@@ -122,13 +130,14 @@ async function reconcileHeld(
           deps.log?.(`could not free the cluster slot of '${delivery.name}': ${String(error)}`),
         );
     }
+    // What the held revision desires, stored after the re-applied one's (applyRevision stores that).
+    if (held) await rememberHeldRevision(delivery, deps, current.digest);
     return held
-      ? await reapplyWhileHeld(run, artifact, changes, held, gates.blockRevisions)
-      : await succeed(run, artifact, changes);
+      ? await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions)
+      : await succeed(run, artifact, applied);
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
-    if (error instanceof PruneLimitHold || error instanceof PruneCascadeHold)
-      return await holdMassPrune(run, error, revision);
+    if (error instanceof PruneLimitHold) return await holdMassPrune(run, error, revision);
     return await fail(run, error, revision);
   }
 }
