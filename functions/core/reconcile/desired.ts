@@ -4,6 +4,7 @@
 import type { Delivery } from '../config/index.ts';
 import { KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
+import { pullResolved, type Resolved } from '../oci/index.ts';
 import { writeDesiredSet } from '../store/desired-set.ts';
 import { LeaseLostError } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -27,20 +28,25 @@ export async function rememberDesired(
 }
 
 /**
- * For a held run: builds the delivery's current revision (`digest`, when the run resolved it
- * already) without applying it, and stores what it desires. A revision that cannot be planned is
+ * For a held run: builds the delivery's current revision (`resolved`, when the run resolved it
+ * already: exactly that digest is pulled) without applying it, and stores what it desires. A revision that cannot be planned is
  * logged; the stored set of an earlier run stays.
  */
 export async function rememberHeldRevision(
   delivery: Delivery,
   deps: ReconcileDeps,
-  digest?: string,
+  resolved?: Resolved,
 ): Promise<void> {
   let kube: KubeClient | undefined;
   let planned: { revision: string; ids: string[] };
   try {
     kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
-    const artifact = await pullRevision(delivery, deps, digest);
+    const artifact = resolved
+      ? await pullResolved(delivery.source, resolved, {
+          credentials: deps.registryCredentials(delivery.source),
+          limits: deps.limits,
+        })
+      : await pullRevision(delivery, deps);
     const desired = await settleRevision(await buildRevision(delivery, artifact, deps), kube, delivery);
     planned = { revision: artifact.revision, ids: desired.map((d) => d.entry.id) };
   } catch (error) {

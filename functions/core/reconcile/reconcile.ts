@@ -85,12 +85,9 @@ async function reconcileHeld(
     const credentials = deps.registryCredentials(delivery.source);
     if (closed.blockAll.length > 0) {
       // Best effort: the held revision names what to approve; an unreachable registry changes nothing here.
-      const held = await resolveArtifact(delivery.source, { credentials }).then(
-        (resolved) => resolved.revision,
-        () => undefined,
-      );
-      if (held) await rememberHeldRevision(delivery, deps, digestOf(held));
-      return await block(run, [...closed.blockAll, ...closed.blockRevisions], held);
+      const held = await resolveArtifact(delivery.source, { credentials }).catch(() => undefined);
+      if (held) await rememberHeldRevision(delivery, deps, held);
+      return await block(run, [...closed.blockAll, ...closed.blockRevisions], held?.revision);
     }
     const lastApplied = run.previous?.lastAppliedRevision;
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
@@ -99,14 +96,14 @@ async function reconcileHeld(
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
     if (gates.blockAll.length > 0) {
-      await rememberHeldRevision(delivery, deps, current.digest);
+      await rememberHeldRevision(delivery, deps, current);
       return await block(run, [...gates.blockAll, ...gates.blockRevisions], current.revision);
     }
     let held: string | undefined;
     let target: Resolved = current;
     if (gates.blockRevisions.length > 0 && current.revision !== lastApplied) {
       if (!lastApplied) {
-        await rememberHeldRevision(delivery, deps, current.digest);
+        await rememberHeldRevision(delivery, deps, current);
         return await block(run, gates.blockRevisions, current.revision);
       }
       held = current.revision;
@@ -131,7 +128,7 @@ async function reconcileHeld(
         );
     }
     // What the held revision desires, stored after the re-applied one's (applyRevision stores that).
-    if (held) await rememberHeldRevision(delivery, deps, current.digest);
+    if (held) await rememberHeldRevision(delivery, deps, current);
     return held
       ? await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions)
       : await succeed(run, artifact, applied);
