@@ -197,6 +197,8 @@ export async function pruneEntries(
   kube: KubeClient,
   entries: readonly InventoryEntry[],
   deliveryName: string,
+  /** What the revision applies, named as such when it holds a container (`(in this revision)`). */
+  desired: readonly InventoryEntry[] = [],
 ): Promise<PruneResult> {
   const targets: Target[] = [];
   const unparsable: string[] = [];
@@ -227,7 +229,7 @@ export async function pruneEntries(
   const kept = new Map<string, KeptContainer>();
   if (targets.some((t) => isContainer(t.ref))) {
     try {
-      const { blockers } = await findCascade(kube, entries, deliveryName);
+      const { blockers } = await findCascade(kube, entries, deliveryName, { desired });
       for (const container of keptOf(entries, blockers)) kept.set(container.id, container);
     } catch (error) {
       throw new SluiceError('PruneFailed', `nothing was pruned: ${apiErrorMessage(error)}`, { cause: error });
@@ -242,7 +244,7 @@ export async function pruneEntries(
     const batch = targets.filter((t) => stageOf(t.object) === stage && !kept.has(t.entry.id));
     await forEachBounded(batch, APPLY_CONCURRENCY, async (target) => {
       try {
-        const failure = await pruneOne(kube, target, { entries, deliveryName, kinds, owned, result });
+        const failure = await pruneOne(kube, target, { entries, desired, deliveryName, kinds, owned, result });
         if (failure) failures.push(`${describeObject(target.object)}: ${failure}`);
       } catch (error) {
         failures.push(`${describeObject(target.object)}: ${apiErrorMessage(error)}`);
@@ -256,6 +258,7 @@ export async function pruneEntries(
 
 interface PruneRun {
   readonly entries: readonly InventoryEntry[];
+  readonly desired: readonly InventoryEntry[];
   readonly deliveryName: string;
   readonly kinds: ReturnType<typeof kindResolver>;
   readonly owned: ReadonlyMap<string, KubernetesObject>;
@@ -296,7 +299,10 @@ async function pruneOne(kube: KubeClient, target: Target, run: PruneRun): Promis
     }
     if (isContainer(ref)) {
       // Again just before deleting it: what it holds may have changed since the first check.
-      const { blockers } = await findCascade(kube, run.entries, run.deliveryName, { only: entry });
+      const { blockers } = await findCascade(kube, run.entries, run.deliveryName, {
+        only: entry,
+        desired: run.desired,
+      });
       if (blockers.length > 0) {
         run.result.containersKept.push(...keptOf([entry], blockers));
         return undefined;

@@ -133,7 +133,7 @@ export async function applyRevision(
   let kept: readonly KeptContainer[] = [];
   let recorded = finalEntries;
   if (delivery.prune && stale.length > 0) {
-    const pruned = await step('PruneFailed', () => pruneEntries(kube, stale, name));
+    const pruned = await step('PruneFailed', () => pruneEntries(kube, stale, name, finalEntries));
     deleted = pruned.deleted.length;
     kept = pruned.containersKept;
     for (const skip of pruned.skipped) deps.log?.(`not pruned: ${skip.id} (${skip.reason})`);
