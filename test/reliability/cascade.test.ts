@@ -13,11 +13,11 @@ import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import { getDelivery } from '../../functions/core/store/deliveries.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
 import { getStatus } from '../../functions/core/store/status.ts';
-import { writesSince } from '../support/audit.ts';
 import { namespacedCrd } from '../support/crd.ts';
-import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
+import { engineDeps, run } from '../support/deliveries.ts';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../support/kube-fault-proxy.ts';
-import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
+import { deliveryOnOwnCluster } from '../support/own-cluster.ts';
+import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
 const kc = bed.kubeConfig();
@@ -35,7 +35,6 @@ const REMEDY =
   'it holds (objects this delivery applies are pruned along with it when the revision leaves them out ' +
   'too); to keep it for good, annotate it sluice.io/prune: disabled';
 
-const yaml = (...objects: object[]) => objects.map((o) => JSON.stringify(o)).join('\n---\n');
 const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const configMap = (ns: string, name: string, value = '1') => ({
   apiVersion: 'v1',
@@ -103,22 +102,8 @@ const inventoryIds = async (name: string) =>
     return `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
   });
 
-async function delivery(prefix: string, spec: Record<string, unknown> = {}) {
-  const name = uniqueName(prefix);
-  const repository = uniqueName(`cascade/${prefix}`);
-  // A cluster of its own: removal plans every other delivery on the same cluster (see shared-objects).
-  const cluster = { kubeconfig: kubeconfigCopy() };
-  await registerDelivery(deps, bed, {
-    name,
-    repository,
-    prune: true,
-    deletionPolicy: 'Delete',
-    cluster,
-    ...spec,
-  });
-  const push = (...objects: object[]) => pushFiles(bed, repository, 'main', { 'all.yaml': yaml(...objects) });
-  return { name, push };
-}
+const delivery = (prefix: string, spec: Record<string, unknown> = {}) =>
+  deliveryOnOwnCluster(deps, bed, prefix, spec);
 
 /** A namespace made by hand, holding one ConfigMap `keep` the delivery applies in every revision. */
 async function keeper() {
@@ -163,7 +148,10 @@ describe('leaving out a CRD', () => {
     expect(await read(ours)).toBeUndefined();
     expect(await read(handMade)).toBeDefined();
     expect((await read(configMap(ns, 'cfg'))) as unknown).toMatchObject({ data: { value: '2' } });
-    expect(await inventoryIds(name)).toEqual([`ConfigMap/${ns}/cfg`, `CustomResourceDefinition/widgets.${group}`]);
+    expect(await inventoryIds(name)).toEqual([
+      `ConfigMap/${ns}/cfg`,
+      `CustomResourceDefinition/widgets.${group}`,
+    ]);
 
     // Once the hand-made resource is gone, the CRD goes.
     await kube.delete(handMade);

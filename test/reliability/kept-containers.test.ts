@@ -19,6 +19,7 @@ import { sluice } from '../support/cli.ts';
 import { namespacedCrd } from '../support/crd.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { registerGate } from '../support/gates.ts';
+import { deliveryOnOwnCluster } from '../support/own-cluster.ts';
 import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
@@ -70,15 +71,8 @@ const gone = async (object: KubernetesObject) => {
 const terminating = async (object: KubernetesObject) =>
   (await read(object))?.metadata?.deletionTimestamp !== undefined;
 
-/** A delivery on a cluster of its own (a removal plans the other deliveries on its cluster). */
-async function delivery(prefix: string, spec: Record<string, unknown> = {}) {
-  const name = uniqueName(prefix);
-  const repository = uniqueName(`kept/${prefix}`);
-  const cluster = { kubeconfig: kubeconfigCopy() };
-  await registerDelivery(deps, bed, { name, repository, prune: true, deletionPolicy: 'Delete', cluster, ...spec });
-  const push = (...objects: object[]) => pushFiles(bed, repository, 'main', { 'all.yaml': yaml(...objects) });
-  return { name, repository, cluster, push };
-}
+const delivery = (prefix: string, spec: Record<string, unknown> = {}) =>
+  deliveryOnOwnCluster(deps, bed, prefix, spec);
 
 /** A namespace made by hand, holding one ConfigMap the delivery applies in every revision. */
 async function keeper() {
@@ -98,7 +92,12 @@ describe('unregister', () => {
       plural: 'widgets',
       specProperties: { size: { type: 'integer' } },
     });
-    const widget = { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { size: 1 } };
+    const widget = {
+      apiVersion: `${group}/v1`,
+      kind: 'Widget',
+      metadata: { name: 'w', namespace: ns },
+      spec: { size: 1 },
+    };
     const clusterRole = {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
@@ -175,10 +174,16 @@ describe('a revision that leaves out a Namespace holding PVCs of a StatefulSet',
     const inventory = await readInventory(deps.db, name);
     expect(inventory.find((e) => e.id === `_${ns}__Namespace`)).toMatchObject({ v: 'v1', k: 1 });
     expect(inventory.map((e) => e.id).sort()).toEqual(
-      [`_${ns}__Namespace`, `${keep.metadata.namespace}_keep__ConfigMap`, `${keep.metadata.namespace}_new__ConfigMap`].sort(),
+      [
+        `_${ns}__Namespace`,
+        `${keep.metadata.namespace}_keep__ConfigMap`,
+        `${keep.metadata.namespace}_new__ConfigMap`,
+      ].sort(),
     );
     const status = await sluice('status', name);
-    expect(status.stdout).toContain(`${name}: kept ${container} (left out of the revision): it holds ${holding.join(', ')}`);
+    expect(status.stdout).toContain(
+      `${name}: kept ${container} (left out of the revision): it holds ${holding.join(', ')}`,
+    );
 
     // Retried while the PVCs are there: kept again, still a success.
     expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded', kept: [{ container }] });
@@ -187,9 +192,16 @@ describe('a revision that leaves out a Namespace holding PVCs of a StatefulSet',
     // The PVCs go (their protection finalizer removed, as its controller does once no pod uses them).
     for (const claim of claims) {
       await kube.delete(claim);
-      const live = await core.readNamespacedPersistentVolumeClaim({ name: claim.metadata.name, namespace: ns });
+      const live = await core.readNamespacedPersistentVolumeClaim({
+        name: claim.metadata.name,
+        namespace: ns,
+      });
       live.metadata!.finalizers = [];
-      await core.replaceNamespacedPersistentVolumeClaim({ name: claim.metadata.name, namespace: ns, body: live });
+      await core.replaceNamespacedPersistentVolumeClaim({
+        name: claim.metadata.name,
+        namespace: ns,
+        body: live,
+      });
     }
     for (const claim of claims) expect(await read(claim)).toBeUndefined();
     const later = await run(name, deps);

@@ -515,8 +515,7 @@ async function containerRemoval(
   const containerKept = result.outcome === 'Succeeded' && keepsContainer();
   if (containerKept) await s.mustSurvive([container]);
   if (result.outcome === 'Succeeded') {
-    if (!containerKept)
-      s.expect(`${describeObject(container)} was not deleted`, await s.deleted(container));
+    if (!containerKept) s.expect(`${describeObject(container)} was not deleted`, await s.deleted(container));
     for (const object of prunable)
       s.expect(`${describeObject(object)} was not pruned`, await s.deleted(object));
   }

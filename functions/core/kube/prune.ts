@@ -238,13 +238,25 @@ export async function pruneEntries(
   targets.sort((a, b) => compareApplyOrder(b.object, a.object));
   const owned = await listOwnedKinds(kube, served, deliveryName);
 
-  const result: PruneResult = { deleted: [], skipped: [], goneWithKind: [], containersKept: [...kept.values()] };
+  const result: PruneResult = {
+    deleted: [],
+    skipped: [],
+    goneWithKind: [],
+    containersKept: [...kept.values()],
+  };
   const failures: string[] = [];
   for (const stage of [...STAGES].reverse()) {
     const batch = targets.filter((t) => stageOf(t.object) === stage && !kept.has(t.entry.id));
     await forEachBounded(batch, APPLY_CONCURRENCY, async (target) => {
       try {
-        const failure = await pruneOne(kube, target, { entries, desired, deliveryName, kinds, owned, result });
+        const failure = await pruneOne(kube, target, {
+          entries,
+          desired,
+          deliveryName,
+          kinds,
+          owned,
+          result,
+        });
         if (failure) failures.push(`${describeObject(target.object)}: ${failure}`);
       } catch (error) {
         failures.push(`${describeObject(target.object)}: ${apiErrorMessage(error)}`);

@@ -14,21 +14,14 @@ import type { Artifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { readInventory, writeInventory } from '../store/inventory.ts';
 import type { Lease } from '../store/lease.ts';
-import type { ChangeCounts } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ClusterTurn } from './cluster-limit.ts';
 import { step } from './guards.ts';
 import { ownershipConflicts, refuseConflicts } from './ownership.ts';
 import { buildRevision, settleRevision } from './plan.ts';
 import { rememberDesired } from './desired.ts';
+import type { Applied } from './outcomes.ts';
 import { checkPruneLimit } from './prune-limit.ts';
-
-/** What a run that applied its revision did. */
-export interface Applied {
-  readonly changes: ChangeCounts;
-  /** CRDs and Namespaces the revision left out, kept because they hold objects not pruned. */
-  readonly kept: readonly KeptContainer[];
-}
 
 /**
  * Build, validate, write-ahead inventory, apply, prune, record the inventory, health. A run with
@@ -140,7 +133,10 @@ export async function applyRevision(
     for (const id of pruned.goneWithKind) deps.log?.(`gone with its kind: ${id}`);
     // Kept containers stay in the inventory, marked: later runs prune them again.
     const keptIds = new Set(kept.map((k) => k.id));
-    recorded = [...finalEntries, ...stale.filter((e) => keptIds.has(e.id)).map((e) => ({ ...e, k: 1 as const }))];
+    recorded = [
+      ...finalEntries,
+      ...stale.filter((e) => keptIds.has(e.id)).map((e) => ({ ...e, k: 1 as const })),
+    ];
   }
   if (changed.length > 0 || stale.length > 0) await writeInventory(deps.db, name, recorded, lease.fence);
 

@@ -15,7 +15,6 @@ import {
   type StatusReason,
   type StatusUpdate,
 } from '../store/status.ts';
-import type { Applied } from './apply-revision.ts';
 import { dependencyMessage, isUpToDate, waitingDependents, type UnreadyDependency } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
@@ -35,6 +34,13 @@ export interface ReconcileResult {
   readonly blockedSince?: string;
   /** CRDs and Namespaces the run left out but kept, as they hold objects it does not delete. */
   readonly kept?: readonly KeptContainer[];
+}
+
+/** What a run that applied its revision did. */
+export interface Applied {
+  readonly changes: ChangeCounts;
+  /** CRDs and Namespaces the revision left out, kept because they hold objects not pruned. */
+  readonly kept: readonly KeptContainer[];
 }
 
 /** One run of a delivery under its lease: what every ending needs, the status read once. */
@@ -149,7 +155,9 @@ const inventorySizeOf = (changes: ChangeCounts) => changes.created + changes.con
 
 /** The status fields of the kept containers: their names and first objects, or null to clear them. */
 const keptStatus = (kept: readonly KeptContainer[]) =>
-  kept.length > 0 ? kept.map(({ container, objects }) => ({ container, objects: objects.slice(0, 5) })) : null;
+  kept.length > 0
+    ? kept.map(({ container, objects }) => ({ container, objects: objects.slice(0, 5) }))
+    : null;
 
 /** `message`, followed by what was kept and why. */
 const withKept = (message: string, kept: readonly KeptContainer[]) =>

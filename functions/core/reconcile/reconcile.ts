@@ -3,7 +3,7 @@ import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
-import { applyRevision, type Applied } from './apply-revision.ts';
+import { applyRevision } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { unreadyDependencies } from './depends-on.ts';
 import { rememberHeldRevision } from './desired.ts';
@@ -16,6 +16,7 @@ import {
   reapplyWhileHeld,
   startRun,
   succeed,
+  type Applied,
   waitForDependencies,
   type ReconcileResult,
 } from './outcomes.ts';

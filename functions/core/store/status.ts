@@ -74,12 +74,7 @@ export interface KeptContainerStatus {
 }
 
 type Clearable =
-  | 'blockedBy'
-  | 'blockedSince'
-  | 'pendingRevision'
-  | 'nextRetryAt'
-  | 'lastAppliedOriginRevision'
-  | 'kept';
+  'blockedBy' | 'blockedSince' | 'pendingRevision' | 'nextRetryAt' | 'lastAppliedOriginRevision' | 'kept';
 
 /** A status write: fields left undefined are kept, the clearable ones set to null are removed. */
 export type StatusUpdate = Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs' | Clearable> & {
