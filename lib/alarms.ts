@@ -43,13 +43,16 @@ export function stalenessWindow(intervalMs: number): { periodMinutes: number; pe
 
 /**
  * Per delivery: an alarm when a reconcile fails; one when it has been held too long (gates, the
- * mass-deletion brake, dependencies); and, unless it is suspended, one when no reconcile has
+ * mass-deletion brake, dependencies); one when a run keeps a CRD or Namespace it leaves out
+ * (KeptObjects); and, unless it is suspended, one when no reconcile has
  * completed in three intervals (missing data breaching), which a crash, a timeout, a lost schedule
  * or a disabled trigger all end in.
  */
 export class DeliveryAlarms extends Construct {
   readonly failed = new Map<string, cloudwatch.Alarm>();
   readonly blocked = new Map<string, cloudwatch.Alarm>();
+  /** A run kept a CRD or Namespace it left out (it holds objects the run does not delete). */
+  readonly kept = new Map<string, cloudwatch.Alarm>();
   /** Not for suspended deliveries: they do not reconcile, by design. */
   readonly stale = new Map<string, cloudwatch.Alarm>();
 
@@ -75,9 +78,18 @@ export class DeliveryAlarms extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-      for (const alarm of [failed, blocked]) notify(alarm, props.alarmTopic);
+      const kept = new cloudwatch.Alarm(this, `${delivery.name}-kept`, {
+        alarmDescription: `sluice: delivery ${delivery.name} keeps a CRD or Namespace its revision leaves out, as it holds objects the delivery does not delete (which: sluice status ${delivery.name})`,
+        metric: deliveryMetric(RECONCILE_METRICS.kept, delivery, { statistic: cloudwatch.Stats.MAXIMUM }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      for (const alarm of [failed, blocked, kept]) notify(alarm, props.alarmTopic);
       this.failed.set(delivery.name, failed);
       this.blocked.set(delivery.name, blocked);
+      this.kept.set(delivery.name, kept);
       if (!delivery.suspend) this.stale.set(delivery.name, this.staleAlarm(delivery, props.alarmTopic));
     }
   }

@@ -24,8 +24,8 @@ const fleetMetric = (metricName: string, options: cloudwatch.MetricOptions) =>
   });
 
 /**
- * Three alarms for all deliveries (`monitoring: 'fleet'`), where DeliveryAlarms makes three per
- * delivery: a reconcile failed; a delivery has been held too long; no reconcile has completed
+ * Four alarms for all deliveries (`monitoring: 'fleet'`), where DeliveryAlarms makes four per
+ * delivery: a reconcile failed; a delivery has been held too long; a run kept a CRD or Namespace; no reconcile has completed
  * for three of the shortest interval (the function or its schedules are broken). Which delivery:
  * the reconcile function's log line (`reconciled: …`, with `delivery` and `outcome`) and
  * `sluice status`. A single delivery whose schedule alone stopped firing raises no alarm here;
@@ -58,6 +58,18 @@ export class FleetAlarms extends Construct {
         }),
         threshold: threshold.toSeconds({ integral: false }),
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      new cloudwatch.Alarm(this, 'Kept', {
+        alarmDescription:
+          'sluice: a delivery keeps a CRD or Namespace its revision leaves out, as it holds objects the delivery does not delete; sluice status shows which',
+        metric: fleetMetric(RECONCILE_METRICS.kept, {
+          period: Duration.minutes(5),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),

@@ -67,11 +67,11 @@ export class Sluice extends Construct {
   /** The gates' cron schedules and the deliveries' interval schedules. */
   readonly scheduleGroup: scheduler.ScheduleGroup;
   /**
-   * Per delivery name: the reconcile-failed, blocked-too-long and (unless suspended) stale alarms;
+   * Per delivery name: the reconcile-failed, blocked-too-long, kept-objects and (unless suspended) stale alarms;
    * empty with `monitoring: 'fleet'`.
    */
   readonly alarms: ReadonlyMap<string, readonly cloudwatch.Alarm[]>;
-  /** With `monitoring: 'fleet'`: the failed, blocked-too-long and stale alarms for all deliveries together. */
+  /** With `monitoring: 'fleet'`: the failed, blocked-too-long, kept-objects and stale alarms for all deliveries together. */
   readonly fleetAlarms: readonly cloudwatch.Alarm[];
   /** Per function (`reconcile`, `gate`, `spec`): the errors, throttles and near-timeout alarms. */
   readonly functionAlarms: ReadonlyMap<string, readonly cloudwatch.Alarm[]>;
@@ -304,6 +304,7 @@ export class Sluice extends Construct {
           [
             alarms.failed.get(d.name)!,
             alarms.blocked.get(d.name)!,
+            alarms.kept.get(d.name)!,
             ...(alarms.stale.has(d.name) ? [alarms.stale.get(d.name)!] : []),
           ],
         ]),

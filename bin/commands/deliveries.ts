@@ -4,6 +4,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { checkHealthCheckExprs } from '../../functions/core/cel/check-config.ts';
 import { loadConfigFile, type Delivery } from '../../functions/core/config/index.ts';
 import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
+import { describeKept } from '../../functions/core/kube/cascade.ts';
 import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
@@ -124,6 +125,11 @@ export function statusCommand(): Command {
         ]),
         (text, column) => (column === 1 || column === 2 ? paintState(text) : text),
       );
+      for (const s of statuses)
+        for (const kept of s.kept ?? [])
+          process.stdout.write(
+            `${s.delivery}: kept ${kept.container} (left out of the revision): it holds ${kept.objects.join(', ')}\n`,
+          );
     });
 }
 
@@ -148,9 +154,10 @@ export function unregisterCommand(): Command {
       if (opts.json) return printJson({ delivery: name, ...result });
       const skipped = result.skipped.map((s) => `\n  kept ${s.id}: ${s.reason}`).join('');
       const kept = result.kept.map((k) => `\n  kept ${k.id}: delivery '${k.delivery}' applies it`).join('');
+      const held = result.containersKept.map((k) => `\n  kept ${k.id}: ${describeKept(k)}`).join('');
       process.stdout.write(
         result.policy === 'Delete'
-          ? `delivery ${name} removed; ${result.deleted.length} objects deleted${kept}${skipped}\n`
+          ? `delivery ${name} removed; ${result.deleted.length} objects deleted${kept}${held}${skipped}\n`
           : `delivery ${name} removed; its objects were orphaned (deletionPolicy: Orphan)\n`,
       );
     });

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { reconcileDepsFromEnvironment } from '../../functions/core/environment.ts';
+import { describeKept } from '../../functions/core/kube/cascade.ts';
 import { diffDelivery, type DeliveryDiff } from '../../functions/core/reconcile/diff.ts';
 import { colour, EXIT, printJson } from './output.ts';
 
@@ -18,11 +19,15 @@ function printDiff(diff: DeliveryDiff): void {
           : `      ${field.path}: ${show(field.before)} → ${show(field.after)}`,
       );
   }
+  const kept = new Map(diff.kept.map((k) => [k.container, k]));
   for (const object of diff.prune) {
+    const holding = kept.get(object);
     out.push(
-      diff.pruneEnabled
-        ? colour.red(`- prune   ${object}`)
-        : `  keep    ${object} (no longer in the artifact; prune: false)`,
+      !diff.pruneEnabled
+        ? `  keep    ${object} (no longer in the artifact; prune: false)`
+        : holding
+          ? colour.yellow(`  keep    ${describeKept(holding)}`)
+          : colour.red(`- prune   ${object}`),
     );
   }
   for (const { object, owner } of diff.conflicts)

@@ -10,7 +10,10 @@ export type FailureReason =
   | 'PruneFailed'
   | 'HealthCheckFailed'
   | 'PruneLimitExceeded'
-  /** Deleting a CRD or Namespace would take objects with it that this run is not pruning. */
+  /**
+   * No longer recorded (such a CRD or Namespace is now kept and the run finishes); still read in
+   * statuses recorded before.
+   */
   | 'PruneWouldCascade'
   /** An object is owned by another registered delivery. */
   | 'OwnershipConflict'

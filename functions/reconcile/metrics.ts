@@ -11,6 +11,8 @@ export const RECONCILE_METRICS = {
   failed: 'ReconcileFailed',
   blocked: 'ReconcileBlocked',
   blockedSeconds: 'BlockedSeconds',
+  /** CRDs and Namespaces a run that applied left in place, as they hold objects it does not delete. */
+  kept: 'KeptObjects',
   /** Every run that got as far as an outcome (succeeded, failed or blocked): the staleness alarm's heartbeat. */
   completed: 'ReconcileCompleted',
 } as const;
@@ -29,7 +31,8 @@ const OUTCOME_METRIC: Partial<Record<ReconcileResult['outcome'], string>> = {
 
 /**
  * One metric per outcome with the delivery as dimension (unless `fleet`), ReconcileCompleted for each of them
- * (the staleness alarm watches it), and for a blocked delivery how long it has been blocked. Published at once, so each delivery of an event gets its own dimension.
+ * (the staleness alarm watches it), for a run that applied how many CRDs and Namespaces it kept
+ * (KeptObjects), and for a blocked delivery how long it has been blocked. Published at once, so each delivery of an event gets its own dimension.
  */
 export function recordReconcileMetrics(
   metrics: Pick<Metrics, 'addDimension' | 'addMetric' | 'publishStoredMetrics'>,
@@ -43,6 +46,8 @@ export function recordReconcileMetrics(
   if (scope === 'delivery') metrics.addDimension(RECONCILE_METRICS.dimension, result.delivery);
   metrics.addMetric(metric, 'Count', 1);
   metrics.addMetric(RECONCILE_METRICS.completed, 'Count', 1);
+  // Every run that applied says how many it kept, 0 too: the alarm clears once none is left.
+  if (result.changes) metrics.addMetric(RECONCILE_METRICS.kept, 'Count', result.kept?.length ?? 0);
   const since = result.blockedSince ? Date.parse(result.blockedSince) : NaN;
   if (result.outcome === 'Blocked' && !Number.isNaN(since)) {
     metrics.addMetric(

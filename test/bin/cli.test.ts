@@ -105,6 +105,7 @@ describe('sluice CLI', () => {
       deleted: [`${ns}_cli__ConfigMap`],
       skipped: [],
       goneWithKind: [],
+      containersKept: [],
       kept: [],
     });
   });

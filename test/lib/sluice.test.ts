@@ -510,6 +510,19 @@ describe('alarms', () => {
     });
   });
 
+  it('oddy-test keeping a CRD or Namespace its revision leaves out alarms (KeptObjects), notifying the topic', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'KeptObjects',
+      Dimensions: dimensions,
+      Statistic: 'Maximum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [topic],
+    });
+  });
+
   it('oddy-test with no completed reconcile in 3 intervals alarms, missing data breaching (a crash emits nothing)', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'Sluice',
@@ -566,8 +579,8 @@ describe('alarms', () => {
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       AlarmActions: [topic],
     });
-    // 3 per delivery, 3 per function, 1 for the queue: nothing else, nothing missing.
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 3 + 9 + 1);
+    // 4 per delivery, 3 per function, 1 for the queue: nothing else, nothing missing.
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 4 + 9 + 1);
   });
 });
 

@@ -325,7 +325,7 @@ describe('options', () => {
     });
   });
 
-  it("monitoring: 'fleet': three alarms for all deliveries instead of three each, on metrics without the delivery dimension", () => {
+  it("monitoring: 'fleet': four alarms for all deliveries instead of four each, on metrics without the delivery dimension", () => {
     const deliveries = [delivery({ name: 'a' }), delivery({ name: 'b', interval: Duration.minutes(1) })];
     const { template, sluice } = synth(() => ({ deliveries, monitoring: 'fleet' }));
     const sluiceAlarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'))
@@ -342,6 +342,7 @@ describe('options', () => {
       .filter((p) => p.Namespace === 'Sluice');
     expect(sluiceAlarms.map((p) => p.MetricName).sort()).toEqual([
       'BlockedSeconds',
+      'KeptObjects',
       'ReconcileCompleted',
       'ReconcileFailed',
     ]);
@@ -353,21 +354,21 @@ describe('options', () => {
       EvaluationPeriods: 3,
     });
     expect(sluice.alarms.size).toBe(0);
-    expect(sluice.fleetAlarms).toHaveLength(3);
+    expect(sluice.fleetAlarms).toHaveLength(4);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^sluice: reconcile'),
       Environment: { Variables: Match.objectLike({ SLUICE_METRICS_SCOPE: 'fleet' }) },
     });
   });
 
-  it('per-delivery monitoring (the default): three alarms per delivery, metrics per delivery', () => {
+  it('per-delivery monitoring (the default): four alarms per delivery, metrics per delivery', () => {
     const { template, sluice } = synth(() => ({
       deliveries: [delivery({ name: 'a' }), delivery({ name: 'b' })],
     }));
     const perDelivery = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter((a) =>
       (a.Properties.Dimensions as { Name: string }[] | undefined)?.some((d) => d.Name === 'delivery'),
     );
-    expect(perDelivery).toHaveLength(6);
+    expect(perDelivery).toHaveLength(8);
     expect(sluice.fleetAlarms).toEqual([]);
     expect(JSON.stringify(template.toJSON())).not.toContain('SLUICE_METRICS_SCOPE');
   });

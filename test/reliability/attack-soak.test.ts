@@ -1,6 +1,7 @@
 // The attacks of issue 13 (test/support/attack-scenarios.ts) on fixed seeds, chosen so each scenario
-// type takes its main branches: a CRD or Namespace left out that is held (hand-made objects,
-// another delivery's, a kept object), held by the brake, or pruned past furniture and dependents; a
+// type takes its main branches: a CRD or Namespace left out that is kept (hand-made objects,
+// another delivery's, an object the revision still applies) while the rest is pruned, held by the
+// brake, or pruned past furniture and dependents; a
 // rename behind a closed gate or none, with the tag moved to a smaller revision; a tag moved before
 // the manifest or the blob; claimants (reconciles and removals) with clocks minutes off.
 // `npm run soak` runs many random seeds of the same scenarios.
@@ -28,12 +29,13 @@ afterAll(async () => {
 
 /** Per type, seeds whose choices take its main branches (see each seed's comment). */
 const SEEDS: Record<AttackKind, readonly number[]> = {
-  // pruned; held by hand-made objects, pruned once they are removed; held by a prune: disabled
-  // object, another delivery's, dependents and a dependent of what stays; held by the brake.
+  // (chosen when such a container held the run; it is now kept, the rest pruned) pruned; kept for
+  // hand-made objects; kept for a prune: disabled object, another delivery's, dependents and a
+  // dependent of what stays; held by the brake.
   'crd-removal': [4, 9, 12, 30],
-  // pruned past furniture; held by hand-made objects, another delivery's, dependents; held by
-  // hand-made objects and a dependent of what stays, pruned once they are removed; the same, then
-  // held by the brake (its dependent counted).
+  // pruned past furniture; kept for hand-made objects, another delivery's, dependents; kept for
+  // hand-made objects and a dependent of what stays; the same, or held by the brake (its
+  // dependent counted).
   'namespace-removal': [1, 6, 10, 40],
   // tag moved to 1 of 5 objects behind blocks: all; CRD and tag moved behind blocks: revisions;
   // the new delivery refused (OwnershipConflict) before the removal, no gate.

@@ -1,7 +1,8 @@
-// Pruning a CRD or a Namespace deletes what it holds. A run that would take with it anything it
-// does not prune itself (a hand-made object, another delivery's, one the same revision applies)
-// is held before it changes anything (PruneWouldCascade); what does go with it (garbage-collected
-// dependents) counts in the mass-deletion brake. envtest runs no controller-manager: nothing is
+// Pruning a CRD or a Namespace deletes what it holds. One that holds anything the run does not
+// prune itself (a hand-made object, another delivery's, one the same revision applies) is kept:
+// not deleted, left in the inventory, named in the status with a warning, pruned by a later run
+// once it holds nothing else; the rest of the run goes on. What does go with a pruned one
+// (garbage-collected dependents) counts in the mass-deletion brake. envtest runs no controller-manager: nothing is
 // garbage-collected and a deleted Namespace stays Terminating, so deletion is seen as a
 // deletionTimestamp, and dependents and namespace furniture are made by hand.
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -12,11 +13,11 @@ import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import { getDelivery } from '../../functions/core/store/deliveries.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
 import { getStatus } from '../../functions/core/store/status.ts';
-import { writesSince } from '../support/audit.ts';
 import { namespacedCrd } from '../support/crd.ts';
-import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
+import { engineDeps, run } from '../support/deliveries.ts';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../support/kube-fault-proxy.ts';
-import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
+import { deliveryOnOwnCluster } from '../support/own-cluster.ts';
+import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
 const kc = bed.kubeConfig();
@@ -30,11 +31,10 @@ beforeAll(async () => {
 afterAll(() => proxy.close());
 
 const REMEDY =
-  'To go on: keep it in the revision; or first delete or move what it holds (objects this delivery ' +
-  'applies are pruned along with it when the revision leaves them out too); or annotate it ' +
-  'sluice.io/prune: disabled to leave it in place when it leaves the revision';
+  'It is deleted by a later run once it holds nothing else; to delete it sooner, delete or move what ' +
+  'it holds (objects this delivery applies are pruned along with it when the revision leaves them out ' +
+  'too); to keep it for good, annotate it sluice.io/prune: disabled';
 
-const yaml = (...objects: object[]) => objects.map((o) => JSON.stringify(o)).join('\n---\n');
 const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const configMap = (ns: string, name: string, value = '1') => ({
   apiVersion: 'v1',
@@ -102,22 +102,8 @@ const inventoryIds = async (name: string) =>
     return `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
   });
 
-async function delivery(prefix: string, spec: Record<string, unknown> = {}) {
-  const name = uniqueName(prefix);
-  const repository = uniqueName(`cascade/${prefix}`);
-  // A cluster of its own: removal plans every other delivery on the same cluster (see shared-objects).
-  const cluster = { kubeconfig: kubeconfigCopy() };
-  await registerDelivery(deps, bed, {
-    name,
-    repository,
-    prune: true,
-    deletionPolicy: 'Delete',
-    cluster,
-    ...spec,
-  });
-  const push = (...objects: object[]) => pushFiles(bed, repository, 'main', { 'all.yaml': yaml(...objects) });
-  return { name, push };
-}
+const delivery = (prefix: string, spec: Record<string, unknown> = {}) =>
+  deliveryOnOwnCluster(deps, bed, prefix, spec);
 
 /** A namespace made by hand, holding one ConfigMap `keep` the delivery applies in every revision. */
 async function keeper() {
@@ -127,7 +113,7 @@ async function keeper() {
 }
 
 describe('leaving out a CRD', () => {
-  it('is held while a hand-made custom resource exists; pruned with its resources once none is left', async () => {
+  it('is kept while a hand-made custom resource exists, the rest applied and pruned; pruned once none is left', async () => {
     const group = `${uniqueName('held')}.sluice.test`;
     const ns = uniqueName('crd-held');
     await createNamespace(kc, ns);
@@ -138,44 +124,43 @@ describe('leaving out a CRD', () => {
     expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded', changes: { created: 3 } });
     const handMade = widget(group, ns, 'by-hand');
     await kube.apply(handMade);
-    const inventory = await readInventory(deps.db, name);
 
     await push(configMap(ns, 'cfg', '2'));
-    const since = new Date().toISOString();
-    const held = await run(name, deps);
+    const kept = await run(name, deps);
     const container = `CustomResourceDefinition/widgets.${group}`;
-    expect(held).toMatchObject({ outcome: 'Blocked', reason: 'PruneWouldCascade' });
-    expect(held.message).toMatch(
-      new RegExp(
-        `^revision main@sha256:[a-f0-9]{64} leaves out ${container}, but deleting ${container} would delete ` +
-          `1 object it holds that this run does not delete: Widget/${ns}/by-hand; nothing was applied or pruned\\. `,
-      ),
-    );
-    expect(held.message.endsWith(REMEDY)).toBe(true);
-    expect(await getStatus(deps.db, name)).toMatchObject({
-      reason: 'PruneWouldCascade',
-      message: held.message,
-      pendingRevision: held.revision,
-    });
-    // Nothing applied (cfg keeps its value), nothing pruned.
-    expect(writesSince(bed, ns, since)).toEqual([]);
-    expect(await terminating(crd)).toBe(false);
-    expect(await read(ours)).toBeDefined();
-    expect(await read(handMade)).toBeDefined();
-    expect((await read(configMap(ns, 'cfg'))) as unknown).toMatchObject({ data: { value: '1' } });
-    expect(await readInventory(deps.db, name)).toEqual(inventory);
-
-    // Once the hand-made resource is gone, the CRD goes with all its resources (they were ours).
-    await kube.delete(handMade);
-    expect(await run(name, deps)).toMatchObject({
+    expect(kept).toMatchObject({
       outcome: 'Succeeded',
-      changes: { configured: 1, deleted: 2 },
+      changes: { configured: 1, deleted: 1 },
+      kept: [{ container, objects: [`Widget/${ns}/by-hand`] }],
     });
-    expect(await read(ours).catch(() => undefined)).toBeUndefined();
+    expect(kept.message).toBe(
+      `Applied revision: ${kept.revision}; ${container} is kept: it holds 1 object this operation does not ` +
+        `delete: Widget/${ns}/by-hand. ${REMEDY}`,
+    );
+    expect(await getStatus(deps.db, name)).toMatchObject({
+      ready: true,
+      reason: 'ReconciliationSucceeded',
+      message: kept.message,
+      kept: [{ container, objects: [`Widget/${ns}/by-hand`] }],
+    });
+    // Applied and pruned: cfg has its new value, our Widget is gone; the CRD and the hand-made one stay.
+    expect(await terminating(crd)).toBe(false);
+    expect(await read(ours)).toBeUndefined();
+    expect(await read(handMade)).toBeDefined();
+    expect((await read(configMap(ns, 'cfg'))) as unknown).toMatchObject({ data: { value: '2' } });
+    expect(await inventoryIds(name)).toEqual([
+      `ConfigMap/${ns}/cfg`,
+      `CustomResourceDefinition/widgets.${group}`,
+    ]);
+
+    // Once the hand-made resource is gone, the CRD goes.
+    await kube.delete(handMade);
+    expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded', changes: { deleted: 1 } });
     expect(
       await read(crd).then((live) => live === undefined || live.metadata?.deletionTimestamp),
     ).toBeTruthy();
     expect(await inventoryIds(name)).toEqual([`ConfigMap/${ns}/cfg`]);
+    expect((await getStatus(deps.db, name))?.kept).toBeUndefined();
   });
 
   it('prunes a CRD left out together with every resource of it, in several namespaces', async () => {
@@ -216,7 +201,7 @@ describe('leaving out a CRD', () => {
     }
   });
 
-  it('is held while the same revision still applies resources of it; none of them is applied', async () => {
+  it('is kept while the same revision still applies resources of it; they are applied', async () => {
     const group = `${uniqueName('still')}.sluice.test`;
     const ns = uniqueName('crd-still');
     await createNamespace(kc, ns);
@@ -226,19 +211,19 @@ describe('leaving out a CRD', () => {
     expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded', changes: { created: 2 } });
 
     await push(widget(group, ns, 'a'), widget(group, ns, 'b'));
-    const held = await run(name, deps);
-    expect(held).toMatchObject({ outcome: 'Blocked', reason: 'PruneWouldCascade' });
-    expect(held.message).toContain(
-      `deleting CustomResourceDefinition/widgets.${group} would delete 2 objects it holds that this run does not ` +
-        `delete: Widget/${ns}/a (in this revision), Widget/${ns}/b (in this revision); nothing was applied or pruned`,
+    const kept = await run(name, deps);
+    expect(kept).toMatchObject({ outcome: 'Succeeded', changes: { created: 1, deleted: 0 } });
+    expect(kept.message).toContain(
+      `CustomResourceDefinition/widgets.${group} is kept: it holds 2 objects this operation does not ` +
+        `delete: Widget/${ns}/a (in this revision), Widget/${ns}/b (in this revision). ${REMEDY}`,
     );
-    expect(await read(widget(group, ns, 'b'))).toBeUndefined();
+    expect(await read(widget(group, ns, 'b'))).toBeDefined();
     expect(await terminating(crd)).toBe(false);
   });
 });
 
 describe('leaving out a Namespace', () => {
-  it('is held while a hand-made ConfigMap lives in it', async () => {
+  it('is kept while a hand-made ConfigMap lives in it; what is ours in it is pruned', async () => {
     const ns = uniqueName('ns-held');
     const keep = await keeper();
     const { name, push } = await delivery('ns-held');
@@ -247,14 +232,13 @@ describe('leaving out a Namespace', () => {
     await kube.apply(configMap(ns, 'hand-made'));
 
     await push(keep);
-    const held = await run(name, deps);
-    expect(held).toMatchObject({ outcome: 'Blocked', reason: 'PruneWouldCascade' });
-    expect(held.message).toContain(
-      `leaves out Namespace/${ns}, but deleting Namespace/${ns} would delete 1 object it holds that this run ` +
-        `does not delete: ConfigMap/${ns}/hand-made; nothing was applied or pruned`,
+    const kept = await run(name, deps);
+    expect(kept).toMatchObject({ outcome: 'Succeeded', changes: { deleted: 1 } });
+    expect(kept.message).toContain(
+      `Namespace/${ns} is kept: it holds 1 object this operation does not delete: ConfigMap/${ns}/hand-made`,
     );
     expect(await terminating(namespace(ns))).toBe(false);
-    expect(await read(configMap(ns, 'ours'))).toBeDefined();
+    expect(await read(configMap(ns, 'ours'))).toBeUndefined();
     expect(await inventoryIds(name)).toContain(`Namespace/${ns}`);
   });
 
@@ -321,7 +305,7 @@ describe('leaving out a Namespace', () => {
     expect(await terminating(namespace(ns))).toBe(true);
   });
 
-  it('is not deleted when something moves in between the check and its deletion; the entry stays', async () => {
+  it('is kept when something moves in between the check and its deletion; the entry stays', async () => {
     const ns = uniqueName('ns-race');
     const keep = await keeper();
     const { name, push } = await delivery('ns-race');
@@ -337,12 +321,12 @@ describe('leaving out a Namespace', () => {
       },
     });
     await push(keep);
-    const failed = await run(name, viaProxy);
+    const kept = await run(name, viaProxy);
     proxy.plan({});
-    expect(failed).toMatchObject({ outcome: 'Failed', reason: 'PruneFailed' });
-    expect(failed.message).toBe(
-      `could not delete Namespace/${ns}: not deleted, deleting Namespace/${ns} would delete 1 object it holds ` +
-        `that this run does not delete: ConfigMap/${ns}/moved-in. ${REMEDY}`,
+    expect(kept).toMatchObject({ outcome: 'Succeeded', changes: { deleted: 1 } });
+    expect(kept.message).toBe(
+      `Applied revision: ${kept.revision}; Namespace/${ns} is kept: it holds 1 object this operation does ` +
+        `not delete: ConfigMap/${ns}/moved-in. ${REMEDY}`,
     );
     expect(await terminating(namespace(ns))).toBe(false);
     expect(await read(configMap(ns, 'moved-in'))).toBeDefined();
@@ -356,23 +340,23 @@ describe('leaving out a Namespace', () => {
 });
 
 describe('removing a delivery', () => {
-  it('deletes nothing while a Namespace it would delete holds an object that is not its own', async () => {
+  it('deletes what is its own and keeps a Namespace that holds an object that is not', async () => {
     const ns = uniqueName('ns-remove');
     const { name, push } = await delivery('ns-remove');
     await push(namespace(ns), configMap(ns, 'ours'));
     expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded', changes: { created: 2 } });
     await kube.apply(configMap(ns, 'hand-made'));
 
-    await expect(deleteDelivery(name, deps)).rejects.toThrow(
-      `nothing was pruned: deleting Namespace/${ns} would delete 1 object it holds that this run does not ` +
-        `delete: ConfigMap/${ns}/hand-made. ${REMEDY}`,
-    );
-    expect(await read(configMap(ns, 'ours'))).toBeDefined();
+    const removed = await deleteDelivery(name, deps);
+    expect(removed).toMatchObject({
+      deleted: [`${ns}_ours__ConfigMap`],
+      containersKept: [
+        { id: `_${ns}__Namespace`, container: `Namespace/${ns}`, objects: [`ConfigMap/${ns}/hand-made`] },
+      ],
+    });
+    expect(await read(configMap(ns, 'ours'))).toBeUndefined();
+    expect(await read(configMap(ns, 'hand-made'))).toBeDefined();
     expect(await terminating(namespace(ns))).toBe(false);
-    expect(await getDelivery(deps.db, name)).toBeDefined();
-
-    await kube.delete(configMap(ns, 'hand-made'));
-    expect((await deleteDelivery(name, deps)).deleted).toHaveLength(2);
-    expect(await terminating(namespace(ns))).toBe(true);
+    expect(await getDelivery(deps.db, name)).toBeUndefined();
   });
 });

@@ -373,9 +373,10 @@ export function runAttackScenario(env: AttackEnv, kind: AttackKind, seed: number
  * A delivery applies a container (a CRD with custom resources, or a Namespace with objects in it);
  * bystanders appear: hand-made objects, another delivery's, namespace furniture, dependents of ours.
  * The next revision leaves the container out, with all, some or none of our objects in it. The run
- * is held (PruneWouldCascade) exactly when something it does not prune would go with the container,
- * else by the brake when what it deletes (dependents included) passes pruneLimit, else it prunes.
- * Held only by hand-made objects, they are sometimes removed by hand and the run tried again.
+ * is held by the brake when what it deletes (dependents included; the container only if it goes)
+ * passes pruneLimit, else it applies and prunes, keeping the container exactly when something it
+ * does not prune would go with it. Held by the brake, the limit is sometimes raised and the run
+ * tried again.
  */
 async function containerRemoval(
   env: AttackEnv,
@@ -482,34 +483,28 @@ async function containerRemoval(
     `${others.length} another delivery's, ${dependents.length} dependents${stray ? ', 1 of what stays' : ''}` +
     `${furniture.length ? ', furniture' : ''}; pruneLimit ${'percent' in limit ? `${limit.percent}%` : limit.count}`;
 
+  const keepsContainer = () =>
+    handMade.length + others.length + kept.length + (disabled && dropped.includes(disabled) ? 1 : 0) > 0;
   const expected = () => {
-    const blockers =
-      handMade.length + others.length + kept.length + (disabled && dropped.includes(disabled) ? 1 : 0);
-    if (blockers > 0) return 'PruneWouldCascade';
-    const doomed = 1 + dropped.length + dependents.length;
+    const doomed = (keepsContainer() ? 0 : 1) + dropped.length + dependents.length;
     return brakeHolds(limit, doomed, rev1.length) ? 'PruneLimitExceeded' : 'ReconciliationSucceeded';
+  };
+  const checkKept = (result: ReconcileResult) => {
+    if (result.outcome !== 'Succeeded') return;
+    const said = result.kept?.map((k) => k.container) ?? [];
+    const should = keepsContainer() ? [describeObject(container)] : [];
+    s.expect(`kept [${said.join(' ')}], not [${should.join(' ')}]`, same(said, should));
   };
   let result = await s.run('leave it out', d);
   s.expect(`leaving it out: expected ${expected()}, got ${result.reason}`, result.reason === expected());
-  if (result.outcome !== 'Succeeded' && s.chance(0.5)) {
-    // The way out the message names: remove what it holds by hand, or raise the limit.
-    const onlyHandMade =
-      result.reason === 'PruneWouldCascade' &&
-      expected() === 'PruneWouldCascade' &&
-      others.length + kept.length === 0 &&
-      !(disabled && dropped.includes(disabled));
-    if (onlyHandMade) {
-      for (const object of handMade) await s.kube.delete(object);
-      handMade = [];
-    } else if (result.reason === 'PruneLimitExceeded') {
-      limit = { percent: 100 };
-      await s.register(d, repository, { pruneLimit: '100%' });
-    }
-    result = await s.run(
-      onlyHandMade ? 'hand-made removed' : result.reason === 'PruneLimitExceeded' ? 'limit raised' : 'again',
-      d,
-    );
+  checkKept(result);
+  if (result.reason === 'PruneLimitExceeded' && s.chance(0.5)) {
+    // The way out the message names: raise the limit.
+    limit = { percent: 100 };
+    await s.register(d, repository, { pruneLimit: '100%' });
+    result = await s.run('limit raised', d);
     s.expect(`again: expected ${expected()}, got ${result.reason}`, result.reason === expected());
+    checkKept(result);
   }
 
   // Annotated prune: disabled, ours stays in place even when the revision leaves it out.
@@ -517,14 +512,16 @@ async function containerRemoval(
   const applied = result.outcome === 'Succeeded' ? rev2 : rev1;
   // A held run deletes nothing: the container, all of ours and the furniture stay.
   await s.mustSurvive(result.outcome === 'Succeeded' ? rev2 : [...rev1, ...furniture]);
+  const containerKept = result.outcome === 'Succeeded' && keepsContainer();
+  if (containerKept) await s.mustSurvive([container]);
   if (result.outcome === 'Succeeded') {
-    s.expect(`${describeObject(container)} was not deleted`, await s.deleted(container));
+    if (!containerKept) s.expect(`${describeObject(container)} was not deleted`, await s.deleted(container));
     for (const object of prunable)
       s.expect(`${describeObject(object)} was not pruned`, await s.deleted(object));
   }
   const converged = await s.convergedTo(
     d,
-    applied,
+    containerKept ? [...applied, container] : applied,
     result.outcome === 'Succeeded' ? revision2 : revision1,
     kinds,
   );

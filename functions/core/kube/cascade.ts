@@ -3,7 +3,6 @@
 // everything it holds goes anyway: objects the same run prunes, their garbage-collected
 // dependents, and the furniture the control plane puts in every namespace.
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { SluiceError } from '../errors.ts';
 import { refOf, type InventoryEntry, type ObjectRef } from '../manifests/inventory.ts';
 import { describeObject, groupOf, PRUNE_ANNOTATION } from '../manifests/objects.ts';
 import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
@@ -27,14 +26,13 @@ export interface Cascade {
   readonly cascaded: readonly string[];
 }
 
-/** A run held because a CRD or Namespace it would prune holds objects it does not prune. */
-export class PruneCascadeHold extends SluiceError {
-  constructor(
-    message: string,
-    readonly blockers: readonly CascadeBlocker[],
-  ) {
-    super('PruneWouldCascade', message);
-  }
+/**
+ * A CRD or Namespace left in place (and in the inventory) because it holds objects the operation
+ * does not delete; retried by later runs.
+ */
+export interface KeptContainer extends CascadeBlocker {
+  /** Its inventory id. */
+  readonly id: string;
 }
 
 /** Whether deleting the object deletes what it holds: a CustomResourceDefinition or a Namespace. */
@@ -47,40 +45,61 @@ export function isContainer(ref: Pick<ObjectRef, 'group' | 'kind'>): boolean {
 
 const SHOWN = 5;
 
-/** `deleting Namespace/a would delete 2 objects it holds that this run does not delete: …`. */
-export function describeBlocker(blocker: CascadeBlocker): string {
-  const count = blocker.objects.length;
-  const shown = blocker.objects.slice(0, SHOWN).join(', ');
+/** `Namespace/a is kept: it holds 2 objects this operation does not delete: …`. */
+export function describeKept(kept: CascadeBlocker): string {
+  const count = kept.objects.length;
+  const shown = kept.objects.slice(0, SHOWN).join(', ');
   const more = count > SHOWN ? `, and ${count - SHOWN} more` : '';
-  return `deleting ${blocker.container} would delete ${count} object${count === 1 ? '' : 's'} it holds that this run does not delete: ${shown}${more}`;
+  return `${kept.container} is kept: it holds ${count} object${count === 1 ? '' : 's'} this operation does not delete: ${shown}${more}`;
 }
 
-/** How to get past a blocker, for every message that names one. */
-export const CASCADE_REMEDY =
-  'To go on: keep it in the revision; or first delete or move what it holds (objects this delivery ' +
-  'applies are pruned along with it when the revision leaves them out too); or annotate it ' +
-  `${PRUNE_ANNOTATION}: disabled to leave it in place when it leaves the revision`;
+/** What to do about a kept container, for every message that names one. */
+export const KEPT_REMEDY =
+  'It is deleted by a later run once it holds nothing else; to delete it sooner, delete or move what ' +
+  'it holds (objects this delivery applies are pruned along with it when the revision leaves them out ' +
+  `too); to keep it for good, annotate it ${PRUNE_ANNOTATION}: disabled`;
+
+/** `kept Namespace/a: it holds …; … <remedy>`, or '' when nothing was kept. */
+export function keptMessage(kept: readonly CascadeBlocker[]): string {
+  if (kept.length === 0) return '';
+  return `${kept.map(describeKept).join('; ')}. ${KEPT_REMEDY}`;
+}
 
 /**
- * Before a run changes anything: throws PruneCascadeHold when a CRD or Namespace among `stale`
- * (what the run would prune) holds objects the run does not prune, or objects `desired` (the
- * revision) applies. Returns what the pruned CRDs and Namespaces take with them besides `stale`,
- * for the mass-deletion brake to count.
+ * Before a run changes anything: which CRDs and Namespaces among `stale` (what the run would
+ * prune) hold objects the run does not prune, or objects `desired` (the revision) applies: those
+ * are kept (not deleted, left in the inventory). `cascaded`: what the pruned CRDs and Namespaces
+ * take with them besides `stale`, for the mass-deletion brake to count.
  */
 export async function checkPruneCascade(
   kube: KubeClient,
-  revision: string,
   stale: readonly InventoryEntry[],
   desired: readonly InventoryEntry[],
   deliveryName: string,
-): Promise<readonly string[]> {
+): Promise<{ readonly cascaded: readonly string[]; readonly kept: readonly KeptContainer[] }> {
   const { blockers, cascaded } = await findCascade(kube, stale, deliveryName, { desired });
-  if (blockers.length === 0) return cascaded;
-  throw new PruneCascadeHold(
-    `revision ${revision} leaves out ${blockers.map((b) => b.container).join(', ')}, but ` +
-      `${blockers.map(describeBlocker).join('; ')}; nothing was applied or pruned. ${CASCADE_REMEDY}`,
-    blockers,
-  );
+  return { cascaded, kept: keptOf(stale, blockers) };
+}
+
+/** The blockers with the inventory ids of their containers. */
+export function keptOf(
+  entries: readonly InventoryEntry[],
+  blockers: readonly CascadeBlocker[],
+): KeptContainer[] {
+  return blockers.flatMap((blocker) => {
+    const entry = entries.find((e) => containerName(e) === blocker.container);
+    return entry ? [{ ...blocker, id: entry.id }] : [];
+  });
+}
+
+/** `Namespace/<name>` or `CustomResourceDefinition/<name>`, as describeObject names them. */
+function containerName(entry: InventoryEntry): string | undefined {
+  try {
+    const ref = refOf(entry);
+    return isContainer(ref) ? `${ref.kind}/${ref.name}` : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const keyOf = (group: string, kind: string, namespace: string, name: string) =>

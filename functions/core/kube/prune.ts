@@ -9,7 +9,7 @@ import {
   type ObjectRef,
 } from '../manifests/inventory.ts';
 import { describeObject, OWNER_LABEL } from '../manifests/objects.ts';
-import { CASCADE_REMEDY, describeBlocker, findCascade, isContainer, type CascadeBlocker } from './cascade.ts';
+import { findCascade, isContainer, keptOf, type KeptContainer } from './cascade.ts';
 import { apiErrorMessage, isObjectNotFound, statusCodeOf, type KubeClient } from './client.ts';
 import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
 import { reasonToKeep } from './prunable.ts';
@@ -25,6 +25,11 @@ export interface PruneResult {
    * by no aggregated API. Their objects went with the kind; nothing was deleted for them.
    */
   readonly goneWithKind: string[];
+  /**
+   * CRDs and Namespaces left in place because they hold objects this prune does not delete
+   * (another delivery's, hand-made, `prune: disabled`, or applied by the revision).
+   */
+  readonly containersKept: KeptContainer[];
 }
 
 /** From this many objects of one kind to prune, one list of the kind replaces a read per object. */
@@ -184,13 +189,16 @@ async function listOwnedKinds(
  * that was checked (same uid); one replaced since is checked again. Objects are reached in
  * whichever version their kind is served now (see kindResolver). A CRD or Namespace is deleted
  * only while all it holds goes too (see findCascade): checked before anything is deleted, and
- * again just before it is. Nothing is deleted when an entry cannot be parsed. Throws PruneFailed
+ * again just before it is; one that holds anything else is kept (`kept`), and the rest of the
+ * prune goes on. Nothing is deleted when an entry cannot be parsed. Throws PruneFailed
  * naming every object that could not be deleted, or whose fate cannot be told.
  */
 export async function pruneEntries(
   kube: KubeClient,
   entries: readonly InventoryEntry[],
   deliveryName: string,
+  /** What the revision applies, named as such when it holds a container (`(in this revision)`). */
+  desired: readonly InventoryEntry[] = [],
 ): Promise<PruneResult> {
   const targets: Target[] = [];
   const unparsable: string[] = [];
@@ -206,7 +214,7 @@ export async function pruneEntries(
   }
   if (unparsable.length > 0)
     throw new SluiceError('PruneFailed', `nothing was pruned: ${unparsable.join('; ')}`);
-  if (targets.length === 0) return { deleted: [], skipped: [], goneWithKind: [] };
+  if (targets.length === 0) return { deleted: [], skipped: [], goneWithKind: [], containersKept: [] };
 
   // The run may have just changed CRDs (a version no longer served): learn what is served now.
   kube.forgetDiscovery();
@@ -218,28 +226,37 @@ export async function pruneEntries(
     target.object = { ...target.object, apiVersion: fate.apiVersion };
     served.push(target);
   });
+  const kept = new Map<string, KeptContainer>();
   if (targets.some((t) => isContainer(t.ref))) {
-    let blockers: readonly CascadeBlocker[];
     try {
-      ({ blockers } = await findCascade(kube, entries, deliveryName));
+      const { blockers } = await findCascade(kube, entries, deliveryName, { desired });
+      for (const container of keptOf(entries, blockers)) kept.set(container.id, container);
     } catch (error) {
       throw new SluiceError('PruneFailed', `nothing was pruned: ${apiErrorMessage(error)}`, { cause: error });
-    }
-    if (blockers.length > 0) {
-      const why = blockers.map(describeBlocker).join('; ');
-      throw new SluiceError('PruneFailed', `nothing was pruned: ${why}. ${CASCADE_REMEDY}`);
     }
   }
   targets.sort((a, b) => compareApplyOrder(b.object, a.object));
   const owned = await listOwnedKinds(kube, served, deliveryName);
 
-  const result: PruneResult = { deleted: [], skipped: [], goneWithKind: [] };
+  const result: PruneResult = {
+    deleted: [],
+    skipped: [],
+    goneWithKind: [],
+    containersKept: [...kept.values()],
+  };
   const failures: string[] = [];
   for (const stage of [...STAGES].reverse()) {
-    const batch = targets.filter((t) => stageOf(t.object) === stage);
+    const batch = targets.filter((t) => stageOf(t.object) === stage && !kept.has(t.entry.id));
     await forEachBounded(batch, APPLY_CONCURRENCY, async (target) => {
       try {
-        const failure = await pruneOne(kube, target, { entries, deliveryName, kinds, owned, result });
+        const failure = await pruneOne(kube, target, {
+          entries,
+          desired,
+          deliveryName,
+          kinds,
+          owned,
+          result,
+        });
         if (failure) failures.push(`${describeObject(target.object)}: ${failure}`);
       } catch (error) {
         failures.push(`${describeObject(target.object)}: ${apiErrorMessage(error)}`);
@@ -253,6 +270,7 @@ export async function pruneEntries(
 
 interface PruneRun {
   readonly entries: readonly InventoryEntry[];
+  readonly desired: readonly InventoryEntry[];
   readonly deliveryName: string;
   readonly kinds: ReturnType<typeof kindResolver>;
   readonly owned: ReadonlyMap<string, KubernetesObject>;
@@ -293,9 +311,14 @@ async function pruneOne(kube: KubeClient, target: Target, run: PruneRun): Promis
     }
     if (isContainer(ref)) {
       // Again just before deleting it: what it holds may have changed since the first check.
-      const { blockers } = await findCascade(kube, run.entries, run.deliveryName, { only: entry });
-      if (blockers.length > 0)
-        return `not deleted, ${blockers.map(describeBlocker).join('; ')}. ${CASCADE_REMEDY}`;
+      const { blockers } = await findCascade(kube, run.entries, run.deliveryName, {
+        only: entry,
+        desired: run.desired,
+      });
+      if (blockers.length > 0) {
+        run.result.containersKept.push(...keptOf([entry], blockers));
+        return undefined;
+      }
     }
     try {
       await kube.delete(live, { uid: live.metadata?.uid });

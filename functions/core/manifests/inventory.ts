@@ -7,6 +7,11 @@ export interface InventoryEntry {
   readonly v: string;
   /** Hash of the object as last applied; absent while a run that may have created it is unfinished. */
   readonly h?: string;
+  /**
+   * 1: a CRD or Namespace the revision left out, kept in place because it holds objects the prune
+   * did not delete; later runs prune it again once it holds nothing else.
+   */
+  readonly k?: 1;
 }
 
 export interface ObjectRef {

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { applyStaged, dryRun, isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
-import { checkPruneCascade } from '../kube/cascade.ts';
+import { checkPruneCascade, type KeptContainer } from '../kube/cascade.ts';
 import { KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
 import type { DesiredObject } from '../kube/prepare.ts';
@@ -14,12 +14,13 @@ import type { Artifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { readInventory, writeInventory } from '../store/inventory.ts';
 import type { Lease } from '../store/lease.ts';
-import type { ChangeCounts } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ClusterTurn } from './cluster-limit.ts';
 import { step } from './guards.ts';
 import { ownershipConflicts, refuseConflicts } from './ownership.ts';
 import { buildRevision, settleRevision } from './plan.ts';
+import { rememberDesired } from './desired.ts';
+import type { Applied } from './outcomes.ts';
 import { checkPruneLimit } from './prune-limit.ts';
 
 /**
@@ -33,7 +34,7 @@ export async function applyRevision(
   deps: ReconcileDeps,
   lease: Lease,
   turn: Pick<ClusterTurn, 'take'>,
-): Promise<ChangeCounts> {
+): Promise<Applied> {
   const name = delivery.name;
   const manifests = await buildRevision(delivery, artifact, deps);
   // Compiled before anything is applied: a broken expression fails the run with nothing changed.
@@ -50,6 +51,12 @@ export async function applyRevision(
     () => lease.check(),
   );
   const desired = await settleRevision(manifests, kube, delivery);
+  await rememberDesired(
+    delivery,
+    deps,
+    artifact.revision,
+    desired.map((d) => d.entry.id),
+  );
   const oldInventory = await readInventory(deps.db, name);
   if (desired.length === 0 && oldInventory.length > 0 && !delivery.allowEmpty) {
     throw new SluiceError(
@@ -84,17 +91,18 @@ export async function applyRevision(
     ),
   );
 
-  // A pruned CRD or Namespace deletes what it holds: held unless all of it goes anyway.
-  const cascaded = delivery.prune
-    ? await step('PruneFailed', () => checkPruneCascade(kube, artifact.revision, stale, finalEntries, name))
-    : [];
-  // Everything the run deletes counts in the brake: the stale objects, what their deletion
-  // cascades to, and the objects sluice.io/force recreates.
-  const alsoDeleted = [...cascaded, ...recreated.map((d) => describeObject(d.object))];
+  // A pruned CRD or Namespace deletes what it holds: it is kept while it holds anything else.
+  const cascade = delivery.prune
+    ? await step('PruneFailed', () => checkPruneCascade(kube, stale, finalEntries, name))
+    : { cascaded: [], kept: [] };
+  const keeping = new Set(cascade.kept.map((k) => k.id));
+  // Everything the run deletes counts in the brake: the stale objects (but the CRDs and Namespaces
+  // it keeps), what their deletion cascades to, and the objects sluice.io/force recreates.
+  const alsoDeleted = [...cascade.cascaded, ...recreated.map((d) => describeObject(d.object))];
   await checkPruneLimit(
     delivery,
     artifact.revision,
-    stale,
+    stale.filter((entry) => !keeping.has(entry.id)),
     oldInventory,
     deps.db,
     deps.clock.now(),
@@ -123,13 +131,22 @@ export async function applyRevision(
   );
 
   let deleted = 0;
+  let kept: readonly KeptContainer[] = [];
+  let recorded = finalEntries;
   if (delivery.prune && stale.length > 0) {
-    const pruned = await step('PruneFailed', () => pruneEntries(kube, stale, name));
+    const pruned = await step('PruneFailed', () => pruneEntries(kube, stale, name, finalEntries));
     deleted = pruned.deleted.length;
+    kept = pruned.containersKept;
     for (const skip of pruned.skipped) deps.log?.(`not pruned: ${skip.id} (${skip.reason})`);
     for (const id of pruned.goneWithKind) deps.log?.(`gone with its kind: ${id}`);
+    // Kept containers stay in the inventory, marked: later runs prune them again.
+    const keptIds = new Set(kept.map((k) => k.id));
+    recorded = [
+      ...finalEntries,
+      ...stale.filter((e) => keptIds.has(e.id)).map((e) => ({ ...e, k: 1 as const })),
+    ];
   }
-  if (changed.length > 0 || stale.length > 0) await writeInventory(deps.db, name, finalEntries, lease.fence);
+  if (changed.length > 0 || stale.length > 0) await writeInventory(deps.db, name, recorded, lease.fence);
 
   if (delivery.wait) {
     await waitForHealthy(
@@ -139,10 +156,11 @@ export async function applyRevision(
       healthCheckExprs,
     );
   }
-  return {
+  const changes = {
     created: created.length,
     configured: configured.length,
     unchanged: desired.length - changed.length,
     deleted,
   };
+  return { changes, kept };
 }

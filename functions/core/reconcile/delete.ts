@@ -20,7 +20,8 @@ export interface DeletionResult extends PruneResult {
  * Deletes a delivery: with `deletionPolicy: Delete` every inventoried object it owns is deleted
  * (reverse apply order; objects not labelled as its own are left), except those another registered
  * delivery on the same cluster would apply now (a rename: the new delivery takes them over on its
- * next run, reconciled at once); with `Orphan` they stay. Then its spec, status and inventory are
+ * next run, reconciled at once), and except the CRDs and Namespaces holding objects it does not
+ * delete (`containersKept`: left in place, with what holds them); with `Orphan` they stay. Then its spec, status and inventory are
  * removed from the table.
  */
 export async function deleteDelivery(name: string, deps: ReconcileDeps): Promise<DeletionResult> {
@@ -32,7 +33,7 @@ export async function deleteDelivery(name: string, deps: ReconcileDeps): Promise
   try {
     // Under the lease, the spec again: another removal may have finished while this one waited.
     if (!(await getDelivery(deps.db, name))) throw new Error(`delivery '${name}' is not registered`);
-    let pruned: PruneResult = { deleted: [], skipped: [], goneWithKind: [] };
+    let pruned: PruneResult = { deleted: [], skipped: [], goneWithKind: [], containersKept: [] };
     let kept: KeptObject[] = [];
     if (delivery.deletionPolicy === 'Delete') {
       const inventory = await readInventory(deps.db, name);

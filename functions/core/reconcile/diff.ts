@@ -3,6 +3,7 @@ import { SluiceError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
+import { findCascade, type CascadeBlocker } from '../kube/cascade.ts';
 import { apiErrorMessage, KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
 import { forEachBounded } from '../kube/pool.ts';
@@ -27,6 +28,11 @@ export interface DeliveryDiff {
   /** Objects a reconcile would delete (`prune: true`), or leave behind (`prune: false`). */
   readonly prune: readonly string[];
   readonly pruneEnabled: boolean;
+  /**
+   * CRDs and Namespaces among `prune` a reconcile would keep (not delete) because they hold
+   * objects it does not delete, each with the first of them.
+   */
+  readonly kept: readonly CascadeBlocker[];
   readonly unchanged: number;
   /** Closed gates that would hold the run. */
   readonly blockedBy: readonly BlockingGate[];
@@ -110,10 +116,11 @@ async function diffTainted(
   });
   if (problems.length > 0) throw new SluiceError('ValidationFailed', problems.sort().join('; '));
 
-  const stale = staleEntries(
-    inventory,
-    desired.map((d) => d.entry),
-  );
+  const entries = desired.map((d) => d.entry);
+  const stale = staleEntries(inventory, entries);
+  const { blockers } = delivery.prune
+    ? await findCascade(kube, stale, name, { desired: entries })
+    : { blockers: [] };
   return {
     delivery: name,
     revision: artifact.revision,
@@ -121,6 +128,7 @@ async function diffTainted(
     change: change.sort((a, b) => a.object.localeCompare(b.object)),
     prune: stale.map(describeEntry).sort(),
     pruneEnabled: delivery.prune,
+    kept: blockers,
     unchanged,
     blockedBy,
     waitingFor,

@@ -3,7 +3,7 @@
 import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { waitingMessage } from '../gates/messages.ts';
-import type { PruneCascadeHold } from '../kube/cascade.ts';
+import { keptMessage, type KeptContainer } from '../kube/cascade.ts';
 import { ANNOTATION_REVISION, type Artifact } from '../oci/index.ts';
 import { recordEvent, type ReconcileOutcome } from '../store/events.ts';
 import {
@@ -32,6 +32,15 @@ export interface ReconcileResult {
   readonly nextRetryAt?: string;
   /** A held (Blocked) run: since when the delivery has been held, as its status records it. */
   readonly blockedSince?: string;
+  /** CRDs and Namespaces the run left out but kept, as they hold objects it does not delete. */
+  readonly kept?: readonly KeptContainer[];
+}
+
+/** What a run that applied its revision did. */
+export interface Applied {
+  readonly changes: ChangeCounts;
+  /** CRDs and Namespaces the revision left out, kept because they hold objects not pruned. */
+  readonly kept: readonly KeptContainer[];
 }
 
 /** One run of a delivery under its lease: what every ending needs, the status read once. */
@@ -120,16 +129,15 @@ export function waitForDependencies(
 }
 
 /**
- * Records a run held before it changed anything because of what it would delete: by the
- * mass-deletion brake (PruneLimitExceeded, possibly behind a closed gate) or by a CRD or Namespace
- * whose deletion would cascade (PruneWouldCascade). Nothing was applied or pruned.
+ * Records a run held by the mass-deletion brake (PruneLimitExceeded, possibly behind a closed
+ * gate) before it changed anything. Nothing was applied or pruned.
  */
 export function holdMassPrune(
   run: Run,
-  held: PruneLimitHold | PruneCascadeHold,
+  held: PruneLimitHold,
   revision: string | undefined,
 ): Promise<ReconcileResult> {
-  const gate = 'gate' in held ? held.gate : undefined;
+  const gate = held.gate;
   return hold(
     run,
     held.reason,
@@ -145,6 +153,16 @@ const originRevisionOf = (artifact: Artifact): string | null =>
 
 const inventorySizeOf = (changes: ChangeCounts) => changes.created + changes.configured + changes.unchanged;
 
+/** The status fields of the kept containers: their names and first objects, or null to clear them. */
+const keptStatus = (kept: readonly KeptContainer[]) =>
+  kept.length > 0
+    ? kept.map(({ container, objects }) => ({ container, objects: objects.slice(0, 5) }))
+    : null;
+
+/** `message`, followed by what was kept and why. */
+const withKept = (message: string, kept: readonly KeptContainer[]) =>
+  kept.length > 0 ? `${message}; ${keptMessage(kept)}` : message;
+
 /**
  * Records a run that re-applied the revision applied last (drift corrected) while a freeze
  * (`blocks: revisions`) holds the newer `held` one.
@@ -152,11 +170,14 @@ const inventorySizeOf = (changes: ChangeCounts) => changes.created + changes.con
 export async function reapplyWhileHeld(
   run: Run,
   artifact: Artifact,
-  changes: ChangeCounts,
+  { changes, kept }: Applied,
   held: string,
   blocking: readonly BlockingGate[],
 ): Promise<ReconcileResult> {
-  const message = `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(blocking, held)}`;
+  const message = withKept(
+    `re-applied ${artifact.revision} (drift corrected); revision ${held} is held: ${waitingMessage(blocking, held)}`,
+    kept,
+  );
   const result = await hold(
     run,
     'GateClosed',
@@ -169,10 +190,11 @@ export async function reapplyWhileHeld(
       pendingRevision: held,
       inventorySize: inventorySizeOf(changes),
       changes,
+      kept: keptStatus(kept),
     },
     held,
   );
-  return { ...result, changes };
+  return { ...result, changes, ...(kept.length > 0 && { kept }) };
 }
 
 /**
@@ -180,10 +202,15 @@ export async function reapplyWhileHeld(
  * the last run left it) records its status quietly, without an event. When the delivery was not
  * ready before, the deliveries waiting on it reconcile at once.
  */
-export async function succeed(run: Run, artifact: Artifact, changes: ChangeCounts): Promise<ReconcileResult> {
+export async function succeed(
+  run: Run,
+  artifact: Artifact,
+  { changes, kept }: Applied,
+): Promise<ReconcileResult> {
   const { previous } = run;
-  const message = `Applied revision: ${artifact.revision}`;
+  const message = withKept(`Applied revision: ${artifact.revision}`, kept);
   const steady =
+    kept.length === 0 &&
     changes.created + changes.configured + changes.deleted === 0 &&
     previous?.ready === true &&
     previous.reason === 'ReconciliationSucceeded' &&
@@ -205,6 +232,7 @@ export async function succeed(run: Run, artifact: Artifact, changes: ChangeCount
       blockedBy: null,
       blockedSince: null,
       pendingRevision: null,
+      kept: keptStatus(kept),
     },
     { quiet: steady },
   );
@@ -217,6 +245,7 @@ export async function succeed(run: Run, artifact: Artifact, changes: ChangeCount
     message,
     revision: artifact.revision,
     changes,
+    ...(kept.length > 0 && { kept }),
   };
 }
 
@@ -294,6 +323,7 @@ async function finish(
     message: status.message,
     revision: status.lastAttemptedRevision,
     ...(status.lastAppliedOriginRevision && { originRevision: status.lastAppliedOriginRevision }),
+    ...((status.kept?.length ?? 0) > 0 && { type: 'Warning' as const }),
     time: now.toISOString(),
   };
   await recordEvent(deps.db, event, deps.fence);

@@ -3,11 +3,11 @@ import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
-import type { ChangeCounts } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { unreadyDependencies } from './depends-on.ts';
 import { Taint } from '../taint.ts';
+import { rememberHeldRevision } from './desired.ts';
 import { withTaint, type ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 import {
@@ -17,10 +17,10 @@ import {
   reapplyWhileHeld,
   startRun,
   succeed,
+  type Applied,
   waitForDependencies,
   type ReconcileResult,
 } from './outcomes.ts';
-import { PruneCascadeHold } from '../kube/cascade.ts';
 import { PruneLimitHold } from './prune-limit.ts';
 
 export type { ReconcileResult } from './outcomes.ts';
@@ -79,17 +79,18 @@ async function reconcileHeld(
   let revision: string | undefined;
   try {
     const unready = await unreadyDependencies(delivery, deps.db);
-    if (unready.length > 0) return await waitForDependencies(run, unready);
+    if (unready.length > 0) {
+      await rememberHeldRevision(delivery, deps);
+      return await waitForDependencies(run, unready);
+    }
     const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started);
     const closed = verdictFor(evaluation);
     const credentials = deps.registryCredentials(delivery.source);
     if (closed.blockAll.length > 0) {
       // Best effort: the held revision names what to approve; an unreachable registry changes nothing here.
-      const held = await resolveArtifact(delivery.source, { credentials }).then(
-        (resolved) => resolved.revision,
-        () => undefined,
-      );
-      return await block(run, [...closed.blockAll, ...closed.blockRevisions], held);
+      const held = await resolveArtifact(delivery.source, { credentials }).catch(() => undefined);
+      if (held) await rememberHeldRevision(delivery, deps, held);
+      return await block(run, [...closed.blockAll, ...closed.blockRevisions], held?.revision);
     }
     const lastApplied = run.previous?.lastAppliedRevision;
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
@@ -97,12 +98,17 @@ async function reconcileHeld(
     const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
-    if (gates.blockAll.length > 0)
+    if (gates.blockAll.length > 0) {
+      await rememberHeldRevision(delivery, deps, current);
       return await block(run, [...gates.blockAll, ...gates.blockRevisions], current.revision);
+    }
     let held: string | undefined;
     let target: Resolved = current;
     if (gates.blockRevisions.length > 0 && current.revision !== lastApplied) {
-      if (!lastApplied) return await block(run, gates.blockRevisions, current.revision);
+      if (!lastApplied) {
+        await rememberHeldRevision(delivery, deps, current);
+        return await block(run, gates.blockRevisions, current.revision);
+      }
       held = current.revision;
       target = { digest: digestOf(lastApplied), revision: lastApplied };
     }
@@ -111,9 +117,9 @@ async function reconcileHeld(
     );
     revision = artifact.revision;
     const turn = clusterTurn(delivery, deps);
-    let changes: ChangeCounts;
+    let applied: Applied;
     try {
-      changes = await applyRevision(delivery, artifact, deps, lease, turn);
+      applied = await applyRevision(delivery, artifact, deps, lease, turn);
     } catch (error) {
       if (error instanceof ClusterBusy) return await holdForBusyCluster(run, artifact.revision);
       throw error;
@@ -124,13 +130,14 @@ async function reconcileHeld(
           deps.log?.(`could not free the cluster slot of '${delivery.name}': ${String(error)}`),
         );
     }
+    // What the held revision desires, stored after the re-applied one's (applyRevision stores that).
+    if (held) await rememberHeldRevision(delivery, deps, current);
     return held
-      ? await reapplyWhileHeld(run, artifact, changes, held, gates.blockRevisions)
-      : await succeed(run, artifact, changes);
+      ? await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions)
+      : await succeed(run, artifact, applied);
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
-    if (error instanceof PruneLimitHold || error instanceof PruneCascadeHold)
-      return await holdMassPrune(run, error, revision);
+    if (error instanceof PruneLimitHold) return await holdMassPrune(run, error, revision);
     return await fail(run, error, revision);
   }
 }

@@ -7,6 +7,7 @@ import { impersonating } from '../kube/impersonation.ts';
 import { forEachBounded } from '../kube/pool.ts';
 import { refOf, type InventoryEntry, type ObjectRef } from '../manifests/inventory.ts';
 import { listDeliveries } from '../store/deliveries.ts';
+import { readDesiredSet } from '../store/desired-set.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { planRevision } from './plan.ts';
 
@@ -55,8 +56,9 @@ function reasonOf(error: unknown): string {
 
 /**
  * The ids each other delivery on `removed`'s cluster would apply now (its current revision,
- * planned as a reconcile would, whatever gates or dependencies hold it), by delivery name.
- * Throws, naming each delivery and why, when any cannot be planned: what it needs is then unknown.
+ * planned as a reconcile would, whatever gates or dependencies hold it), by delivery name. One that
+ * cannot be planned now answers with the set its latest run stored (store/desired-set.ts). Throws,
+ * naming each delivery, why and the remedy, when one has neither: what it needs is then unknown.
  */
 async function idsNeededByOthers(removed: Delivery, deps: ReconcileDeps): Promise<Map<string, Set<string>>> {
   const others = (await listDeliveries(deps.db))
@@ -71,7 +73,14 @@ async function idsNeededByOthers(removed: Delivery, deps: ReconcileDeps): Promis
       const planned = await planRevision(other, kube, deps);
       needed.set(other.name, new Set(planned.desired.map((d) => d.entry.id)));
     } catch (error) {
-      problems.push(`delivery '${other.name}' (${other.source.url}): ${reasonOf(error)}`);
+      const why = `delivery '${other.name}' (${other.source.url}): ${reasonOf(error)}`;
+      const stored = await readDesiredSet(deps.db, other.name);
+      if (stored) {
+        deps.log?.(`${why}; using what its revision ${stored.revision} desires, stored ${stored.storedAt}`);
+        needed.set(other.name, new Set(stored.ids));
+      } else {
+        problems.push(`${why}, and no run of it has stored what it desires`);
+      }
     } finally {
       kube?.close();
     }
@@ -79,8 +88,9 @@ async function idsNeededByOthers(removed: Delivery, deps: ReconcileDeps): Promis
   if (problems.length > 0) {
     throw new Error(
       `delivery '${removed.name}' was not removed and none of its objects were deleted: cannot tell which ` +
-        `of them other deliveries on its cluster apply, as their artifacts cannot be planned: ` +
-        `${problems.sort().join('; ')}. Fix or remove those deliveries, or set deletionPolicy: Orphan, then try again`,
+        `of them other deliveries on its cluster apply: ${problems.sort().join('; ')}. Fix those ` +
+        `deliveries' artifacts and reconcile them once (sluice reconcile <name>), or remove them, or set ` +
+        `deletionPolicy: Orphan on '${removed.name}', then try again`,
     );
   }
   return new Map([...needed].sort(([a], [b]) => a.localeCompare(b)));

@@ -1,3 +1,4 @@
+import { keptMessage, type CascadeBlocker } from '../kube/cascade.ts';
 import type { Clock } from '../clock.ts';
 import { parseDelivery, parseGate } from '../config/index.ts';
 import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
@@ -48,6 +49,8 @@ export interface DeletedDelivery {
   readonly deleted: readonly string[];
   readonly policy: string;
   readonly kept?: readonly { readonly id: string; readonly delivery: string }[];
+  /** CRDs and Namespaces left in place because they hold objects the removal does not delete. */
+  readonly containersKept?: readonly CascadeBlocker[];
 }
 
 const DEFAULT_LEASE_WAIT_MS = 10 * 60_000;
@@ -138,7 +141,7 @@ async function deleteSpec(event: SpecResourceEvent, deps: SpecDeps): Promise<Spe
   const result = await deleteWhenFree(name, deps);
   deps.log?.(
     result.policy === 'Delete'
-      ? `deleted delivery ${name} and ${result.deleted.length} of its objects${keptText(result.kept)}`
+      ? `deleted delivery ${name} and ${result.deleted.length} of its objects${keptText(result.kept)}${containersText(result.containersKept)}`
       : `deleted delivery ${name}; its objects were orphaned (deletionPolicy: Orphan)`,
   );
   return { PhysicalResourceId: physicalId };
@@ -149,6 +152,11 @@ function keptText(kept: DeletedDelivery['kept']): string {
   if (!kept?.length) return '';
   const list = kept.map((k) => `${k.id} (delivery '${k.delivery}')`).join(', ');
   return `; kept ${kept.length} objects that other deliveries' artifacts contain, for them to take over: ${list}`;
+}
+
+/** `; Namespace/a is kept: it holds …`, or nothing. */
+function containersText(kept: DeletedDelivery['containersKept']): string {
+  return kept?.length ? `; ${keptMessage(kept)}` : '';
 }
 
 /** deleteDelivery, waiting (up to leaseWaitMs) while a reconcile of the delivery holds its lease. */

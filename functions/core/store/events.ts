@@ -16,6 +16,8 @@ export interface ReconcileEvent {
   readonly revision?: string;
   /** The applied artifact's origin revision (`org.opencontainers.image.revision`, e.g. `main@sha1:…`). */
   readonly originRevision?: string;
+  /** `Warning`: the run succeeded but left something undone (a CRD or Namespace it kept). */
+  readonly type?: 'Warning';
   readonly time: string;
 }
 

@@ -55,13 +55,26 @@ export interface DeliveryStatus {
   readonly pendingRevision?: string;
   /** When a failed delivery is retried (`retryInterval`), if a retry is scheduled. */
   readonly nextRetryAt?: string;
+  /**
+   * CRDs and Namespaces the applied revision leaves out, kept (not deleted) because they hold
+   * objects the prune does not delete: each named with the first objects holding it.
+   */
+  readonly kept?: readonly KeptContainerStatus[];
   readonly lastReconcileAt: string;
   readonly lastSuccessAt?: string;
   readonly durationMs?: number;
 }
 
+/** A kept CRD or Namespace, as the status records it. */
+export interface KeptContainerStatus {
+  /** `Namespace/<name>` or `CustomResourceDefinition/<name>`. */
+  readonly container: string;
+  /** The first objects it holds that the prune does not delete (`Kind/namespace/name`). */
+  readonly objects: readonly string[];
+}
+
 type Clearable =
-  'blockedBy' | 'blockedSince' | 'pendingRevision' | 'nextRetryAt' | 'lastAppliedOriginRevision';
+  'blockedBy' | 'blockedSince' | 'pendingRevision' | 'nextRetryAt' | 'lastAppliedOriginRevision' | 'kept';
 
 /** A status write: fields left undefined are kept, the clearable ones set to null are removed. */
 export type StatusUpdate = Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs' | Clearable> & {

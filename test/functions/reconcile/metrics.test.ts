@@ -61,6 +61,17 @@ describe('reconcile metrics', () => {
     ]);
   });
 
+  it('a run that applied: KeptObjects, the CRDs and Namespaces it kept (0 too, so the alarm clears)', () => {
+    const changes = { created: 0, configured: 0, unchanged: 1, deleted: 1 };
+    const kept = [{ id: '_a__Namespace', container: 'Namespace/a', objects: ['ConfigMap/a/x'] }];
+    const applied = recorder();
+    recordReconcileMetrics(applied.metrics, { ...result('Succeeded'), changes, kept }, now);
+    expect(applied.calls).toContainEqual(['metric', 'KeptObjects', 'Count', 1]);
+    const clean = recorder();
+    recordReconcileMetrics(clean.metrics, { ...result('Succeeded'), changes }, now);
+    expect(clean.calls).toContainEqual(['metric', 'KeptObjects', 'Count', 0]);
+  });
+
   it('Skipped runs (lease held, suspended) are not counted, not even as completed', () => {
     const { calls, metrics } = recorder();
     recordReconcileMetrics(metrics, result('Skipped'), now);

@@ -1,0 +1,59 @@
+// Every run stores what its latest resolved revision desires (store/desired-set.ts): a run that
+// applies, from the objects it settled; a held one builds the revision anyway, as `sluice diff`
+// does. Removing another delivery on the same cluster falls back on it (shared-objects.ts).
+import type { Delivery } from '../config/index.ts';
+import { KubeClient } from '../kube/client.ts';
+import { impersonating } from '../kube/impersonation.ts';
+import { pullResolved, type Resolved } from '../oci/index.ts';
+import { writeDesiredSet } from '../store/desired-set.ts';
+import { LeaseLostError } from '../store/lease.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { buildRevision, pullRevision, settleRevision } from './plan.ts';
+
+/** Stores `ids` as what `revision` desires, under the run's fence. Only a lost lease throws. */
+export async function rememberDesired(
+  delivery: Delivery,
+  deps: ReconcileDeps,
+  revision: string,
+  ids: readonly string[],
+): Promise<void> {
+  if (!deps.fence) return;
+  try {
+    const storedAt = deps.clock.now().toISOString();
+    await writeDesiredSet(deps.db, delivery.name, { revision, ids: [...ids], storedAt }, deps.fence);
+  } catch (error) {
+    if (error instanceof LeaseLostError) throw error;
+    deps.log?.(`could not store what revision ${revision} of '${delivery.name}' desires: ${String(error)}`);
+  }
+}
+
+/**
+ * For a held run: builds the delivery's current revision (`resolved`, when the run resolved it
+ * already: exactly that digest is pulled) without applying it, and stores what it desires. A revision that cannot be planned is
+ * logged; the stored set of an earlier run stays.
+ */
+export async function rememberHeldRevision(
+  delivery: Delivery,
+  deps: ReconcileDeps,
+  resolved?: Resolved,
+): Promise<void> {
+  let kube: KubeClient | undefined;
+  let planned: { revision: string; ids: string[] };
+  try {
+    kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
+    const artifact = resolved
+      ? await pullResolved(delivery.source, resolved, {
+          credentials: deps.registryCredentials(delivery.source),
+          limits: deps.limits,
+        })
+      : await pullRevision(delivery, deps);
+    const desired = await settleRevision(await buildRevision(delivery, artifact, deps), kube, delivery);
+    planned = { revision: artifact.revision, ids: desired.map((d) => d.entry.id) };
+  } catch (error) {
+    deps.log?.(`could not plan the held revision of '${delivery.name}': ${String(error)}`);
+    return;
+  } finally {
+    kube?.close();
+  }
+  await rememberDesired(delivery, deps, planned.revision, planned.ids);
+}
