@@ -7,8 +7,9 @@ import { componentsEnv, startComponents, stopComponents, type Components } from 
 import { parseCron } from '../functions/core/config/cron.ts';
 import { DEMO_NAMESPACE, demoConfig, freezeDay, releaseFiles, RELEASES, type Release } from './demo/app.ts';
 import { bold, check, DemoFailure, heading, say, shell, sluice } from './demo/narrate.ts';
+import { twoPersonApproval, TWO_PERSON_GATE } from './demo/two-person.ts';
 
-const STEPS = 11;
+const STEPS = 12;
 const DIR = resolve(process.env.SLUICE_DEMO_DIR ?? '.sluice/demo');
 const keep = process.argv.includes('--keep');
 const ns = DEMO_NAMESPACE;
@@ -233,7 +234,15 @@ async function story(components: Components, work: string): Promise<void> {
   await sluice(['gate', 'history', 'change-freeze']);
   await sluice(['gate', 'history', 'sre-approval']);
 
-  heading(11, STEPS, 'Remove the delivery: everything it created is deleted');
+  heading(
+    11,
+    STEPS,
+    'A two-person rule: approvals whose identities AWS verifies (STS, here its local stand-in)',
+  );
+  await twoPersonApproval(components.sts.endpoint, third);
+  await sluice(['gate', 'history', TWO_PERSON_GATE]);
+
+  heading(12, STEPS, 'Remove the delivery: everything it created is deleted');
   await sluice(['unregister', 'demo']);
   await showCluster(components);
   const gone = await appState(kc);
