@@ -4,6 +4,7 @@ import { EKSClient } from '@aws-sdk/client-eks';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SSMClient } from '@aws-sdk/client-ssm';
 import { STSClient } from '@aws-sdk/client-sts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { existsSync } from 'node:fs';
@@ -12,6 +13,8 @@ import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
 import type { GateDeps } from './gates/requests.ts';
+import type { RunbookDeps } from './gates/runbook-approval.ts';
+import { ssmAutomationReader } from './aws/ssm-automation.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
@@ -137,5 +140,22 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
       ? eventBridgePublisher(new EventBridgeClient({}), process.env.SLUICE_EVENT_BUS, systemClock)
       : undefined,
     log: options.log,
+  };
+}
+
+/**
+ * The gates' Systems Manager runbooks (SLUICE_GATE_RUNBOOKS: `{"<gate>": "<document name>"}`, set
+ * by the construct) and GetAutomationExecution (AWS_ENDPOINT_URL_SSM locally).
+ */
+export function runbookDepsFromEnvironment(): RunbookDeps {
+  let runbooks: Record<string, string> = {};
+  try {
+    runbooks = JSON.parse(process.env.SLUICE_GATE_RUNBOOKS || '{}') as Record<string, string>;
+  } catch {
+    throw new Error('SLUICE_GATE_RUNBOOKS is not JSON: {"<gate>": "<runbook document name>"}');
+  }
+  return {
+    runbooks: new Map(Object.entries(runbooks)),
+    readAutomation: ssmAutomationReader(new SSMClient({})),
   };
 }

@@ -3,10 +3,11 @@ import type {
   APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer,
   LambdaFunctionURLEventWithIAMAuthorizer as FunctionUrlEvent,
 } from 'aws-lambda';
-import { gateDepsFromEnvironment } from '../core/environment.ts';
+import { gateDepsFromEnvironment, runbookDepsFromEnvironment } from '../core/environment.ts';
 import { gateEntryOf } from '../core/gates/entry.ts';
 import { GateEventError, parseGateEvent } from '../core/gates/event.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
+import { handleRunbookApproval, isRunbookEvent, type RunbookDeps } from '../core/gates/runbook-approval.ts';
 
 const logger = new Logger({ serviceName: 'sluice-gate' });
 
@@ -15,12 +16,23 @@ export interface GateInvocation {
   readonly invokedFunctionArn?: string;
 }
 
-/** The gate function for given dependencies (tests inject a clock). */
+/** The gate function for given dependencies (tests inject a clock, and the runbooks' SSM client). */
 export function gateHandler(
   deps: () => GateDeps,
+  runbookDeps: () => RunbookDeps = runbookDepsFromEnvironment,
 ): (event: unknown, context?: GateInvocation) => Promise<GateRequestResult | FunctionUrlAnswer> {
   return async (event, context) => {
     if (isFunctionUrlEvent(event)) return signedRequest(event, context, deps());
+    if (isRunbookEvent(event)) {
+      const result = await handleRunbookApproval(event, deps(), runbookDeps());
+      logger.info(result.message, {
+        gate: result.gate,
+        action: result.action,
+        outcome: result.outcome,
+        runbook: event.ssmExecution,
+      });
+      return result;
+    }
     const result = await handleGateEvent(parseGateEvent(event), deps());
     logger.info(result.message, { gate: result.gate, action: result.action, outcome: result.outcome });
     return result;

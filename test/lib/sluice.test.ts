@@ -52,6 +52,7 @@ const deployerRole = roleWith('reconciles deliveries');
 const gateRole = roleWith('records gate requests');
 const reconcileInvoker = roleWith('EventBridge Scheduler invokes the reconcile function');
 const gateInvoker = roleWith('EventBridge Scheduler invokes the gate function');
+const schedulesAlias = logicalId(template, 'AWS::Lambda::Alias', (p) => p.Name === 'schedules');
 const scheduleGroup = (name: string) =>
   logicalId(template, 'AWS::Scheduler::ScheduleGroup', (_, id) => id.includes(name));
 const windowGroup = scheduleGroup('WindowSchedules');
@@ -216,7 +217,7 @@ describe('schedules', () => {
       GroupName: groupName(recurringGroup),
       State: 'ENABLED',
       FlexibleTimeWindow: { Mode: 'OFF' },
-      Target: { Arn: arnOf(gate), RoleArn: arnOf(gateInvoker) },
+      Target: { Arn: refOf(schedulesAlias), RoleArn: arnOf(gateInvoker) },
     });
     expect(JSON.parse(properties.Target.Input)).toEqual({
       gate: 'no-deploy-friday',
@@ -254,7 +255,7 @@ describe('schedules', () => {
     template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 2);
   });
 
-  it('Scheduler assumes its roles only for sluice schedule groups in this account, and they invoke one function each', () => {
+  it("Scheduler assumes its roles only for sluice schedule groups in this account, and they invoke one function (the gates' schedules: one alias) each", () => {
     const trust = (role: string) =>
       template.toJSON().Resources[role].Properties.AssumeRolePolicyDocument.Statement;
     expect(trust(reconcileInvoker)).toEqual([
@@ -282,9 +283,10 @@ describe('schedules', () => {
       invoke(reconcile),
       { ...invoke(reconcile), Resource: [arnOf(reconcile), { 'Fn::Join': ['', [arnOf(reconcile), ':*']] }] },
     ]);
+    // The gates' schedules invoke the `schedules` alias, and their role may invoke only it: not the
+    // function, its other versions, or the aliases of the gate entries and runbooks.
     expect(statementsOf(template, gateInvoker)).toEqual([
-      invoke(gate),
-      { ...invoke(gate), Resource: [arnOf(gate), { 'Fn::Join': ['', [arnOf(gate), ':*']] }] },
+      { ...invoke(gate), Resource: refOf(schedulesAlias) },
       deadLetter,
     ]);
   });

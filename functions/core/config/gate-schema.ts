@@ -31,6 +31,7 @@ export const gateSchema = strict({
     .min(1, 'must be at least 1')
     .max(MAX_APPROVERS, `must be at most ${MAX_APPROVERS}`)
     .optional(),
+  requireVerified: z.boolean().optional(),
 })
   .superRefine((gate, ctx) => {
     const rule =
@@ -63,6 +64,7 @@ export const gateSchema = strict({
     schedules: gate.schedules ?? [],
     approval: gate.approval ?? DEFAULTS.approval,
     approvers: gate.approvers ?? DEFAULTS.approvers,
+    ...(gate.requireVerified && { requireVerified: true }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

@@ -24,6 +24,8 @@ export interface Gate {
   approval: GateApproval;
   /** Distinct verified principals whose open requests it takes to open the gate; default 1. */
   approvers: number;
+  /** Refuses open and close requests that carry only a claim (direct invocations, console test events); schedules still count. */
+  requireVerified?: boolean;
 }
 
 export type GateApproval = 'any' | 'revision';

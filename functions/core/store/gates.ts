@@ -8,9 +8,10 @@ import { gateKey, type TableClient } from './table-client.ts';
 
 /**
  * Where a request came from, as recorded in the audit trail: `url` is a signed request through
- * the gate's function URL (its caller verified); the others reached the function directly.
+ * the gate's function URL (its caller verified); `runbook` an approval in the gate's Systems
+ * Manager runbook (its approvers read from AWS's record); the others reached the function directly.
  */
-export type RequestSource = 'schedule' | 'console' | 'cli' | 'api' | 'url';
+export type RequestSource = 'schedule' | 'console' | 'cli' | 'api' | 'url' | 'runbook';
 
 /** A request to open or close a gate. */
 export interface GateRequest {
