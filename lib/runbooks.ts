@@ -138,6 +138,7 @@ export class GateRunbooks extends Construct {
         `gate '${gate}': ${grantee.grantPrincipal} is not an IAM user or role, so it cannot approve in the gate's runbook (aws:approve takes IAM ARNs)`,
       );
     else if (!runbook.approvers.includes(arn)) runbook.approvers.push(arn);
+    this.acknowledgeExecutions(grantee);
     return iam.Grant.addToPrincipal({
       grantee,
       actions: [
@@ -154,16 +155,16 @@ export class GateRunbooks extends Construct {
     this.runbook(gate);
     const stack = Stack.of(this);
     const { role } = this.automationParts();
+    this.acknowledgeExecutions(grantee);
+    this.acknowledge(
+      grantee,
+      this.definitionArn(gate),
+      "StartAutomationExecution names a runbook version (<name>:<version>); the grant is this gate's runbook, any version.",
+    );
     return iam.Grant.addToPrincipal({
       grantee,
       actions: ['ssm:StartAutomationExecution'],
-      resourceArns: [
-        stack.formatArn({
-          service: 'ssm',
-          resource: 'automation-definition',
-          resourceName: `${this.documentName(gate)}:*`,
-        }),
-      ],
+      resourceArns: [this.definitionArn(gate)],
     })
       .combine(
         iam.Grant.addToPrincipal({
@@ -189,6 +190,32 @@ export class GateRunbooks extends Construct {
           conditions: { StringEquals: { 'iam:PassedToService': 'ssm.amazonaws.com' } },
         }),
       );
+  }
+
+  private definitionArn(gate: string): string {
+    return Stack.of(this).formatArn({
+      service: 'ssm',
+      resource: 'automation-definition',
+      resourceName: `${this.documentName(gate)}:*`,
+    });
+  }
+
+  /** The executions' wildcard in a grantee's policy, acknowledged for cdk-nag with its reason. */
+  private acknowledgeExecutions(grantee: iam.IGrantable): void {
+    this.acknowledge(
+      grantee,
+      this.executionsArn(),
+      'Automation execution ids are made at run time; Systems Manager itself lets only the approvers a runbook lists signal it.',
+    );
+  }
+
+  private acknowledge(grantee: iam.IGrantable, arn: string, reason: string): void {
+    const principal = grantee.grantPrincipal;
+    if (!Construct.isConstruct(principal)) return;
+    Validations.of(principal).acknowledge({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagResourceName(this, arn)}]`,
+      reason,
+    });
   }
 
   private executionsArn(): string {
