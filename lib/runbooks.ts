@@ -285,6 +285,8 @@ export class GateRunbooks extends Construct {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [alias.functionArn] }),
     );
+    // aws:approve publishes the approval request to the topic as this role.
+    this.props.notificationTopic?.grantPublish(role);
     // The gate function reads the executions' records; their ids are made at run time.
     this.props.gateRole.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['ssm:GetAutomationExecution'], resources: [this.executionsArn()] }),

@@ -116,7 +116,7 @@ describe('gate runbooks', () => {
     expect(ssm).toEqual([{ Action: 'ssm:GetAutomationExecution', Effect: 'Allow', Resource: executions }]);
   });
 
-  it('Automation assumes its role for this account only, and it may invoke the runbooks alias only', () => {
+  it('Automation assumes its role for this account only; it may invoke the runbooks alias and publish approval requests, nothing else', () => {
     expect(resources[automationRole]!.Properties.AssumeRolePolicyDocument.Statement).toEqual([
       {
         Action: 'sts:AssumeRole',
@@ -130,6 +130,11 @@ describe('gate runbooks', () => {
     ]);
     expect(statementsOf(template, automationRole)).toEqual([
       { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: refOf(alias) },
+      {
+        Action: 'sns:Publish',
+        Effect: 'Allow',
+        Resource: refOf(logicalId(template, 'AWS::SNS::Topic', (_, id) => id.startsWith('Approvals'))),
+      },
     ]);
   });
 
