@@ -337,7 +337,8 @@ export interface SluiceProps {
   readonly alarmTopic?: sns.ITopic;
   /**
    * Where the gates' Systems Manager runbooks send approval requests (aws:approve's
-   * NotificationArn): approvers subscribe to it.
+   * NotificationArn): approvers subscribe to it. The automation role is granted sns:Publish on it;
+   * Systems Manager's documentation asks for a topic name beginning with `Automation`.
    * @default - the alarmTopic; with neither, approvers find pending approvals in the Systems Manager console
    */
   readonly approvalTopic?: sns.ITopic;
