@@ -276,9 +276,15 @@ export class Sluice extends Construct {
     ]);
     // The gates' cron schedules invoke an alias of their own, and the role may invoke only it: not
     // the entries' aliases (open_<gate>, close_<gate>) nor the runbooks'.
-    const scheduleTarget = config.gates.some((g) => g.schedules.length > 0)
-      ? new lambda.Alias(this, 'GateSchedulesAlias', { aliasName: 'schedules', version: gate.currentVersion })
-      : gate;
+    let scheduleTarget: lambda.IFunction = gate;
+    if (config.gates.some((g) => g.schedules.length > 0)) {
+      scheduleTarget = new lambda.Alias(this, 'GateSchedulesAlias', {
+        aliasName: 'schedules',
+        version: gate.currentVersion,
+      });
+      // Scheduler invokes asynchronously, and an alias has its own asynchronous invocation config.
+      failures.routeAsyncInvocations(scheduleTarget, ASYNC_MAX_EVENT_AGE);
+    }
     new GateSchedules(this, 'GateSchedules', {
       gates: config.gates,
       gateFunction: scheduleTarget,

@@ -60,7 +60,11 @@ describe.each([
 
   it('the functions invoked asynchronously route failures to the queue; every function has its three alarms', () => {
     const all = resources();
-    expect(ofType(all, 'AWS::Lambda::EventInvokeConfig')).toHaveLength(2);
+    // The reconcile and gate functions, and the `schedules` alias the gates' crons invoke.
+    const scheduleAliases = ofType(all, 'AWS::Lambda::Alias').filter(
+      (a) => a.Properties.Name === 'schedules',
+    );
+    expect(ofType(all, 'AWS::Lambda::EventInvokeConfig')).toHaveLength(2 + scheduleAliases.length);
     const functions = ofType(all, 'AWS::Lambda::Function').filter((f) =>
       String(f.Properties.Description ?? '').startsWith('sluice:'),
     );

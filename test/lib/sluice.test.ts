@@ -609,7 +609,7 @@ describe('failure routes', () => {
     }
   });
 
-  it('the reconcile and gate functions send an invocation that failed after 2 retries, or grew an hour old, to the queue', () => {
+  it("the reconcile and gate functions (and the gate schedules' alias) send an invocation that failed after 2 retries, or grew an hour old, to the queue", () => {
     for (const fn of [reconcile, gate]) {
       template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
         FunctionName: refOf(fn),
@@ -619,7 +619,15 @@ describe('failure routes', () => {
         DestinationConfig: { OnFailure: { Destination: arnOf(failureQueue) } },
       });
     }
-    template.resourceCountIs('AWS::Lambda::EventInvokeConfig', 2);
+    // The gates' schedules invoke the gate function's `schedules` alias, which has a config of its own.
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: refOf(gate),
+      Qualifier: { 'Fn::Select': [7, { 'Fn::Split': [':', refOf(schedulesAlias)] }] },
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: 3600,
+      DestinationConfig: { OnFailure: { Destination: arnOf(failureQueue) } },
+    });
+    template.resourceCountIs('AWS::Lambda::EventInvokeConfig', 3);
   });
 
   it('one-time schedules (window ends, retries) are told the queue', () => {
