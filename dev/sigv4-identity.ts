@@ -1,104 +1,170 @@
+// Who signed a request, as AWS would tell: the test identities the local AWS stand-ins know, and a
+// Signature Version 4 check written from the AWS specification (not with the signer the CLI
+// uses), for both forms: the Authorization header and a presigned query string.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-/** A test principal of the local AWS stand-ins: its credentials and the ARN AWS would say it is. */
+/** A principal the stand-ins know: the key pair it signs with and the ARN AWS would verify. */
 export interface TestIdentity {
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
+  /** Set for temporary credentials (an assumed role); a request must carry it. */
   readonly sessionToken?: string;
   readonly arn: string;
 }
 
-/** An HTTP request as the stand-ins receive it. */
-export interface SignedRequest {
-  readonly method: string;
-  /** The path and query as sent, e.g. `/` or `/a%20b?x=1`. */
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: Buffer;
-}
-
-/** A request whose signature does not prove who sent it. */
-export class SignatureError extends Error {
-  override readonly name = 'SignatureError';
-}
-
-const MAX_SKEW_MS = 5 * 60_000;
-const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
-const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+const ACCOUNT = '123456789012';
+const role = (name: string, session: string, key: string): TestIdentity => ({
+  accessKeyId: `ASIA${key.padEnd(16, '0').toUpperCase()}`,
+  secretAccessKey: `${session}/secret/EXAMPLEKEY/${key}`.padEnd(40, '0'),
+  sessionToken: `session-token-of-${name}-${session}`,
+  arn: `arn:aws:sts::${ACCOUNT}:assumed-role/${name}/${session}`,
+});
 
 /**
- * The ARN of the identity whose secret key made the request's SigV4 signature (header form), as
- * AWS checks it: the signature over the canonical request (the signed headers, which must include
- * host and x-amz-date, and the body's hash), a date within 5 minutes of `now`, and the session
- * token for temporary credentials. Anything else throws SignatureError.
+ * Made-up identities, never real credentials: people of an IAM Identity Center permission set
+ * (whose session names AWS sets), sessions of one shared role (whose names the caller picks), an
+ * IAM user, and a pusher.
  */
-export function verifySigV4(request: SignedRequest, identities: readonly TestIdentity[], now: Date): string {
-  const header = (name: string): string | undefined => {
-    const value = request.headers[name];
-    return Array.isArray(value) ? value.join(',') : value;
-  };
-  const authorization = header('authorization');
-  const match = authorization
-    ? /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(
-        authorization,
-      )
-    : null;
-  if (!match) throw new SignatureError('the request is not signed (no SigV4 Authorization header)');
-  const [, accessKeyId, day, region, service, signedHeaderList, signature] = match as unknown as string[];
-  const identity = identities.find((candidate) => candidate.accessKeyId === accessKeyId);
-  if (!identity) throw new SignatureError(`the access key ${accessKeyId} is not known`);
+export const TEST_IDENTITIES = {
+  alice: role('AWSReservedSSO_Approver_0123456789abcdef', 'alice@example.com', 'alicesso'),
+  bob: role('AWSReservedSSO_Approver_0123456789abcdef', 'bob@example.com', 'bobsso'),
+  mallory: role('Approver', 'mallory', 'mallory'),
+  malloryAsBob: role('Approver', 'mallory-as-bob', 'mallorybob'),
+  carol: {
+    accessKeyId: 'AKIACAROLEXAMPLE0001',
+    secretAccessKey: 'carol/secret/EXAMPLEKEY/000000000000000',
+    arn: `arn:aws:iam::${ACCOUNT}:user/carol`,
+  },
+  ci: role('ci-pusher', 'github-actions', 'cipusher'),
+} satisfies Record<string, TestIdentity>;
 
-  const amzDate = header('x-amz-date') ?? '';
-  const time = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
-  if (!time || !amzDate.startsWith(day!))
-    throw new SignatureError('x-amz-date is missing or not the credential day');
-  const signedAt = Date.UTC(+time[1]!, +time[2]! - 1, +time[3]!, +time[4]!, +time[5]!, +time[6]!);
-  if (Math.abs(now.getTime() - signedAt) > MAX_SKEW_MS)
-    throw new SignatureError(`the signature's time ${amzDate} is more than 5 minutes from now`);
+/** How far a signing time may be from the verifier's clock. */
+const MAX_CLOCK_SKEW_MS = 5 * 60_000;
 
-  const signedHeaders = signedHeaderList!.split(';');
-  for (const required of ['host', 'x-amz-date'])
-    if (!signedHeaders.includes(required)) throw new SignatureError(`the header ${required} is not signed`);
-  if (identity.sessionToken !== undefined) {
-    if (header('x-amz-security-token') !== identity.sessionToken)
-      throw new SignatureError('the session token is missing or wrong');
-  }
-  const bodyHash = sha256(request.body);
-  const claimedHash = header('x-amz-content-sha256');
-  if (claimedHash !== undefined && claimedHash !== bodyHash && claimedHash !== 'UNSIGNED-PAYLOAD')
-    throw new SignatureError('x-amz-content-sha256 is not the hash of the body');
+/** What the verifier needs of an HTTP request. */
+export interface SignedRequest {
+  readonly method: string;
+  /** The path and query string as sent, e.g. `/?Action=GetCallerIdentity&X-Amz-Signature=…`. */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: string;
+}
 
-  const [path = '/', query = ''] = request.url.split('?', 2);
-  const canonicalUri = path
-    .split('/')
-    .map((segment) => encodeURIComponent(segment))
-    .join('/');
-  const canonicalQuery = query
+export type Verification =
+  | { readonly identity: TestIdentity; readonly service: string; readonly region: string }
+  | { readonly error: string; readonly code: string };
+
+const sha256 = (data: string) => createHash('sha256').update(data).digest('hex');
+const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+/** RFC 3986 encoding as SigV4 wants it: unreserved characters stay, everything else is %XX. */
+const uriEncode = (value: string) =>
+  encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const amzTime = (value: string) =>
+  Date.parse(value.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+const headerValue = (value: string | string[] | undefined) =>
+  (Array.isArray(value) ? value.join(',') : (value ?? '')).trim().replace(/\s+/g, ' ');
+
+/**
+ * The identity whose key signed `request` at `now`, or why not: unknown key, wrong session token,
+ * a date outside the clock skew, an expired presigned request, or a signature that does not hold.
+ */
+export function verifySigV4(
+  request: SignedRequest,
+  identities: readonly TestIdentity[],
+  now: Date,
+): Verification {
+  const [path = '/', rawQuery = ''] = request.url.split(/\?(.*)/s);
+  const params = rawQuery
     .split('&')
     .filter(Boolean)
-    .map((pair) => pair.split('=', 2).map((part) => encodeURIComponent(decodeURIComponent(part ?? ''))))
-    .sort(([a = '', x = ''], [b = '', y = '']) => (a === b ? (x < y ? -1 : 1) : a < b ? -1 : 1))
-    .map(([key, value = '']) => `${key}=${value}`)
+    .map((pair) => {
+      const [name = '', value = ''] = pair.split(/=(.*)/s);
+      return [decodeURIComponent(name.replace(/\+/g, ' ')), decodeURIComponent(value.replace(/\+/g, ' '))];
+    }) as [string, string][];
+  const param = (name: string) => params.find(([key]) => key === name)?.[1];
+  const presigned = param('X-Amz-Signature') !== undefined;
+
+  let credential: string,
+    signedHeaders: string,
+    signature: string,
+    amzDate: string,
+    token: string | undefined;
+  if (presigned) {
+    if (param('X-Amz-Algorithm') !== 'AWS4-HMAC-SHA256')
+      return { code: 'IncompleteSignature', error: 'X-Amz-Algorithm must be AWS4-HMAC-SHA256' };
+    credential = param('X-Amz-Credential') ?? '';
+    signedHeaders = param('X-Amz-SignedHeaders') ?? '';
+    signature = param('X-Amz-Signature') ?? '';
+    amzDate = param('X-Amz-Date') ?? '';
+    token = param('X-Amz-Security-Token');
+  } else {
+    const match =
+      /^AWS4-HMAC-SHA256 Credential=([^,]+), ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(
+        headerValue(request.headers.authorization),
+      );
+    if (!match) return { code: 'MissingAuthenticationToken', error: 'the request is not signed' };
+    [, credential = '', signedHeaders = '', signature = ''] = match;
+    amzDate = headerValue(request.headers['x-amz-date']);
+    token =
+      request.headers['x-amz-security-token'] === undefined
+        ? undefined
+        : headerValue(request.headers['x-amz-security-token']);
+  }
+  const [accessKeyId, day, region, service, terminator] = credential.split('/');
+  if (!accessKeyId || !day || !region || !service || terminator !== 'aws4_request')
+    return { code: 'IncompleteSignature', error: `the credential scope "${credential}" is malformed` };
+  const identity = identities.find((candidate) => candidate.accessKeyId === accessKeyId);
+  if (!identity)
+    return { code: 'InvalidClientTokenId', error: 'The security token included in the request is invalid.' };
+  if (identity.sessionToken !== undefined && token !== identity.sessionToken)
+    return { code: 'InvalidClientTokenId', error: 'The security token included in the request is invalid.' };
+  const signedAt = amzTime(amzDate);
+  if (!amzDate.startsWith(day) || Number.isNaN(signedAt))
+    return { code: 'IncompleteSignature', error: `the date "${amzDate}" does not match the scope` };
+  if (presigned) {
+    const expires = Number(param('X-Amz-Expires'));
+    if (!Number.isInteger(expires) || expires < 1 || expires > 604_800)
+      return { code: 'AuthorizationQueryParametersError', error: 'X-Amz-Expires must be 1 to 604800' };
+    if (now.getTime() > signedAt + expires * 1000)
+      return { code: 'ExpiredToken', error: 'the presigned request has expired' };
+    if (signedAt > now.getTime() + MAX_CLOCK_SKEW_MS)
+      return { code: 'SignatureDoesNotMatch', error: 'Signature not yet current' };
+  } else if (Math.abs(now.getTime() - signedAt) > MAX_CLOCK_SKEW_MS) {
+    return { code: 'SignatureDoesNotMatch', error: 'Signature expired: the request time is too skewed' };
+  }
+  const names = signedHeaders.split(';');
+  if (!names.includes('host'))
+    return { code: 'SignatureDoesNotMatch', error: 'the host header must be signed' };
+
+  const canonicalQuery = params
+    .filter(([name]) => name !== 'X-Amz-Signature')
+    .map(([name, value]) => [uriEncode(name), uriEncode(value)])
+    .sort(([a, av], [b, bv]) => (a! < b! ? -1 : a! > b! ? 1 : av! < bv! ? -1 : 1))
+    .map(([name, value]) => `${name}=${value}`)
     .join('&');
-  const canonicalHeaders = signedHeaders
-    .map((name) => `${name}:${(header(name) ?? '').trim().replace(/\s+/g, ' ')}\n`)
-    .join('');
+  const canonicalUri = path
+    .split('/')
+    .map((segment) => uriEncode(uriEncode(decodeURIComponent(segment))))
+    .join('/');
   const canonicalRequest = [
     request.method.toUpperCase(),
     canonicalUri,
     canonicalQuery,
-    canonicalHeaders,
-    signedHeaderList,
-    claimedHash === 'UNSIGNED-PAYLOAD' ? claimedHash : bodyHash,
+    names.map((name) => `${name}:${headerValue(request.headers[name])}\n`).join(''),
+    signedHeaders,
+    presigned ? 'UNSIGNED-PAYLOAD' : sha256(request.body),
   ].join('\n');
   const scope = `${day}/${region}/${service}/aws4_request`;
   const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonicalRequest)].join('\n');
-  let key = hmac(`AWS4${identity.secretAccessKey}`, day!);
-  for (const part of [region!, service!, 'aws4_request']) key = hmac(key, part);
+  let key = hmac(`AWS4${identity.secretAccessKey}`, day);
+  for (const part of [region, service, 'aws4_request']) key = hmac(key, part);
   const expected = createHmac('sha256', key).update(stringToSign).digest();
-  if (!timingSafeEqual(expected, Buffer.from(signature!, 'hex')))
-    throw new SignatureError(
-      'the signature does not match the request (wrong secret key or altered request)',
-    );
-  return identity.arn;
+  const given = Buffer.from(signature, 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return {
+      code: 'SignatureDoesNotMatch',
+      error:
+        'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.',
+    };
+  return { identity, service, region };
 }

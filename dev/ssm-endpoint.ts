@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { jsonProtocol } from './aws-json.ts';
-import { SignatureError, verifySigV4, type TestIdentity } from './sigv4-identity.ts';
+import { verifySigV4, type TestIdentity } from './sigv4-identity.ts';
 
 const TARGET_PREFIX = 'AmazonSSM.';
 
@@ -284,14 +284,9 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
     jsonProtocol(TARGET_PREFIX, ({ body, target, operation, http, reply }) => {
       const handler = operation === undefined ? undefined : handlers[operation];
       try {
-        let caller: string;
-        try {
-          caller = verifySigV4({ ...http, body }, options.identities, now());
-        } catch (error) {
-          if (error instanceof SignatureError)
-            throw new SsmError('UnrecognizedClientException', error.message);
-          throw error;
-        }
+        const verified = verifySigV4({ ...http, body: body.toString('utf8') }, options.identities, now());
+        if ('error' in verified) throw new SsmError(verified.code, verified.error);
+        const caller = verified.identity.arn;
         if (!handler)
           throw new SsmError(
             'UnknownOperationException',

@@ -61,12 +61,12 @@ export function acknowledgeNagFindings(findings: NagFindings): void {
   Validations.of(findings.gateRole).acknowledge({
     id: rule(`IAM5[Resource::${nagResourceName(findings.gateRole, findings.windowSchedulesArn)}]`),
     reason:
-      "The gate function creates one-time schedules named after the gate and the window's end at run time; the grant is CreateSchedule in sluice's one-time schedule group only.",
+      "The gate function creates one-time schedules named after the gate and the window's end at run time (and reads one whose name is taken); the grant is CreateSchedule and GetSchedule in sluice's one-time schedule group only.",
   });
   Validations.of(findings.deployerRole).acknowledge({
     id: rule(`IAM5[Resource::${nagResourceName(findings.deployerRole, findings.windowSchedulesArn)}]`),
     reason:
-      "The reconcile function schedules the retry of a failed run (retryInterval) as a one-time schedule named after the delivery and the time at run time; the grant is CreateSchedule in sluice's one-time schedule group only.",
+      "The reconcile function schedules the retry of a failed run (retryInterval) as a one-time schedule named after the delivery and the time at run time (and reads one whose name is taken); the grant is CreateSchedule and GetSchedule in sluice's one-time schedule group only.",
   });
   if (findings.customerKey) {
     for (const role of [findings.deployerRole, findings.gateRole]) {

@@ -150,7 +150,11 @@ export class Sluice extends Construct {
       resourceName: `${this.windowScheduleGroup.scheduleGroupName}/*`,
     });
     const oneTimeScheduleStatements = [
-      new iam.PolicyStatement({ actions: ['scheduler:CreateSchedule'], resources: [windowSchedulesArn] }),
+      // GetSchedule: a name found taken counts as created only if that schedule does the same.
+      new iam.PolicyStatement({
+        actions: ['scheduler:CreateSchedule', 'scheduler:GetSchedule'],
+        resources: [windowSchedulesArn],
+      }),
       new iam.PolicyStatement({
         actions: ['iam:PassRole'],
         resources: [reconcileInvoker.roleArn],

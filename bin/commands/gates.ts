@@ -4,6 +4,7 @@ import { userInfo } from 'node:os';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { formatDuration, type GateAction } from '../../functions/core/config/index.ts';
 import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
+import { printable } from '../../functions/core/gates/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
 import {
@@ -60,7 +61,7 @@ export function gatesCommand(): Command {
               ? `${nextChange.state === 'open' ? 'opens' : 'closes'} ${relative(nextChange.at, now)} (${formatInstant(nextChange.at)}, ${nextChange.cause})`
               : '-',
             last
-              ? `${last.action}${last.revision ? ` ${last.revision}` : ''} by ${requestAuthors(last)} ${ago(last.requestedAt, now)}${last.reason ? `: ${last.reason}` : ''}${pendingApprovals ? `; ${pendingApprovals.approvals.length} approval(s) pending` : ''}`
+              ? `${last.action}${last.revision ? ` ${last.revision}` : ''} by ${requestAuthors(last)} ${ago(last.requestedAt, now)}${last.reason ? `: ${printable(last.reason)}` : ''}${pendingApprovals ? `; ${pendingApprovals.approvals.length} approval(s) pending` : ''}`
               : '-',
           ];
         }),
@@ -193,7 +194,7 @@ function historyCommand(): Command {
           requestAuthors(r),
           r.source,
           r.outcome,
-          r.reason || '-',
+          r.reason ? printable(r.reason) : '-',
         ]),
       );
     });

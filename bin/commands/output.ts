@@ -1,9 +1,16 @@
-/** Prints rows as an aligned table with a header; `paint` may colour a cell after it is padded. */
+import { printable, printableJson } from '../../functions/core/gates/audit-text.ts';
+
+/**
+ * Prints rows as an aligned table with a header; `paint` may colour a cell after it is padded.
+ * Control characters in a cell are written out (`\n`, `\u001b`): a stored value cannot add a row
+ * or send the terminal an escape sequence.
+ */
 export function printTable(
   headers: readonly string[],
-  rows: readonly (readonly string[])[],
+  cellsOf: readonly (readonly string[])[],
   paint: (text: string, column: number) => string = (text) => text,
 ): void {
+  const rows = cellsOf.map((row) => row.map(printable));
   const widths = headers.map((header, i) =>
     Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
   );
@@ -28,8 +35,12 @@ export function paintState(text: string): string {
   return text;
 }
 
+/**
+ * Prints a value as JSON. JSON.stringify writes DEL, C1 controls and the Unicode separators as
+ * they are; they are written out as `\uXXXX` too (still the same JSON), so none reaches the terminal.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${printableJson(JSON.stringify(value, null, 2) ?? 'undefined')}\n`);
 }
 
 /** `45s`, `3m`, `2h`, `4d`: a rough span for people. */

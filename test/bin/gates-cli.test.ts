@@ -3,6 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tableFromEnvironment } from '../../functions/core/environment.ts';
+import { recordGateRequest, type GateRequest } from '../../functions/core/store/gates.ts';
 import { pushFiles } from '../support/deliveries.ts';
 import { sluice } from '../support/cli.ts';
 import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
@@ -117,4 +119,66 @@ describe('sluice gates', () => {
     expect(bad.stderr).toMatch(/"window": "two hours" is not a duration/);
     expect(JSON.parse((await sluice('gate', 'history', gate, '--json')).stdout)).toEqual([]);
   });
+
+  it('refuses a request that would spoof the audit trail: a schedule/ name, a newline, an escape sequence', async () => {
+    const gate = uniqueName('spoof');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+    writeFileSync(join(dir, 'sluice.yaml'), `gates:\n  - { name: ${gate}, default: open, window: 1h }\n`);
+    await sluice('register', '-f', join(dir, 'sluice.yaml'));
+
+    const asSchedule = await sluice('gate', 'close', gate, '--by', `schedule/${gate}/0`);
+    expect(asSchedule.code).toBe(1);
+    expect(asSchedule.stderr).toContain(
+      `"requestedBy": "schedule/${gate}/0" starts with "schedule/", which is reserved for sluice's own requests`,
+    );
+    const forgedRow = await sluice('gate', 'close', gate, '--reason', `CHG-1\n${FORGED_ROW}`);
+    expect(forgedRow.code).toBe(1);
+    expect(forgedRow.stderr).toContain('"reason" contains the control character \\n');
+    const hidden = await sluice('gate', 'close', gate, '--by', 'mallory\u001b[8m');
+    expect(hidden.code).toBe(1);
+    expect(hidden.stderr).toContain('"requestedBy" contains the control character \\u001b');
+    expect(JSON.parse((await sluice('gate', 'history', gate, '--json')).stdout)).toEqual([]);
+  });
+
+  it('prints records stored before those rules as one inert line each, in sluice gates and history', async () => {
+    const gate = uniqueName('stored');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+    writeFileSync(join(dir, 'sluice.yaml'), `gates:\n  - { name: ${gate}, default: open }\n`);
+    await sluice('register', '-f', join(dir, 'sluice.yaml'));
+    const db = tableFromEnvironment();
+    const stored = (at: string, fields: Partial<GateRequest>) =>
+      recordGateRequest(
+        db,
+        gate,
+        { action: 'close', requestedAt: at, requestedBy: 'x', reason: '', source: 'cli', ...fields },
+        new Date(at),
+      );
+    await stored('2026-06-01T10:00:00.000Z', { requestedBy: `schedule/${gate}/0`, reason: 'freeze' });
+    await stored('2026-06-01T10:01:00.000Z', { requestedBy: 'carol', reason: `CHG-1\n${FORGED_ROW}` });
+    await stored('2026-06-01T10:02:00.000Z', { requestedBy: 'mallory\u001b[8m', reason: 'x\u009b8m' });
+
+    const history = await sluice('gate', 'history', gate);
+    for (const control of ['\u001b', '\u009b']) expect(history.stdout).not.toContain(control);
+    const lines = history.stdout.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[1]).toMatch(/\s+mallory\\u001b\[8m \(unverified\)\s+cli\s+accepted\s+x\\u009b8m$/);
+    expect(lines[2]).toMatch(/\s+carol \(unverified\)\s+cli\s+accepted\s+CHG-1\\n2026-06-01T09:00:00Z/);
+    expect(lines[3]).toMatch(
+      new RegExp(`\\s+schedule/${gate}/0 \\(unverified\\)\\s+cli\\s+accepted\\s+freeze$`),
+    );
+
+    const table = await sluice('gates', gate);
+    for (const control of ['\u001b', '\u009b']) expect(table.stdout).not.toContain(control);
+    expect(table.stdout.trim().split('\n')).toHaveLength(2);
+    expect(table.stdout).toContain('close by mallory\\u001b[8m (unverified)');
+    const json = await sluice('gates', gate, '--json');
+    for (const control of ['\u001b', '\u009b']) expect(json.stdout).not.toContain(control);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      status: { lastRequest: { requestedBy: 'mallory\u001b[8m', reason: 'x\u009b8m' } },
+    });
+  });
 });
+
+/** A fabricated `sluice gate history` row: a signed approval that never happened. */
+const FORGED_ROW =
+  '2026-06-01T09:00:00Z  open    -         1h      alice (role Approver, 123456789012)  url     accepted  CHG-2';

@@ -376,11 +376,11 @@ describe('spec custom resources', () => {
   });
 });
 
-/** CreateSchedule in the one-time schedule group, and passing the reconcile invoker role to Scheduler only. */
+/** CreateSchedule and GetSchedule in the one-time schedule group, and passing the reconcile invoker role to Scheduler only. */
 function oneTimeScheduleStatements(): unknown[] {
   return [
     {
-      Action: 'scheduler:CreateSchedule',
+      Action: ['scheduler:CreateSchedule', 'scheduler:GetSchedule'],
       Effect: 'Allow',
       Resource: {
         'Fn::Join': [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One HTTP request as an AWS SDK client sent it. */
@@ -12,8 +12,12 @@ export interface RecordedRequest {
 
 /**
  * Records the requests AWS SDK clients send to Lambda (`Invoke`), EventBridge Scheduler
- * (`CreateSchedule`) and EventBridge (`PutEvents`) and answers as those services do, so the wire format of the calls the gate
- * function makes can be checked locally (there is no local Lambda or Scheduler to call).
+ * (`CreateSchedule`, `GetSchedule`) and EventBridge (`PutEvents`) and answers as those services
+ * do, so the wire format of the calls the gate function makes can be checked locally (there is no
+ * local Lambda or Scheduler to call). As Scheduler, it holds each schedule created, by group and
+ * name: a second CreateSchedule of a name its group holds fails with ConflictException (409), and
+ * GetSchedule returns what was created, or ResourceNotFoundException (404). It does not check
+ * expressions, fire schedules or delete them after they fire.
  */
 export async function startAwsRecorder(
   options: { readonly functionUrl?: (qualifier: string) => string } = {},
@@ -23,6 +27,7 @@ export async function startAwsRecorder(
   stop(): Promise<void>;
 }> {
   const requests: RecordedRequest[] = [];
+  const schedules = new Map<string, Record<string, unknown>>();
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -49,12 +54,13 @@ export async function startAwsRecorder(
       } else if (/^\/2015-03-31\/functions\/[^/]+\/invocations/.test(path)) {
         response.writeHead(202, { 'content-type': 'application/json' }).end();
       } else if (path.startsWith('/schedules/')) {
-        const name = decodeURIComponent(path.slice('/schedules/'.length).split('?')[0]!);
-        response
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({ ScheduleArn: `arn:aws:scheduler:us-east-1:000000000000:schedule/g/${name}` }),
-          );
+        answerScheduler(
+          schedules,
+          request.method ?? 'GET',
+          path,
+          Buffer.concat(chunks).toString('utf8'),
+          response,
+        );
       } else if (request.headers['x-amz-target'] === 'AWSEvents.PutEvents') {
         response
           .writeHead(200, { 'content-type': 'application/x-amz-json-1.1' })
@@ -71,6 +77,42 @@ export async function startAwsRecorder(
     requests,
     stop: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+/** Scheduler's REST API for the schedules it holds (`group/name` → the CreateSchedule body). */
+function answerScheduler(
+  schedules: Map<string, Record<string, unknown>>,
+  method: string,
+  path: string,
+  body: string,
+  response: ServerResponse,
+): void {
+  const [rawName = '', query = ''] = path.slice('/schedules/'.length).split('?');
+  const name = decodeURIComponent(rawName);
+  const json = (status: number, value: unknown, errorType?: string) =>
+    response
+      .writeHead(status, {
+        'content-type': 'application/json',
+        ...(errorType && { 'x-amzn-errortype': errorType }),
+      })
+      .end(JSON.stringify(value));
+  const arnOf = (group: string) => `arn:aws:scheduler:us-east-1:000000000000:schedule/${group}/${name}`;
+  if (method === 'GET') {
+    const group = new URLSearchParams(query).get('groupName') ?? 'default';
+    const held = schedules.get(`${group}/${name}`);
+    if (!held) json(404, { Message: `Schedule ${name} does not exist.` }, 'ResourceNotFoundException');
+    else json(200, { ...held, Arn: arnOf(group), Name: name, GroupName: group, State: 'ENABLED' });
+    return;
+  }
+  const created = JSON.parse(body || '{}') as Record<string, unknown>;
+  const group = typeof created.GroupName === 'string' ? created.GroupName : 'default';
+  if (schedules.has(`${group}/${name}`)) {
+    json(409, { Message: `Schedule ${name} already exists.` }, 'ConflictException');
+    return;
+  }
+  const { ClientToken: _, ...held } = created;
+  schedules.set(`${group}/${name}`, held);
+  json(200, { ScheduleArn: arnOf(group) });
 }
 
 /**

@@ -12,7 +12,8 @@ export function schedulerWindowTimer(scheduler: SchedulerClient, target: OneTime
   return {
     async reopenAt(gate, at) {
       await createOneTimeSchedule(scheduler, target, {
-        prefix: gate,
+        kind: 'gate',
+        name: gate,
         at,
         input: { gateOpened: gate },
         description: `sluice: gate '${gate}' reopens; reconcile the deliveries waiting on it`,
@@ -26,7 +27,8 @@ export function schedulerRetryTimer(scheduler: SchedulerClient, target: OneTimeS
   return {
     retryAt: (delivery, at) =>
       createOneTimeSchedule(scheduler, target, {
-        prefix: `retry-${delivery}`,
+        kind: 'retry',
+        name: delivery,
         at,
         input: { delivery },
         description: `sluice: retry the failed delivery '${delivery}' (retryInterval)`,

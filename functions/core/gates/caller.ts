@@ -1,4 +1,5 @@
 import type { RequestSource } from '../store/gates.ts';
+import { printable } from './audit-text.ts';
 
 /** Who sent a gate request: a principal AWS verified, or a name the caller claimed. */
 export interface Caller {
@@ -11,20 +12,31 @@ export function claimedCaller(requestedBy: string | undefined, source: RequestSo
   return { principal: requestedBy ?? `unknown (${source})`, verified: false };
 }
 
+/** `schedule/<gate>/<index>`: how a schedule's request, rebuilt from the gate's spec, names its author. */
+const SCHEDULE_PRINCIPAL = /^schedule\/[a-z0-9-]+\/\d+$/;
+
 /**
  * A principal as people read it: `arn:aws:sts::123456789012:assumed-role/Approver/alice` →
  * `alice (role Approver, 123456789012)`; an IAM user → `bob (user, 123456789012)`. A claim is
- * marked: `alice (unverified)`.
+ * marked: `alice (unverified)`; it reads as a schedule only when its `source` is the schedule
+ * (a request sluice rebuilt from the spec), never by its name alone. Control characters are
+ * written out (`\n`, `\u001b`), so a stored name cannot add a line or hide the mark.
  */
-export function readablePrincipal(principal: string, verified: boolean | undefined): string {
-  if (!verified) return principal.startsWith('schedule/') ? principal : `${principal} (unverified)`;
+export function readablePrincipal(
+  principal: string,
+  verified: boolean | undefined,
+  source?: RequestSource,
+): string {
+  if (source === 'schedule' && SCHEDULE_PRINCIPAL.test(principal)) return principal;
+  if (!verified) return `${printable(principal)} (unverified)`;
   const match = /^arn:aws[\w-]*:(?:sts|iam)::(\d{12}):(assumed-role|user|role|root)(?:\/(.*))?$/.exec(
     principal,
   );
-  if (!match) return principal;
+  if (!match) return printable(principal);
   const [, account, kind, path = ''] = match;
   const parts = path.split('/');
-  if (kind === 'assumed-role') return `${parts.at(-1)} (role ${parts.slice(0, -1).join('/')}, ${account})`;
+  if (kind === 'assumed-role')
+    return printable(`${parts.at(-1)} (role ${parts.slice(0, -1).join('/')}, ${account})`);
   if (kind === 'root') return `root (${account})`;
-  return `${parts.at(-1)} (${kind}, ${account})`;
+  return printable(`${parts.at(-1)} (${kind}, ${account})`);
 }

@@ -3,7 +3,7 @@ import { SluiceError } from '../errors.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { readablePrincipal } from './caller.ts';
+import { requestAuthors } from './messages.ts';
 import { gateStateAt, nextOpening, openFor, type GateStatus } from './state.ts';
 
 /** The gates a delivery references, as they stand: closed ones, and open ones pinned to a revision. */
@@ -70,7 +70,7 @@ export function verdictFor(evaluation: GateEvaluation, revision?: string): GateV
       approvesRevisions: true,
       openFor: {
         revision: status.revision!,
-        approvedBy: approvers(status),
+        approvedBy: requestAuthors(status.lastRequest!),
       },
     })),
   ];
@@ -78,10 +78,4 @@ export function verdictFor(evaluation: GateEvaluation, revision?: string): GateV
     blockAll: holding.filter((gate) => gate.blocks === 'all'),
     blockRevisions: holding.filter((gate) => gate.blocks === 'revisions'),
   };
-}
-
-function approvers(status: GateStatus): string {
-  const request = status.lastRequest!;
-  const who = request.approvedBy ?? [request.requestedBy];
-  return who.map((principal) => readablePrincipal(principal, request.verified)).join(' and ');
 }

@@ -2,6 +2,13 @@ import { MAX_WINDOW_MS } from '../config/defaults.ts';
 import { formatDuration, parseDuration } from '../config/index.ts';
 import type { GateAction } from '../config/index.ts';
 import type { RequestSource } from '../store/gates.ts';
+import {
+  MAX_REASON_LENGTH,
+  MAX_REQUESTED_BY_LENGTH,
+  characters,
+  controlCharacterIn,
+  reservedPrefixOf,
+} from './audit-text.ts';
 import { isPinnableRevision } from './state.ts';
 
 /**
@@ -36,6 +43,22 @@ function optionalString(event: Record<string, unknown>, field: string): string |
   const value = event[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw new GateEventError(`"${field}" must be a string, not ${typeof value}`);
+  return value;
+}
+
+/** A field the audit trail records as written: one line, no control characters, at most `max` characters. */
+function auditText(event: Record<string, unknown>, field: string, max: number): string | undefined {
+  const value = optionalString(event, field);
+  if (value === undefined) return undefined;
+  const control = controlCharacterIn(value);
+  if (control !== undefined)
+    throw new GateEventError(
+      `"${field}" contains the control character ${control}: the audit trail records it as one line of plain text`,
+    );
+  if (characters(value) > max)
+    throw new GateEventError(
+      `"${field}" is ${characters(value)} characters long; at most ${max} are recorded`,
+    );
   return value;
 }
 
@@ -103,13 +126,22 @@ export function parseGateEvent(raw: unknown, options: { signed?: boolean } = {})
       `"revision": "${revision}" does not name a digest: use <tag>@sha256:<64 hex> or sha256:<64 hex>, as sluice status shows it (a tag alone can move after the approval)`,
     );
 
+  const reason = auditText(event, 'reason', MAX_REASON_LENGTH);
+  const requestedBy = auditText(event, 'requestedBy', MAX_REQUESTED_BY_LENGTH);
+  // A schedule's own request is rebuilt from the spec, whoever it names; nobody else may name the system.
+  const reserved = requestedBy !== undefined && source !== 'schedule' && reservedPrefixOf(requestedBy);
+  if (reserved)
+    throw new GateEventError(
+      `"requestedBy": "${requestedBy}" starts with "${reserved}", which is reserved for sluice's own requests (schedules); name yourself`,
+    );
+
   return {
     gate,
     action,
     source: source as RequestSource,
     ...(windowMs !== undefined && { windowMs }),
-    ...(optionalString(event, 'reason') !== undefined && { reason: optionalString(event, 'reason') }),
-    ...(optionalString(event, 'requestedBy') && { requestedBy: optionalString(event, 'requestedBy') }),
+    ...(reason !== undefined && { reason }),
+    ...(requestedBy && { requestedBy }),
     ...(requestedAt !== undefined && { requestedAt: new Date(requestedAt).toISOString() }),
     ...(revision !== undefined && { revision }),
   };

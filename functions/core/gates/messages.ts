@@ -1,5 +1,6 @@
 import type { PendingApprovals } from '../store/gate-approvals.ts';
 import type { BlockingGate } from '../store/status.ts';
+import { printable } from './audit-text.ts';
 import { readablePrincipal } from './caller.ts';
 import type { GateChange, GateStatus } from './state.ts';
 
@@ -15,7 +16,7 @@ export function describeGate(
   pending?: PendingApprovals,
   approvers = 1,
 ): string {
-  if (status.problem) return `gate '${status.name}' is closed: ${status.problem}`;
+  if (status.problem) return `gate '${status.name}' is closed: ${printable(status.problem)}`;
   const parts = [`gate '${status.name}' is ${status.state}`];
   if (status.revision) parts.push(`for ${status.revision} only`);
   if (status.until) parts.push(`until ${formatInstant(status.until)}`);
@@ -23,7 +24,7 @@ export function describeGate(
   const request = status.lastRequest;
   if (status.byRequest && request) {
     parts.push(
-      `(${request.action} by ${requestAuthors(request)}${request.reason ? `: ${request.reason}` : ''})`,
+      `(${request.action} by ${requestAuthors(request)}${request.reason ? `: ${printable(request.reason)}` : ''})`,
     );
   } else {
     parts.push('(default)');
@@ -40,7 +41,7 @@ export function describeGate(
 /** Who a request is by, readably: every approver when it took more than one. */
 export function requestAuthors(request: NonNullable<GateStatus['lastRequest']>): string {
   return (request.approvedBy ?? [request.requestedBy])
-    .map((principal) => readablePrincipal(principal, request.verified))
+    .map((principal) => readablePrincipal(principal, request.verified, request.source))
     .join(' and ');
 }
 
@@ -55,7 +56,7 @@ export function waitingMessage(blocking: readonly BlockingGate[], held?: string)
       if (gate.openFor) {
         return `${held ?? 'this revision'} awaits approval at gate '${gate.name}' (open only for ${gate.openFor.revision}, approved by ${gate.openFor.approvedBy})${approve ? `; approve it with: ${approve}` : ''}`;
       }
-      if (gate.problem) return `waiting for gate '${gate.name}' (closed: ${gate.problem})`;
+      if (gate.problem) return `waiting for gate '${gate.name}' (closed: ${printable(gate.problem)})`;
       const opens = gate.opensAt
         ? `opens at ${formatInstant(gate.opensAt)}`
         : gate.approvesRevisions && approve

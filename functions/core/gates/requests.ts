@@ -19,7 +19,7 @@ import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import { GateEventError, type GateEvent } from './event.ts';
-import { describeGate } from './messages.ts';
+import { describeGate, requestAuthors } from './messages.ts';
 import { gateStateAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
 /** Arranges for the deliveries waiting on a gate to reconcile when its window ends and it reopens. */
@@ -152,7 +152,13 @@ export async function handleGateEvent(
   // (A schedule that opens it invokes the gate function itself.)
   if (outcome === 'accepted' && status.state === 'closed') {
     const reopens = nextChange(gate, after, now, 'open');
-    if (reopens?.cause === 'window') await deps.windowTimer?.reopenAt(gate.name, new Date(reopens.at));
+    if (reopens?.cause === 'window')
+      await deps.windowTimer?.reopenAt(gate.name, new Date(reopens.at)).catch((error: unknown) => {
+        throw new Error(
+          `gate '${gate.name}': the ${request.action} request was recorded, but the schedule that reconciles the waiting deliveries when it ends was not created (the delivery interval is the backstop): ${(error as Error).message}`,
+          { cause: error },
+        );
+      });
   }
 
   if (before.state !== status.state && after) {
@@ -164,7 +170,7 @@ export async function handleGateEvent(
 
   const prefix =
     outcome === 'stale'
-      ? `request ignored: a request made at or after ${request.requestedAt} is already stored (${after?.action} by ${after?.requestedBy} at ${after?.requestedAt}). `
+      ? `request ignored: a request made at or after ${request.requestedAt} is already stored (${after?.action} by ${after ? requestAuthors(after) : '-'} at ${after?.requestedAt}). `
       : '';
   const catchUp = reconciling.length > 0 ? `; reconciling ${reconciling.join(', ')}` : '';
   const message = `${prefix}${describeGate(status, next, pendingApprovals, gate.approvers)}${catchUp}`;

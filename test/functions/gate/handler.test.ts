@@ -1,6 +1,8 @@
 // The gate Lambda handler, invoked as Lambda invokes it: DynamoDB Local for state, and the
 // Lambda/Scheduler calls it makes checked on the wire.
+import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { oneTimeScheduleName } from '../../../functions/core/aws/one-time-schedule.ts';
 import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { handler } from '../../../functions/gate/handler.ts';
@@ -94,7 +96,9 @@ describe('gate handler', () => {
     expect(created).toHaveLength(1);
     const body = JSON.parse(created[0]!.body) as Record<string, unknown>;
     const minute = new Date(Math.ceil(until / 60_000) * 60_000);
-    expect(decodeURIComponent(created[0]!.path)).toBe(`/schedules/${gate}-${minute.getTime() / 1000}`);
+    expect(decodeURIComponent(created[0]!.path)).toBe(
+      `/schedules/${oneTimeScheduleName({ kind: 'gate', name: gate }, minute)}`,
+    );
     expect(body).toMatchObject(
       oneTimeScheduleBody(minute, {
         group: 'sluice-windows',
@@ -104,6 +108,36 @@ describe('gate handler', () => {
         deadLetterArn: FAILURE_QUEUE,
       }),
     );
+  });
+
+  it('a window end whose schedule name another schedule holds fails the invocation loudly, naming both', async () => {
+    const gate = uniqueName('taken');
+    await registerGate(deps, { name: gate, default: 'open', window: '24h' });
+    // Taken for each minute the window could end in, whenever the request lands.
+    const end = Math.ceil((Date.now() + 7_200_000) / 60_000) * 60_000;
+    const scheduler = new SchedulerClient({ endpoint: recorder.url });
+    for (const minute of [new Date(end), new Date(end + 60_000)]) {
+      await scheduler.send(
+        new CreateScheduleCommand({
+          Name: oneTimeScheduleName({ kind: 'gate', name: gate }, minute),
+          GroupName: 'sluice-windows',
+          ScheduleExpression: `at(${minute.toISOString().slice(0, 19)})`,
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          Target: {
+            Arn: RECONCILE_ARN,
+            RoleArn: 'arn:aws:iam::000000000000:role/x',
+            Input: '{"delivery":"x"}',
+          },
+        }),
+      );
+    }
+
+    await expect(invoke({ gate, action: 'close', window: '2h', requestedBy: 'bob' })).rejects.toThrow(
+      new RegExp(
+        `gate '${gate}': the close request was recorded, but the schedule that reconciles the waiting deliveries when it ends was not created .*is taken by another schedule.*invokes ${RECONCILE_ARN} with \\{"delivery":"x"\\}.*the new one would invoke ${RECONCILE_ARN} with \\{"gateOpened":"${gate}"\\}`,
+      ),
+    );
+    expect(await getGateRequest(deps.db, gate)).toMatchObject({ action: 'close', requestedBy: 'bob' });
   });
 
   it('"status" reads without writing', async () => {

@@ -154,7 +154,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
     // Signing as alice takes alice's secret key: her access key id alone is refused.
     await expect(
       signal({ ...ALICE, secretAccessKey: MALLORY.secretAccessKey }, id, 'Approve'),
-    ).rejects.toThrow(/signature does not match/);
+    ).rejects.toThrow(/signature we calculated does not match/);
     await signal(ALICE, id, 'Approve');
     await expect(signal(ALICE, id, 'Approve')).rejects.toThrow(/already signalled/);
     expect(invocationOf(id)).toBeUndefined();

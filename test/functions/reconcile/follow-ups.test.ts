@@ -3,6 +3,7 @@
 // Scheduler CreateSchedule) and the deliveries waiting on one that succeeded (dependsOn, a Lambda Invoke).
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { oneTimeScheduleName } from '../../../functions/core/aws/one-time-schedule.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { handler as lambdaHandler } from '../../../functions/reconcile/handler.ts';
 import { oneTimeScheduleBody, startAwsRecorder } from '../../support/aws-recorder.ts';
@@ -60,7 +61,9 @@ describe('retryInterval', () => {
     expect(minute.getTime() % 60_000).toBe(0);
     expect(minute.getTime()).toBeGreaterThanOrEqual(started + 120_000);
     expect(minute.getTime()).toBeLessThan(Date.now() + 180_000);
-    expect(decodeURIComponent(created[0]!.path)).toBe(`/schedules/retry-${name}-${minute.getTime() / 1000}`);
+    expect(decodeURIComponent(created[0]!.path)).toBe(
+      `/schedules/${oneTimeScheduleName({ kind: 'retry', name }, minute)}`,
+    );
     expect(JSON.parse(created[0]!.body)).toMatchObject(
       oneTimeScheduleBody(minute, {
         group: 'sluice-one-time',

@@ -1,0 +1,54 @@
+// What a gate request may say about itself in the audit trail, and how stored text is printed.
+
+/** The longest `reason` a request may carry, in characters (a change ticket and a sentence or two). */
+export const MAX_REASON_LENGTH = 1_000;
+/** The longest name a caller may claim in `requestedBy`, in characters. */
+export const MAX_REQUESTED_BY_LENGTH = 200;
+
+/**
+ * Principals only sluice writes: a schedule's firing (`schedule/<gate>/<index>`), sluice itself,
+ * and a request that named no one (`unknown (<source>)`). A caller may not claim them.
+ */
+export const RESERVED_PRINCIPAL_PREFIXES: readonly string[] = ['schedule/', 'sluice/', 'unknown ('];
+
+/**
+ * Characters that can change how a line reads on a terminal or in a log: C0 controls (newline,
+ * ESC, …), DEL, C1 controls, the Unicode line and paragraph separators, and bidirectional
+ * overrides and isolates (which reorder what follows them).
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+const escapeOne = (char: string): string =>
+  NAMED[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** `text` with every control character written out (`\n`, `\u001b`), so it prints as one inert line. */
+export function printable(text: string): string {
+  return text.replace(CONTROL, escapeOne);
+}
+
+/**
+ * JSON text with the control characters JSON.stringify leaves as they are (DEL, C1, the Unicode
+ * separators, bidi controls) written out as `\uXXXX`: the same JSON, inert on a terminal. Its
+ * own line breaks (pretty-printing) stay; inside strings JSON.stringify already escaped them.
+ */
+export function printableJson(json: string): string {
+  return json.replace(CONTROL, (char) => (char === '\n' ? char : escapeOne(char)));
+}
+
+/** The first control character in `text`, written out, or undefined when there is none. */
+export function controlCharacterIn(text: string): string | undefined {
+  const found = text.match(new RegExp(CONTROL.source));
+  return found ? escapeOne(found[0]) : undefined;
+}
+
+/** The reserved prefix `principal` claims, if any (compared without case or leading spaces). */
+export function reservedPrefixOf(principal: string): string | undefined {
+  const claimed = principal.trimStart().toLowerCase();
+  return RESERVED_PRINCIPAL_PREFIXES.find((prefix) => claimed.startsWith(prefix));
+}
+
+/** Length in characters (code points), as people count them. */
+export const characters = (text: string): number => [...text].length;
