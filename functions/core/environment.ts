@@ -4,7 +4,6 @@ import { EKSClient } from '@aws-sdk/client-eks';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SSMClient } from '@aws-sdk/client-ssm';
 import { STSClient } from '@aws-sdk/client-sts';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { existsSync } from 'node:fs';
@@ -13,8 +12,7 @@ import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
 import type { GateDeps } from './gates/requests.ts';
-import type { RunbookDeps } from './gates/runbook-approval.ts';
-import { ssmAutomationReader } from './aws/ssm-automation.ts';
+import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
@@ -154,8 +152,13 @@ export function runbookDepsFromEnvironment(): RunbookDeps {
   } catch {
     throw new Error('SLUICE_GATE_RUNBOOKS is not JSON: {"<gate>": "<runbook document name>"}');
   }
-  return {
-    runbooks: new Map(Object.entries(runbooks)),
-    readAutomation: ssmAutomationReader(new SSMClient({})),
+  // The SSM client is loaded only when a runbook invokes the function (it is large to import).
+  let reader: Promise<ReadAutomation> | undefined;
+  const readAutomation: ReadAutomation = async (executionId) => {
+    reader ??= Promise.all([import('@aws-sdk/client-ssm'), import('./aws/ssm-automation.ts')]).then(
+      ([{ SSMClient }, { ssmAutomationReader }]) => ssmAutomationReader(new SSMClient({})),
+    );
+    return (await reader)(executionId);
   };
+  return { runbooks: new Map(Object.entries(runbooks)), readAutomation };
 }

@@ -10,7 +10,7 @@ import { ssmAutomationReader } from '../../../functions/core/aws/ssm-automation.
 import type { Gate } from '../../../functions/core/config/index.ts';
 import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
-import { gateHandler } from '../../../functions/gate/handler.ts';
+import { gateHandler, handler as deployedHandler } from '../../../functions/gate/handler.ts';
 import { runbookContent } from '../../../lib/runbooks.ts';
 import { engineDeps } from '../../support/deliveries.ts';
 import { inProcessGateDeps, registerGate } from '../../support/gates.ts';
@@ -29,6 +29,12 @@ const BOB = identity('bob', `arn:aws:iam::${ACCOUNT}:user/bob`);
 const MALLORY = identity('mallory', `arn:aws:iam::${ACCOUNT}:user/mallory`);
 const REQUESTER = identity('requester', `arn:aws:sts::${ACCOUNT}:assumed-role/Developer/dev`);
 const GATE_FUNCTION = identity('gatefn', `arn:aws:sts::${ACCOUNT}:assumed-role/sluice-gate/fn`);
+/** The credentials the test environment gives the SDK (componentsEnv): the handler as deployed signs with them. */
+const LOCAL: TestIdentity = {
+  accessKeyId: 'local',
+  secretAccessKey: 'local',
+  arn: `arn:aws:sts::${ACCOUNT}:assumed-role/sluice-gate/local`,
+};
 const FUNCTION_ARN = `arn:aws:lambda:us-east-1:${ACCOUNT}:function:sluice-gate:runbooks`;
 
 const deps = engineDeps();
@@ -79,7 +85,7 @@ beforeAll(async () => {
     ['mallorys-own-runbook', document({ ...one, approvers: 1 }, [MALLORY.arn])],
   ]);
   ssm = createSsmEndpoint({
-    identities: [ALICE, BOB, MALLORY, REQUESTER, GATE_FUNCTION],
+    identities: [ALICE, BOB, MALLORY, REQUESTER, GATE_FUNCTION, LOCAL],
     documents,
     invoke: async (functionName, payload) => {
       expect(functionName).toBe(FUNCTION_ARN);
@@ -102,6 +108,8 @@ beforeAll(async () => {
   endpoint = `http://127.0.0.1:${(ssm.server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  delete process.env.AWS_ENDPOINT_URL_SSM;
+  delete process.env.SLUICE_GATE_RUNBOOKS;
   await new Promise((done) => ssm.server.close(done));
 });
 
@@ -225,5 +233,19 @@ describe('approving in the console (Systems Manager runbook)', () => {
       requestedAt: '2026-01-05T09:00:00Z',
     });
     expect(firing.outcome).toBe('accepted');
+  });
+
+  it('the handler as deployed reads the record through its own SSM client (SLUICE_GATE_RUNBOOKS, AWS_ENDPOINT_URL_SSM)', async () => {
+    process.env.AWS_ENDPOINT_URL_SSM = endpoint;
+    process.env.SLUICE_GATE_RUNBOOKS = JSON.stringify(Object.fromEntries(runbooks));
+    const id = await start(gates.one, { reason: ['CHG-11'] });
+    await expect(deployedHandler({ ssmExecution: id })).rejects.toThrow(
+      new RegExp(
+        `gate '${gates.one}': the approval of Automation execution ${id} is not given \\(approve step Waiting`,
+      ),
+    );
+    await expect(deployedHandler({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909' })).rejects.toThrow(
+      /does not exist/,
+    );
   });
 });
