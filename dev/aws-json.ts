@@ -6,6 +6,12 @@ export interface JsonRequest {
   /** `GetSecretValue` for `x-amz-target: secretsmanager.GetSecretValue`, if the prefix matches. */
   readonly operation: string | undefined;
   readonly target: string;
+  /** The HTTP request line and headers, for stand-ins that verify its signature. */
+  readonly http: {
+    readonly method: string;
+    readonly url: string;
+    readonly headers: IncomingMessage['headers'];
+  };
   reply(status: number, body: unknown, errorType?: string): void;
 }
 
@@ -22,6 +28,7 @@ export function jsonProtocol(
       handle({
         body: Buffer.concat(chunks),
         target,
+        http: { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers },
         operation: target.startsWith(targetPrefix) ? target.slice(targetPrefix.length) : undefined,
         reply(status, body, errorType) {
           res.writeHead(status, {

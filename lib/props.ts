@@ -315,6 +315,13 @@ export interface SluiceGate {
    * @default - none: sessions of one role count as one approver
    */
   readonly sessionNamedRoles?: string[];
+  /**
+   * Refuses open and close requests that only claim who sent them (a direct invocation, a
+   * console test event): only verified requests (signed, or approved in the gate's runbook) and
+   * the gate's own schedules count.
+   * @default false
+   */
+  readonly requireVerified?: boolean;
 }
 
 export interface SluiceProps {
@@ -337,6 +344,22 @@ export interface SluiceProps {
    * @default - alarms without actions (a synth-time warning says so)
    */
   readonly alarmTopic?: sns.ITopic;
+  /**
+   * Where the gates' Systems Manager runbooks send approval requests (aws:approve's
+   * NotificationArn): approvers subscribe to it. The automation role is granted sns:Publish on it;
+   * Systems Manager's documentation asks for a topic name beginning with `Automation`.
+   * @default - the alarmTopic; with neither, approvers find pending approvals in the Systems Manager console
+   */
+  readonly approvalTopic?: sns.ITopic;
+  /**
+   * Shareable Lambda console test events of the gate function (status, open, close per gate),
+   * kept in the EventBridge schema registry `lambda-testevent-schemas`. That registry exists
+   * once anyone in the account and region saved a shareable test event: `existing` uses it,
+   * `create` creates it (and keeps it when the stack is deleted), `none` makes no test events.
+   * Test events are claims: recorded as unverified, refused by gates with `requireVerified`.
+   * @default 'create'
+   */
+  readonly consoleTestEvents?: 'create' | 'existing' | 'none';
   /**
    * `perDelivery`: the reconcile function's metrics carry the delivery as a dimension, and each
    * delivery has its own failed, blocked-too-long and stale alarms: about $0.90 a delivery-month

@@ -26,7 +26,9 @@ import {
   VPC_ACCESS_STATEMENT,
 } from './permissions.ts';
 import type { SluiceProps } from './props.ts';
+import { GateRunbooks } from './runbooks.ts';
 import { GateSchedules, IntervalSchedules } from './schedules.ts';
+import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
 import { EcrPushTriggers, ecrRepositories } from './triggers.ts';
 
@@ -83,6 +85,7 @@ export class Sluice extends Construct {
   /** The validated, normalised deliveries and gates. */
   readonly specs: SluiceSpecs;
   private readonly gateEntries: GateEntries;
+  private readonly gateRunbooks: GateRunbooks;
 
   constructor(scope: Construct, id: string, props: SluiceProps = {}) {
     super(scope, id);
@@ -221,6 +224,19 @@ export class Sluice extends Construct {
     this.gateFunction = gate;
     failures.routeAsyncInvocations(gate, ASYNC_MAX_EVENT_AGE);
     this.gateEntries = new GateEntries(this, 'GateEntries', { gates: config.gates, gateFunction: gate });
+    this.gateRunbooks = new GateRunbooks(this, 'GateRunbooks', {
+      gates: config.gates,
+      gateFunction: gate,
+      gateRole,
+      notificationTopic: props.approvalTopic ?? props.alarmTopic,
+    });
+    const testEvents = props.consoleTestEvents ?? 'create';
+    if (testEvents !== 'none' && config.gates.length > 0)
+      new GateTestEvents(this, 'GateTestEvents', {
+        gates: config.gates,
+        gateFunction: gate,
+        registry: testEvents,
+      });
 
     // The spec function deletes removed deliveries from their clusters, so it shares the
     // reconcile function's role (and with it the clusters' access entries and ECR pulls), and the
@@ -262,10 +278,20 @@ export class Sluice extends Construct {
     const gateInvoker = this.schedulerRole('GateInvokerRole', 'invokes the gate function', [
       this.scheduleGroup,
     ]);
-    gateInvoker.addToPrincipalPolicy(invokeStatement(gate.functionArn));
+    // The gates' cron schedules invoke an alias of their own, and the role may invoke only it: not
+    // the entries' aliases (open_<gate>, close_<gate>) nor the runbooks'.
+    let scheduleTarget: lambda.IFunction = gate;
+    if (config.gates.some((g) => g.schedules.length > 0)) {
+      scheduleTarget = new lambda.Alias(this, 'GateSchedulesAlias', {
+        aliasName: 'schedules',
+        version: gate.currentVersion,
+      });
+      // Scheduler invokes asynchronously, and an alias has its own asynchronous invocation config.
+      failures.routeAsyncInvocations(scheduleTarget, ASYNC_MAX_EVENT_AGE);
+    }
     new GateSchedules(this, 'GateSchedules', {
       gates: config.gates,
-      gateFunction: gate,
+      gateFunction: scheduleTarget,
       role: gateInvoker,
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
@@ -337,7 +363,6 @@ export class Sluice extends Construct {
       failureQueue: failures.queue,
       invokers: [
         [reconcileInvoker, reconcile],
-        [gateInvoker, gate],
         [specProviderRole, spec],
       ],
     });
@@ -345,11 +370,29 @@ export class Sluice extends Construct {
 
   /**
    * Lets `grantee` open and/or close one gate with signed requests (`sluice gate open <gate>
-   * --function <gate function>`): it may invoke that gate's entry URLs and look them up, nothing
-   * else. The gate function records the verified principal.
+   * --function <gate function>`): it may invoke that gate's entry URLs and look them up. One granted
+   * open requests is also an approver in the gate's Systems Manager runbook (see
+   * grantRequestApproval). The gate function records the verified principal.
    */
   grantGateRequests(grantee: iam.IGrantable, gate: string, options?: GateRequestGrantOptions): iam.Grant {
-    return this.gateEntries.grant(grantee, gate, options);
+    const grant = this.gateEntries.grant(grantee, gate, options);
+    if (!(options?.actions ?? ['open']).includes('open')) return grant;
+    return grant.combine(this.gateRunbooks.addApprover(grantee, gate));
+  }
+
+  /**
+   * Lets `grantee` ask for a gate to open in the AWS console: start the gate's Systems Manager
+   * runbook (revision, window, reason), which waits for the gate's approvers (those granted open
+   * requests with grantGateRequests) and then has the gate function verify the approval with
+   * Systems Manager. Starting it approves nothing by itself.
+   */
+  grantRequestApproval(grantee: iam.IGrantable, gate: string): iam.Grant {
+    return this.gateRunbooks.grantRequest(grantee, gate);
+  }
+
+  /** The name of a gate's Systems Manager runbook (Automation document). */
+  gateRunbookName(gate: string): string {
+    return this.gateRunbooks.documentName(gate);
   }
 
   /** The function URL through which `action` requests for `gate` reach the gate function. */

@@ -12,6 +12,7 @@ import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
 import type { GateDeps } from './gates/requests.ts';
+import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
@@ -142,4 +143,26 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
     ),
   };
+}
+
+/**
+ * The gates' Systems Manager runbooks (SLUICE_GATE_RUNBOOKS: `{"<gate>": "<document name>"}`, set
+ * by the construct) and GetAutomationExecution (AWS_ENDPOINT_URL_SSM locally).
+ */
+export function runbookDepsFromEnvironment(): RunbookDeps {
+  let runbooks: Record<string, string> = {};
+  try {
+    runbooks = JSON.parse(process.env.SLUICE_GATE_RUNBOOKS || '{}') as Record<string, string>;
+  } catch {
+    throw new Error('SLUICE_GATE_RUNBOOKS is not JSON: {"<gate>": "<runbook document name>"}');
+  }
+  // The SSM client is loaded only when a runbook invokes the function (it is large to import).
+  let reader: Promise<ReadAutomation> | undefined;
+  const readAutomation: ReadAutomation = async (executionId) => {
+    reader ??= Promise.all([import('@aws-sdk/client-ssm'), import('./aws/ssm-automation.ts')]).then(
+      ([{ SSMClient }, { ssmAutomationReader }]) => ssmAutomationReader(new SSMClient({})),
+    );
+    return (await reader)(executionId);
+  };
+  return { runbooks: new Map(Object.entries(runbooks)), readAutomation };
 }

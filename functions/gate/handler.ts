@@ -3,11 +3,12 @@ import type {
   APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer,
   LambdaFunctionURLEventWithIAMAuthorizer as FunctionUrlEvent,
 } from 'aws-lambda';
-import { gateDepsFromEnvironment } from '../core/environment.ts';
+import { gateDepsFromEnvironment, runbookDepsFromEnvironment } from '../core/environment.ts';
 import { GateEventError, parseGateEvent } from '../core/gates/event.ts';
 import { ProofRefused } from '../core/gates/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
+import { handleRunbookApproval, isRunbookEvent, type RunbookDeps } from '../core/gates/runbook-approval.ts';
 
 const logger = new Logger({ serviceName: 'sluice-gate' });
 
@@ -16,12 +17,23 @@ export interface GateInvocation {
   readonly invokedFunctionArn?: string;
 }
 
-/** The gate function for given dependencies (tests inject a clock). */
+/** The gate function for given dependencies (tests inject a clock, and the runbooks' SSM client). */
 export function gateHandler(
   deps: () => GateDeps,
+  runbookDeps: () => RunbookDeps = runbookDepsFromEnvironment,
 ): (event: unknown, context?: GateInvocation) => Promise<GateRequestResult | FunctionUrlAnswer> {
   return async (event, context) => {
     if (isFunctionUrlEvent(event)) return urlRequest(event, context, deps());
+    if (isRunbookEvent(event)) {
+      const result = await handleRunbookApproval(event, deps(), runbookDeps());
+      logger.info(result.message, {
+        gate: result.gate,
+        action: result.action,
+        outcome: result.outcome,
+        runbook: event.ssmExecution,
+      });
+      return result;
+    }
     const result = hasProof(event)
       ? await handleProvenRequest(event, 'invoke', context?.invokedFunctionArn, deps())
       : await handleGateEvent(parseGateEvent(event), deps());

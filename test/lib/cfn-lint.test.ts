@@ -1,6 +1,7 @@
 // cfn-lint (pinned, from PyPI, provisioned like the other local components) on the synthesized
 // templates of the example app and of a large variant using every feature: no error, and the
 // failure routes and alarms the construct promises are in both.
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,21 @@ import { largeVariant, synth, synthExampleApp } from './synth.ts';
 process.env.CDK_VALIDATION = 'false';
 
 const exampleApp = await synthExampleApp({});
-const large = synth(largeVariant, { nag: true });
+// With a gate runbook: an approver (open requests) and a requester (grantRequestApproval).
+const large = synth(largeVariant, {
+  nag: true,
+  then: (sluice, stack) => {
+    const gate = sluice.specs.config.gates[0]!.name;
+    sluice.grantGateRequests(
+      new iam.Role(stack, 'Approver', { assumedBy: new iam.AccountRootPrincipal() }),
+      gate,
+    );
+    sluice.grantRequestApproval(
+      new iam.Role(stack, 'Requester', { assumedBy: new iam.AccountRootPrincipal() }),
+      gate,
+    );
+  },
+});
 const largePath = join(exampleApp.templatePath, '..', 'Large.template.json');
 writeFileSync(largePath, JSON.stringify(large.template.toJSON()));
 afterAll(() => exampleApp.cleanup());
@@ -45,7 +60,11 @@ describe.each([
 
   it('the functions invoked asynchronously route failures to the queue; every function has its three alarms', () => {
     const all = resources();
-    expect(ofType(all, 'AWS::Lambda::EventInvokeConfig')).toHaveLength(2);
+    // The reconcile and gate functions, and the `schedules` alias the gates' crons invoke.
+    const scheduleAliases = ofType(all, 'AWS::Lambda::Alias').filter(
+      (a) => a.Properties.Name === 'schedules',
+    );
+    expect(ofType(all, 'AWS::Lambda::EventInvokeConfig')).toHaveLength(2 + scheduleAliases.length);
     const functions = ofType(all, 'AWS::Lambda::Function').filter((f) =>
       String(f.Properties.Description ?? '').startsWith('sluice:'),
     );

@@ -38,7 +38,6 @@ describe('cdk-nag AwsSolutions', () => {
       'DeployerRole: AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:ap-northeast-1:123456789012:schedule/Test-Sluice-WindowSchedules-########/*]',
       'Failures/Queue: AwsSolutions::AwsSolutions-SQS3',
       'Gate/Function: AwsSolutions::AwsSolutions-L1',
-      'GateInvokerRole: AwsSolutions::AwsSolutions-IAM5[Resource::<SluiceGateFunction########.Arn>:*]',
       'GateRole: AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:ap-northeast-1:123456789012:schedule/Test-Sluice-WindowSchedules-########/*]',
       'Reconcile/Function: AwsSolutions::AwsSolutions-L1',
       'ReconcileInvokerRole: AwsSolutions::AwsSolutions-IAM5[Resource::<SluiceReconcileFunction########.Arn>:*]',

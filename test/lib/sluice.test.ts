@@ -52,6 +52,7 @@ const deployerRole = roleWith('reconciles deliveries');
 const gateRole = roleWith('records gate requests');
 const reconcileInvoker = roleWith('EventBridge Scheduler invokes the reconcile function');
 const gateInvoker = roleWith('EventBridge Scheduler invokes the gate function');
+const schedulesAlias = logicalId(template, 'AWS::Lambda::Alias', (p) => p.Name === 'schedules');
 const scheduleGroup = (name: string) =>
   logicalId(template, 'AWS::Scheduler::ScheduleGroup', (_, id) => id.includes(name));
 const windowGroup = scheduleGroup('WindowSchedules');
@@ -216,7 +217,7 @@ describe('schedules', () => {
       GroupName: groupName(recurringGroup),
       State: 'ENABLED',
       FlexibleTimeWindow: { Mode: 'OFF' },
-      Target: { Arn: arnOf(gate), RoleArn: arnOf(gateInvoker) },
+      Target: { Arn: refOf(schedulesAlias), RoleArn: arnOf(gateInvoker) },
     });
     expect(JSON.parse(properties.Target.Input)).toEqual({
       gate: 'no-deploy-friday',
@@ -254,7 +255,7 @@ describe('schedules', () => {
     template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 2);
   });
 
-  it('Scheduler assumes its roles only for sluice schedule groups in this account, and they invoke one function each', () => {
+  it("Scheduler assumes its roles only for sluice schedule groups in this account, and they invoke one function (the gates' schedules: one alias) each", () => {
     const trust = (role: string) =>
       template.toJSON().Resources[role].Properties.AssumeRolePolicyDocument.Statement;
     expect(trust(reconcileInvoker)).toEqual([
@@ -282,9 +283,10 @@ describe('schedules', () => {
       invoke(reconcile),
       { ...invoke(reconcile), Resource: [arnOf(reconcile), { 'Fn::Join': ['', [arnOf(reconcile), ':*']] }] },
     ]);
+    // The gates' schedules invoke the `schedules` alias, and their role may invoke only it: not the
+    // function, its other versions, or the aliases of the gate entries and runbooks.
     expect(statementsOf(template, gateInvoker)).toEqual([
-      invoke(gate),
-      { ...invoke(gate), Resource: [arnOf(gate), { 'Fn::Join': ['', [arnOf(gate), ':*']] }] },
+      { ...invoke(gate), Resource: refOf(schedulesAlias) },
       deadLetter,
     ]);
   });
@@ -620,7 +622,7 @@ describe('failure routes', () => {
     }
   });
 
-  it('the reconcile and gate functions send an invocation that failed after 2 retries, or grew an hour old, to the queue', () => {
+  it("the reconcile and gate functions (and the gate schedules' alias) send an invocation that failed after 2 retries, or grew an hour old, to the queue", () => {
     for (const fn of [reconcile, gate]) {
       template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
         FunctionName: refOf(fn),
@@ -630,7 +632,15 @@ describe('failure routes', () => {
         DestinationConfig: { OnFailure: { Destination: arnOf(failureQueue) } },
       });
     }
-    template.resourceCountIs('AWS::Lambda::EventInvokeConfig', 2);
+    // The gates' schedules invoke the gate function's `schedules` alias, which has a config of its own.
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: refOf(gate),
+      Qualifier: { 'Fn::Select': [7, { 'Fn::Split': [':', refOf(schedulesAlias)] }] },
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: 3600,
+      DestinationConfig: { OnFailure: { Destination: arnOf(failureQueue) } },
+    });
+    template.resourceCountIs('AWS::Lambda::EventInvokeConfig', 3);
   });
 
   it('one-time schedules (window ends, retries) are told the queue', () => {

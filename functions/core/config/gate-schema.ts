@@ -41,6 +41,7 @@ export const gateSchema = strict({
         ),
     )
     .optional(),
+  requireVerified: z.boolean().optional(),
 })
   .superRefine((gate, ctx) => {
     const rule =
@@ -74,6 +75,7 @@ export const gateSchema = strict({
     approval: gate.approval ?? DEFAULTS.approval,
     approvers: gate.approvers ?? DEFAULTS.approvers,
     ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
+    ...(gate.requireVerified && { requireVerified: true }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

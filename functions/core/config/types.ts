@@ -31,6 +31,8 @@ export interface Gate {
    * sets the name).
    */
   sessionNamedRoles?: string[];
+  /** Refuses open and close requests that carry only a claim (direct invocations, console test events); schedules still count. */
+  requireVerified?: boolean;
 }
 
 export type GateApproval = 'any' | 'revision';

@@ -23,6 +23,10 @@ export async function admitRequest(
   now: Date,
 ): Promise<GateRequest> {
   if (event.source === 'schedule') return scheduleFiring(gate, event, now);
+  if (gate.requireVerified && !caller.verified)
+    throw new GateEventError(
+      `gate '${gate.name}' takes verified requests only (requireVerified): a request that reached the function directly, such as a console test event, only claims its sender (${readablePrincipal(caller.principal, false)}); use sluice gate ${event.action} --function, or approve in the gate's Systems Manager runbook`,
+    );
   const request = callerRequest(gate, event, caller, now);
   if (request.action === 'open') await checkApproval(gate, request, db);
   return request;

@@ -8,10 +8,11 @@ import { gateKey, type TableClient } from './table-client.ts';
 
 /**
  * Where a request came from, as recorded in the audit trail: `url` (through the gate's function
- * URL) and `invoke` (a direct invocation of the gate's alias) carry a proof STS verified; the
- * others reached the function as claims.
+ * URL) and `invoke` (a direct invocation of the gate's alias) carry a proof STS verified;
+ * `runbook` is an approval in the gate's Systems Manager runbook (its approvers read from AWS's
+ * record); the others reached the function as claims.
  */
-export type RequestSource = 'schedule' | 'console' | 'cli' | 'api' | 'url' | 'invoke';
+export type RequestSource = 'schedule' | 'console' | 'cli' | 'api' | 'url' | 'invoke' | 'runbook';
 
 /** A request to open or close a gate. */
 export interface GateRequest {

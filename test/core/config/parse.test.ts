@@ -264,6 +264,18 @@ describe('parseConfig', () => {
     expect(problems({ approvers: 1.5 })).toEqual(['approvers: must be a whole number']);
   });
 
+  it('reads requireVerified: a boolean, kept only when true', () => {
+    expect(parseGate({ name: 'g', default: 'closed', requireVerified: true })).toMatchObject({
+      requireVerified: true,
+    });
+    expect(parseGate({ name: 'g', default: 'closed', requireVerified: false })).not.toHaveProperty(
+      'requireVerified',
+    );
+    expect(() => parseGate({ name: 'g', default: 'closed', requireVerified: 'yes' })).toThrow(
+      /requireVerified/,
+    );
+  });
+
   it("reads Flux's decryption (provider sops) and names each wrong field", () => {
     const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
     const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:sluice/age-AbCdEf';

@@ -1,0 +1,180 @@
+import { claimRunbookExecution } from '../store/runbook-executions.ts';
+import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
+import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
+
+/** The names the construct gives a gate runbook's steps; the gate function reads them back from AWS's record. */
+export const RUNBOOK_STEPS = { approve: 'approve', openGate: 'openGate' } as const;
+/** The runbook's parameters: what the requester asks for, read back from AWS's record. */
+export const RUNBOOK_PARAMETERS = ['revision', 'window', 'reason'] as const;
+/** An approval older than this (its approve step's end) no longer opens a gate. */
+export const MAX_RUNBOOK_APPROVAL_AGE_MS = 60 * 60_000;
+
+/** A step of an Automation execution, as GetAutomationExecution returns it. */
+export interface AutomationStep {
+  readonly name: string;
+  readonly action: string;
+  /** `Pending`, `InProgress`, `Waiting`, `Success`, `TimedOut`, `Cancelling`, `Cancelled`, `Failed`. */
+  readonly status: string;
+  readonly endTime?: Date;
+  /** Output name → values (`ApprovalStatus`, `ApproverDecisions` for aws:approve). */
+  readonly outputs: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Systems Manager's record of an Automation execution. */
+export interface AutomationRecord {
+  readonly executionId: string;
+  readonly documentName: string;
+  /** The principal that started the execution. */
+  readonly executedBy?: string;
+  readonly parameters: Readonly<Record<string, readonly string[]>>;
+  readonly steps: readonly AutomationStep[];
+}
+
+/** Reads an execution from Systems Manager (GetAutomationExecution); undefined when there is none. */
+export type ReadAutomation = (executionId: string) => Promise<AutomationRecord | undefined>;
+
+export interface RunbookDeps {
+  /** Gate name → its runbook's document name, as the construct set them (never from the event). */
+  readonly runbooks: ReadonlyMap<string, string>;
+  readonly readAutomation: ReadAutomation;
+}
+
+/** The invocation a runbook's last step makes: `{"ssmExecution": "<execution id>"}` and nothing else. */
+export interface RunbookEvent {
+  readonly ssmExecution: string;
+}
+
+export const isRunbookEvent = (event: unknown): event is RunbookEvent =>
+  typeof event === 'object' && event !== null && !Array.isArray(event) && 'ssmExecution' in event;
+
+/** What AWS's record of a runbook execution approves. */
+export interface RunbookApproval {
+  readonly gate: string;
+  readonly executionId: string;
+  /** The principals (ARNs) whose `Approve` signals the approve step recorded, distinct, in order. */
+  readonly approvers: readonly string[];
+  readonly startedBy?: string;
+  readonly event: GateEvent;
+}
+
+const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Verifies an invocation that names an Automation execution against Systems Manager's record of
+ * it: the execution ran this function's runbook of a gate, its approve step succeeded with the
+ * status Approved within the last hour, and who approved and what (revision, window, reason) come
+ * from that record. The invocation itself is trusted for nothing but the id; anything else throws
+ * GateEventError naming what is wrong.
+ */
+export async function verifyRunbookApproval(
+  event: RunbookEvent,
+  deps: RunbookDeps,
+  now: Date,
+): Promise<RunbookApproval> {
+  const extra = Object.keys(event).filter((key) => key !== 'ssmExecution');
+  if (extra.length > 0)
+    throw new GateEventError(
+      `a runbook invocation carries only "ssmExecution"; ${extra.map((k) => `"${k}"`).join(', ')} would be a claim: the approval is read from Systems Manager`,
+    );
+  const id = event.ssmExecution;
+  if (typeof id !== 'string' || !EXECUTION_ID.test(id))
+    throw new GateEventError(`"ssmExecution": ${JSON.stringify(id)} is not an Automation execution id`);
+  const record = await deps.readAutomation(id);
+  if (!record)
+    throw new GateEventError(
+      `Automation execution ${id} does not exist: nothing was approved, nothing changed`,
+    );
+  const gate = [...deps.runbooks].find(([, document]) => document === record.documentName)?.[0];
+  if (gate === undefined)
+    throw new GateEventError(
+      `Automation execution ${id} ran the document '${record.documentName}', which is not a gate runbook of this function (${[...deps.runbooks.values()].join(', ') || 'it has none'}): nothing changed`,
+    );
+
+  const step = record.steps.find((s) => s.name === RUNBOOK_STEPS.approve);
+  if (!step || step.action !== 'aws:approve')
+    throw new GateEventError(
+      `Automation execution ${id} has no aws:approve step '${RUNBOOK_STEPS.approve}': nothing changed`,
+    );
+  const approvalStatus = output(step, 'ApprovalStatus')[0];
+  if (step.status !== 'Success' || approvalStatus !== 'Approved')
+    throw new GateEventError(
+      `gate '${gate}': the approval of Automation execution ${id} is not given (approve step ${step.status}${approvalStatus ? `, ${approvalStatus}` : ''}): nothing changed`,
+    );
+  if (!step.endTime || now.getTime() - step.endTime.getTime() > MAX_RUNBOOK_APPROVAL_AGE_MS)
+    throw new GateEventError(
+      `gate '${gate}': the approval of Automation execution ${id} ended ${step.endTime?.toISOString() ?? 'at no recorded time'}, more than an hour ago: start the runbook again`,
+    );
+  const approvers = approversOf(step, id);
+
+  const raw: Record<string, string> = { gate, action: 'open' };
+  for (const name of RUNBOOK_PARAMETERS) {
+    const values = record.parameters[name] ?? [];
+    if (values.length > 1)
+      throw new GateEventError(`Automation execution ${id}: parameter ${name} has several values`);
+    if (values[0]) raw[name] = values[0];
+  }
+  let parsed: GateEvent;
+  try {
+    parsed = parseGateEvent(raw, { signed: true });
+  } catch (error) {
+    throw new GateEventError(`Automation execution ${id}'s parameters: ${(error as Error).message}`);
+  }
+  return {
+    gate,
+    executionId: id,
+    approvers,
+    ...(record.executedBy && { startedBy: record.executedBy }),
+    event: { ...parsed, source: 'runbook', reason: `${parsed.reason ?? ''} [runbook ${id}]`.trim() },
+  };
+}
+
+function output(step: AutomationStep, name: string): readonly string[] {
+  const key = Object.keys(step.outputs).find((k) => k === name || k.endsWith(`.${name}`));
+  return key === undefined ? [] : (step.outputs[key] ?? []);
+}
+
+/** The distinct principals whose decision was Approve, from the step's ApproverDecisions (a JSON map per decision). */
+function approversOf(step: AutomationStep, id: string): string[] {
+  const decisions: unknown[] = [];
+  for (const value of output(step, 'ApproverDecisions')) {
+    try {
+      const parsed: unknown = JSON.parse(value);
+      decisions.push(...(Array.isArray(parsed) ? (parsed as unknown[]) : [parsed]));
+    } catch {
+      throw new GateEventError(`Automation execution ${id}: an approver decision is not JSON: ${value}`);
+    }
+  }
+  const approvers = new Set<string>();
+  for (const decision of decisions) {
+    const { Approver, Decision } = (decision ?? {}) as { Approver?: unknown; Decision?: unknown };
+    if (Decision === 'Approve' && typeof Approver === 'string' && Approver) approvers.add(Approver);
+  }
+  if (approvers.size === 0)
+    throw new GateEventError(`Automation execution ${id} records no approver who approved: nothing changed`);
+  return [...approvers];
+}
+
+/**
+ * Opens a gate on a verified runbook approval: the execution id is claimed first (once only, so a
+ * replay changes nothing), then each approver counts as one verified approval of the runbook's
+ * request, toward the gate's `approvers`.
+ */
+export async function handleRunbookApproval(
+  event: RunbookEvent,
+  deps: GateDeps,
+  runbooks: RunbookDeps,
+): Promise<GateRequestResult> {
+  const now = deps.clock.now();
+  const approval = await verifyRunbookApproval(event, runbooks, now);
+  const used = await claimRunbookExecution(deps.db, approval.executionId, approval.gate, now);
+  if (used)
+    throw new GateEventError(
+      `Automation execution ${approval.executionId} was already used (gate '${used.gate}', ${used.usedAt}): an execution opens a gate once; a replay changes nothing`,
+    );
+  let result: GateRequestResult | undefined;
+  for (const approver of approval.approvers) {
+    result = await handleGateEvent(approval.event, deps, { principal: approver, verified: true });
+    if (result.outcome === 'accepted') break;
+  }
+  return result!;
+}

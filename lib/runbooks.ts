@@ -1,0 +1,309 @@
+import { Annotations, Lazy, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
+import { Construct } from 'constructs';
+import { createHash } from 'node:crypto';
+import type { Gate } from '../functions/core/config/index.ts';
+import { RUNBOOK_STEPS } from '../functions/core/gates/runbook-approval.ts';
+import { nagResourceName } from './nag.ts';
+
+/** How long a runbook's approve step waits for its approvers: a working day. */
+export const RUNBOOK_APPROVAL_TIMEOUT_SECONDS = 24 * 3600;
+/** aws:approve takes at most 10 approvers. */
+const MAX_RUNBOOK_APPROVERS = 10;
+
+export interface RunbookContentOptions {
+  readonly gate: Gate;
+  /** IAM ARNs (users, roles) who may approve. */
+  readonly approvers: readonly string[];
+  /** The function (alias) the last step invokes. */
+  readonly functionArn: string;
+  readonly assumeRoleArn: string;
+  readonly notificationArn?: string;
+}
+
+/**
+ * A gate's Automation runbook (schemaVersion 0.3): an `aws:approve` step by the gate's approvers
+ * (MinRequiredApprovals = the gate's `approvers`), then an invocation of the gate function with
+ * the execution's id and nothing else: the function reads the rest from Systems Manager.
+ */
+export function runbookContent(options: RunbookContentOptions): Record<string, unknown> {
+  const { gate } = options;
+  return {
+    schemaVersion: '0.3',
+    description: `sluice: open gate '${gate.name}' once ${gate.approvers} of its approvers approve (the gate function verifies the approval with Systems Manager)`,
+    assumeRole: options.assumeRoleArn,
+    parameters: {
+      revision: {
+        type: 'String',
+        description:
+          gate.approval === 'revision'
+            ? 'The revision to approve, <tag>@sha256:<hex> as sluice status shows it (required by this gate)'
+            : 'The revision to approve, <tag>@sha256:<hex> (optional: empty approves any revision)',
+        default: '',
+      },
+      window: {
+        type: 'String',
+        description: "How long the gate stays open, e.g. 1h (empty: the gate's window)",
+        default: '',
+      },
+      reason: { type: 'String', description: 'Why, e.g. a change ticket', default: '' },
+    },
+    mainSteps: [
+      {
+        name: RUNBOOK_STEPS.approve,
+        action: 'aws:approve',
+        timeoutSeconds: RUNBOOK_APPROVAL_TIMEOUT_SECONDS,
+        onFailure: 'Abort',
+        inputs: {
+          ...(options.notificationArn && { NotificationArn: options.notificationArn }),
+          Message: `sluice: open gate '${gate.name}' for revision {{revision}} (window {{window}}): {{reason}}`,
+          MinRequiredApprovals: gate.approvers,
+          Approvers: [...options.approvers],
+        },
+      },
+      {
+        name: RUNBOOK_STEPS.openGate,
+        action: 'aws:invokeLambdaFunction',
+        isEnd: true,
+        inputs: {
+          FunctionName: options.functionArn,
+          InvocationType: 'RequestResponse',
+          Payload: '{"ssmExecution":"{{automation:EXECUTION_ID}}"}',
+        },
+      },
+    ],
+  };
+}
+
+export interface GateRunbooksProps {
+  readonly gates: readonly Gate[];
+  readonly gateFunction: lambda.Function;
+  readonly gateRole: iam.IRole;
+  /** Where approval requests go. */
+  readonly notificationTopic?: sns.ITopic;
+}
+
+interface Runbook {
+  readonly document: ssm.CfnDocument;
+  readonly approvers: string[];
+}
+
+/**
+ * A Systems Manager Automation runbook per gate that someone may approve (made on the first open
+ * grant), its automation role, and the `runbooks` alias its last step invokes. The gate function
+ * learns the runbooks' names from its environment (`SLUICE_GATE_RUNBOOKS`).
+ */
+export class GateRunbooks extends Construct {
+  private readonly runbooks = new Map<string, Runbook>();
+  private readonly gates: ReadonlyMap<string, Gate>;
+  private automation?: { role: iam.Role; alias: lambda.Alias };
+
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: GateRunbooksProps,
+  ) {
+    super(scope, id);
+    this.gates = new Map(props.gates.map((gate) => [gate.name, gate]));
+    props.gateFunction.addEnvironment(
+      'SLUICE_GATE_RUNBOOKS',
+      Lazy.string({
+        produce: () =>
+          JSON.stringify(
+            Object.fromEntries([...this.runbooks.keys()].map((gate) => [gate, this.documentName(gate)])),
+          ),
+      }),
+    );
+  }
+
+  /** The runbook's document name: fixed by the stack and gate, so the gate function knows it without a reference. */
+  documentName(gate: string): string {
+    const hash = createHash('sha256')
+      .update(`${Stack.of(this).stackName}/${this.node.path}`)
+      .digest('hex')
+      .slice(0, 10);
+    return `sluice-${gate}-${hash}`;
+  }
+
+  /** Adds the principal behind `grantee` to the gate's approvers and lets it approve and reject. */
+  addApprover(grantee: iam.IGrantable, gate: string): iam.Grant {
+    const arn = principalArn(grantee.grantPrincipal);
+    const runbook = this.runbook(gate);
+    if (arn === undefined)
+      Annotations.of(this).addWarningV2(
+        'sluice:runbookApprover',
+        `gate '${gate}': ${grantee.grantPrincipal} is not an IAM user or role, so it cannot approve in the gate's runbook (aws:approve takes IAM ARNs)`,
+      );
+    else if (!runbook.approvers.includes(arn)) runbook.approvers.push(arn);
+    this.acknowledgeExecutions(grantee);
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: [
+        'ssm:SendAutomationSignal',
+        'ssm:GetAutomationExecution',
+        'ssm:DescribeAutomationStepExecutions',
+      ],
+      resourceArns: [this.executionsArn()],
+    });
+  }
+
+  /** Lets `grantee` start the gate's runbook (asking its approvers) and follow its executions. */
+  grantRequest(grantee: iam.IGrantable, gate: string): iam.Grant {
+    this.runbook(gate);
+    const stack = Stack.of(this);
+    const { role } = this.automationParts();
+    this.acknowledgeExecutions(grantee);
+    this.acknowledge(
+      grantee,
+      this.definitionArn(gate),
+      "StartAutomationExecution names a runbook version (<name>:<version>); the grant is this gate's runbook, any version.",
+    );
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['ssm:StartAutomationExecution'],
+      resourceArns: [this.definitionArn(gate)],
+    })
+      .combine(
+        iam.Grant.addToPrincipal({
+          grantee,
+          actions: ['ssm:GetAutomationExecution', 'ssm:DescribeAutomationStepExecutions'],
+          resourceArns: [this.executionsArn()],
+        }),
+      )
+      .combine(
+        iam.Grant.addToPrincipal({
+          grantee,
+          actions: ['ssm:DescribeDocument', 'ssm:GetDocument'],
+          resourceArns: [
+            stack.formatArn({ service: 'ssm', resource: 'document', resourceName: this.documentName(gate) }),
+          ],
+        }),
+      )
+      .combine(
+        iam.Grant.addToPrincipal({
+          grantee,
+          actions: ['iam:PassRole'],
+          resourceArns: [role.roleArn],
+          conditions: { StringEquals: { 'iam:PassedToService': 'ssm.amazonaws.com' } },
+        }),
+      );
+  }
+
+  private definitionArn(gate: string): string {
+    return Stack.of(this).formatArn({
+      service: 'ssm',
+      resource: 'automation-definition',
+      resourceName: `${this.documentName(gate)}:*`,
+    });
+  }
+
+  /** The executions' wildcard in a grantee's policy, acknowledged for cdk-nag with its reason. */
+  private acknowledgeExecutions(grantee: iam.IGrantable): void {
+    this.acknowledge(
+      grantee,
+      this.executionsArn(),
+      'Automation execution ids are made at run time; Systems Manager itself lets only the approvers a runbook lists signal it.',
+    );
+  }
+
+  private acknowledge(grantee: iam.IGrantable, arn: string, reason: string): void {
+    const principal = grantee.grantPrincipal;
+    if (!Construct.isConstruct(principal)) return;
+    Validations.of(principal).acknowledge({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagResourceName(this, arn)}]`,
+      reason,
+    });
+  }
+
+  private executionsArn(): string {
+    return Stack.of(this).formatArn({ service: 'ssm', resource: 'automation-execution', resourceName: '*' });
+  }
+
+  private runbook(gate: string): Runbook {
+    const existing = this.runbooks.get(gate);
+    if (existing) return existing;
+    const spec = this.gates.get(gate);
+    if (!spec)
+      throw new Error(
+        `gate '${gate}' is not one of this Sluice's gates (${[...this.gates.keys()].join(', ') || 'none are defined'})`,
+      );
+    const { role, alias } = this.automationParts();
+    const approvers: string[] = [];
+    const document = new ssm.CfnDocument(this, `Runbook-${gate}`, {
+      name: this.documentName(gate),
+      documentType: 'Automation',
+      documentFormat: 'JSON',
+      updateMethod: 'NewVersion',
+      content: Lazy.any({
+        produce: () =>
+          runbookContent({
+            gate: spec,
+            approvers,
+            functionArn: alias.functionArn,
+            assumeRoleArn: role.roleArn,
+            notificationArn: this.props.notificationTopic?.topicArn,
+          }),
+      }),
+    });
+    this.node.addValidation({
+      validate: () =>
+        approvers.length === 0
+          ? [
+              `gate '${gate}' has a runbook but no approvers: grantGateRequests(approver, '${gate}') names who may approve`,
+            ]
+          : approvers.length > MAX_RUNBOOK_APPROVERS
+            ? [
+                `gate '${gate}' has ${approvers.length} approvers; a runbook's aws:approve takes at most ${MAX_RUNBOOK_APPROVERS} (grant a role that several people assume)`,
+              ]
+            : [],
+    });
+    const runbook = { document, approvers };
+    this.runbooks.set(gate, runbook);
+    return runbook;
+  }
+
+  /** The role Automation runs the runbooks as (it may invoke the `runbooks` alias and nothing else), made once. */
+  private automationParts(): { role: iam.Role; alias: lambda.Alias } {
+    if (this.automation) return this.automation;
+    const stack = Stack.of(this);
+    const alias = new lambda.Alias(this, 'RunbooksAlias', {
+      aliasName: 'runbooks',
+      version: this.props.gateFunction.currentVersion,
+    });
+    const role = new iam.Role(this, 'AutomationRole', {
+      description: "sluice: Systems Manager Automation runs the gates' runbooks (invokes the gate function)",
+      assumedBy: new iam.ServicePrincipal('ssm.amazonaws.com', {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': this.executionsArn() },
+        },
+      }),
+    });
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [alias.functionArn] }),
+    );
+    // aws:approve publishes the approval request to the topic as this role.
+    this.props.notificationTopic?.grantPublish(role);
+    // The gate function reads the executions' records; their ids are made at run time.
+    this.props.gateRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['ssm:GetAutomationExecution'], resources: [this.executionsArn()] }),
+    );
+    Validations.of(this.props.gateRole).acknowledge({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagResourceName(this, this.executionsArn())}]`,
+      reason:
+        'GetAutomationExecution takes an execution id made at run time; the function checks that the execution ran one of its own runbooks.',
+    });
+    this.automation = { role, alias };
+    return this.automation;
+  }
+}
+
+/** The IAM ARN of a user or role principal, as aws:approve's Approvers take it. */
+function principalArn(principal: iam.IPrincipal): string | undefined {
+  if (principal instanceof iam.ArnPrincipal) return principal.arn;
+  const candidate = principal as Partial<iam.IRole & iam.IUser>;
+  return candidate.roleArn ?? candidate.userArn;
+}

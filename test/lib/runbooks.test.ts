@@ -1,0 +1,238 @@
+// Approving in the AWS console: a Systems Manager runbook per gate someone may approve, its
+// automation role and grants; the gate function's shareable console test events; requireVerified.
+import { Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { describe, expect, it } from 'vitest';
+import {
+  ACCOUNT,
+  arnOf,
+  functionId,
+  logicalId,
+  REGION,
+  refOf,
+  seedDelivery,
+  statementsOf,
+  synth,
+} from './synth.ts';
+
+const GATES = [
+  { name: 'no-deploy-friday', default: 'open' as const },
+  {
+    name: 'two-person',
+    default: 'closed' as const,
+    window: Duration.hours(1),
+    approvers: 2,
+    requireVerified: true,
+  },
+];
+
+const { template, sluice } = synth(
+  (cluster, stack) => ({
+    gates: GATES,
+    deliveries: [{ ...seedDelivery(cluster), gates: [{ name: 'two-person' }] }],
+    approvalTopic: new sns.Topic(stack, 'Approvals'),
+  }),
+  {
+    then: (sluice, stack) => {
+      const root = new iam.AccountRootPrincipal();
+      sluice.grantGateRequests(new iam.Role(stack, 'Alice', { assumedBy: root }), 'two-person');
+      sluice.grantGateRequests(new iam.User(stack, 'Bob'), 'two-person', { actions: ['open'] });
+      // A close-only grantee is no approver.
+      sluice.grantGateRequests(new iam.Role(stack, 'Oncall', { assumedBy: root }), 'two-person', {
+        actions: ['close'],
+      });
+      sluice.grantRequestApproval(new iam.Role(stack, 'Developer', { assumedBy: root }), 'two-person');
+    },
+  },
+);
+const resources = template.toJSON().Resources;
+const runbookName = sluice.gateRunbookName('two-person');
+const document = logicalId(template, 'AWS::SSM::Document');
+const alias = logicalId(template, 'AWS::Lambda::Alias', (p) => p.Name === 'runbooks');
+const automationRole = logicalId(template, 'AWS::IAM::Role', (p) =>
+  String(p.Description).startsWith('sluice: Systems Manager Automation'),
+);
+const role = (prefix: string) => logicalId(template, 'AWS::IAM::Role', (_, id) => id.startsWith(prefix));
+const executions = {
+  'Fn::Join': ['', ['arn:', refOf('AWS::Partition'), `:ssm:${REGION}:${ACCOUNT}:automation-execution/*`]],
+};
+
+describe('gate runbooks', () => {
+  it('one Automation runbook, for the gate someone may approve: approve by its open grantees, then invoke the gate function', () => {
+    expect(runbookName).toMatch(/^sluice-two-person-[0-9a-f]{10}$/);
+    const { Properties } = resources[document]!;
+    expect(Properties).toMatchObject({
+      Name: runbookName,
+      DocumentType: 'Automation',
+      DocumentFormat: 'JSON',
+      UpdateMethod: 'NewVersion',
+    });
+    const content = Properties.Content;
+    expect(content).toMatchObject({
+      schemaVersion: '0.3',
+      assumeRole: arnOf(automationRole),
+      parameters: {
+        revision: { type: 'String', default: '' },
+        window: { type: 'String', default: '' },
+        reason: { type: 'String', default: '' },
+      },
+    });
+    expect(content.mainSteps).toEqual([
+      {
+        name: 'approve',
+        action: 'aws:approve',
+        timeoutSeconds: 86400,
+        onFailure: 'Abort',
+        inputs: {
+          NotificationArn: refOf(
+            logicalId(template, 'AWS::SNS::Topic', (_, id) => id.startsWith('Approvals')),
+          ),
+          Message: "sluice: open gate 'two-person' for revision {{revision}} (window {{window}}): {{reason}}",
+          MinRequiredApprovals: 2,
+          Approvers: [arnOf(role('Alice')), arnOf(logicalId(template, 'AWS::IAM::User'))],
+        },
+      },
+      {
+        name: 'openGate',
+        action: 'aws:invokeLambdaFunction',
+        isEnd: true,
+        inputs: {
+          FunctionName: refOf(alias),
+          InvocationType: 'RequestResponse',
+          Payload: '{"ssmExecution":"{{automation:EXECUTION_ID}}"}',
+        },
+      },
+    ]);
+  });
+
+  it('the gate function knows its runbooks by name and may read executions, nothing more of SSM', () => {
+    const gate = functionId(template, 'open and close gates');
+    expect(JSON.parse(resources[gate]!.Properties.Environment.Variables.SLUICE_GATE_RUNBOOKS)).toEqual({
+      'two-person': runbookName,
+    });
+    const gateRole = role('SluiceGateRole');
+    const ssm = statementsOf(template, gateRole).filter((s) => String(s.Action).startsWith('ssm:'));
+    expect(ssm).toEqual([{ Action: 'ssm:GetAutomationExecution', Effect: 'Allow', Resource: executions }]);
+  });
+
+  it('Automation assumes its role for this account only; it may invoke the runbooks alias and publish approval requests, nothing else', () => {
+    expect(resources[automationRole]!.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Action: 'sts:AssumeRole',
+        Effect: 'Allow',
+        Principal: { Service: 'ssm.amazonaws.com' },
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': ACCOUNT },
+          ArnLike: { 'aws:SourceArn': executions },
+        },
+      },
+    ]);
+    expect(statementsOf(template, automationRole)).toEqual([
+      { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: refOf(alias) },
+      {
+        Action: 'sns:Publish',
+        Effect: 'Allow',
+        Resource: refOf(logicalId(template, 'AWS::SNS::Topic', (_, id) => id.startsWith('Approvals'))),
+      },
+    ]);
+  });
+
+  it('a requester may start this runbook and pass its role to SSM; an approver may signal', () => {
+    const developer = statementsOf(template, role('Developer'));
+    expect(developer).toContainEqual({
+      Action: 'ssm:StartAutomationExecution',
+      Effect: 'Allow',
+      Resource: {
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            refOf('AWS::Partition'),
+            `:ssm:${REGION}:${ACCOUNT}:automation-definition/${runbookName}:*`,
+          ],
+        ],
+      },
+    });
+    expect(developer).toContainEqual({
+      Action: 'iam:PassRole',
+      Effect: 'Allow',
+      Resource: arnOf(automationRole),
+      Condition: { StringEquals: { 'iam:PassedToService': 'ssm.amazonaws.com' } },
+    });
+    expect(developer.some((s) => String(s.Action).includes('SendAutomationSignal'))).toBe(false);
+    expect(statementsOf(template, role('Alice'))).toContainEqual({
+      Action: [
+        'ssm:SendAutomationSignal',
+        'ssm:GetAutomationExecution',
+        'ssm:DescribeAutomationStepExecutions',
+      ],
+      Effect: 'Allow',
+      Resource: executions,
+    });
+    expect(statementsOf(template, role('Oncall')).some((s) => String(s.Action).startsWith('ssm:'))).toBe(
+      false,
+    );
+  });
+
+  it('a runbook with no approver fails synthesis, naming the gate', () => {
+    expect(() =>
+      synth(undefined, {
+        then: (sluice, stack) =>
+          void sluice.grantRequestApproval(
+            new iam.Role(stack, 'Developer', { assumedBy: new iam.AccountRootPrincipal() }),
+            'sre-approval',
+          ),
+      }),
+    ).toThrow(/gate 'sre-approval' has a runbook but no approvers/);
+  });
+
+  it('requireVerified reaches the gate spec', () => {
+    const spec = Object.values(template.findResources('Custom::SluiceGate'))
+      .map((r) => (r as { Properties: { Name: string; Spec: string } }).Properties)
+      .find((p) => p.Name === 'two-person')!;
+    expect(JSON.parse(spec.Spec)).toMatchObject({ requireVerified: true, approvers: 2 });
+  });
+});
+
+describe('console test events', () => {
+  it('the gate function gets shareable test events: status, open and close per gate, in lambda-testevent-schemas', () => {
+    const gate = functionId(template, 'open and close gates');
+    const schema = resources[logicalId(template, 'AWS::EventSchemas::Schema')]!.Properties;
+    expect(schema).toMatchObject({
+      RegistryName: 'lambda-testevent-schemas',
+      SchemaName: { 'Fn::Join': ['', ['_', refOf(gate), '-schema']] },
+      Type: 'OpenApi3',
+    });
+    const content = JSON.parse(schema.Content);
+    expect(Object.keys(content.components.examples).sort()).toEqual([
+      'no-deploy-friday-close',
+      'no-deploy-friday-open',
+      'no-deploy-friday-status',
+      'two-person-close',
+      'two-person-open',
+      'two-person-status',
+    ]);
+    expect(content.components.examples['two-person-open'].value).toEqual({
+      gate: 'two-person',
+      action: 'open',
+      window: '1h',
+      reason: 'CHG-1234',
+      requestedBy: 'your-name',
+    });
+    // The registry is created and kept: other functions' shareable events live in it too.
+    const registry = template.toJSON().Resources[logicalId(template, 'AWS::EventSchemas::Registry')];
+    expect(registry).toMatchObject({
+      Properties: { RegistryName: 'lambda-testevent-schemas' },
+      DeletionPolicy: 'Retain',
+    });
+  });
+
+  it("'existing' uses the registry there, 'none' makes no test events", () => {
+    const existing = synth(() => ({ gates: GATES, consoleTestEvents: 'existing' })).template;
+    existing.resourceCountIs('AWS::EventSchemas::Registry', 0);
+    existing.resourceCountIs('AWS::EventSchemas::Schema', 1);
+    const none = synth(() => ({ gates: GATES, consoleTestEvents: 'none' })).template;
+    none.resourceCountIs('AWS::EventSchemas::Schema', 0);
+  });
+});
