@@ -7,8 +7,9 @@ const FEDERATED = /^(arn:aws[\w-]*):sts::(\d{12}):federated-user\/.+$/;
  * Who an approval counts as: a key the approver cannot choose. An IAM user (or root) is its ARN.
  * A role session's name is picked by whoever assumes the role, so a role counts once, whatever
  * its sessions are called: except an IAM Identity Center role (`AWSReservedSSO_*`, whose session
- * name AWS sets to the signed-in user) and roles the gate lists in `sessionNamedRoles` (whose
- * trust policy ties the session name to the person), which count per session. Federated users
+ * name AWS sets to the signed-in user, who counts once across permission sets and accounts) and
+ * roles the gate lists in `sessionNamedRoles` (whose trust policy ties the session name to the
+ * person), which count per session. Federated users
  * (GetFederationToken names them as it likes) count once per account.
  */
 export function approverKey(arn: string, gate: Pick<Gate, 'sessionNamedRoles'>): string {
@@ -16,8 +17,9 @@ export function approverKey(arn: string, gate: Pick<Gate, 'sessionNamedRoles'>):
   if (role) {
     const [, partition, account, name, session] = role;
     const roleArn = `${partition}:iam::${account}:role/${name}`;
-    const perSession = name!.startsWith('AWSReservedSSO_') || namesPeople(gate, account!, name!);
-    return perSession ? `${roleArn} session ${session}` : roleArn;
+    // The signed-in user, whatever permission set or account they came through: one person.
+    if (name!.startsWith('AWSReservedSSO_')) return `${partition}:identity-center-user/${session}`;
+    return namesPeople(gate, account!, name!) ? `${roleArn} session ${session}` : roleArn;
   }
   const federated = FEDERATED.exec(arn);
   if (federated) return `${federated[1]}:sts::${federated[2]}:federated-user`;
