@@ -28,7 +28,7 @@ import {
 import type { SluiceProps } from './props.ts';
 import { GateSchedules, IntervalSchedules } from './schedules.ts';
 import { SluiceTable } from './table.ts';
-import { EcrPushTriggers, ecrRepositories } from './triggers.ts';
+import { EcrPushTriggers, ImagePushRecords, ecrRepositories } from './triggers.ts';
 
 /** Where the kubectl layer puts kubectl (kustomize builds run `kubectl kustomize`). */
 export const LAYER_KUBECTL = '/opt/kubectl/kubectl';
@@ -319,8 +319,16 @@ export class Sluice extends Construct {
       alarmTopic: props.alarmTopic,
     }).alarms;
 
+    const selfApprovalGates = config.gates.filter((g) => g.preventSelfApproval);
+    if (selfApprovalGates.length > 0)
+      new ImagePushRecords(this, 'ImagePushRecords', {
+        gateFunction: gate,
+        deadLetterQueue: failures.queue,
+      });
+
     warnOfRiskyChoices(this, {
       deliveries: config.deliveries,
+      selfApprovalGates,
       narrowedAccessPolicies: props.clusterAccessPolicies !== undefined,
       alarmTopic: props.alarmTopic !== undefined,
       unwatchedRepositories: pushTriggers.unwatched,

@@ -87,3 +87,42 @@ export class EcrPushTriggers extends Construct {
     }
   }
 }
+
+export interface ImagePushRecordsProps {
+  readonly gateFunction: lambda.IFunction;
+  /** Where a record the rule could not deliver to the function goes. */
+  readonly deadLetterQueue: sqs.IQueue;
+}
+
+/**
+ * For gates with `preventSelfApproval`: an EventBridge rule on CloudTrail's record of each
+ * successful ECR `PutImage` in this account and region, sending it to the gate function, which
+ * records who pushed the digest. CloudTrail delivers these records to EventBridge only when a
+ * trail logs management events (a synth-time warning says so).
+ */
+export class ImagePushRecords extends Construct {
+  readonly rule: events.Rule;
+
+  constructor(scope: Construct, id: string, props: ImagePushRecordsProps) {
+    super(scope, id);
+    this.rule = new events.Rule(this, 'PutImage', {
+      description: 'sluice: record who pushed each image digest (gates with preventSelfApproval)',
+      eventPattern: {
+        source: ['aws.ecr'],
+        detailType: ['AWS API Call via CloudTrail'],
+        detail: {
+          eventSource: ['ecr.amazonaws.com'],
+          eventName: ['PutImage'],
+          errorCode: [{ exists: false }],
+        },
+      },
+      targets: [
+        new targets.LambdaFunction(props.gateFunction, {
+          retryAttempts: 2,
+          maxEventAge: Duration.hours(1),
+          deadLetterQueue: props.deadLetterQueue,
+        }),
+      ],
+    });
+  }
+}

@@ -7,6 +7,7 @@ import { gateDepsFromEnvironment } from '../core/environment.ts';
 import { gateEntryOf } from '../core/gates/entry.ts';
 import { GateEventError, parseGateEvent } from '../core/gates/event.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
+import { isImagePushRecord, recordImagePush, type ImagePushOutcome } from '../core/gates/self-approval.ts';
 
 const logger = new Logger({ serviceName: 'sluice-gate' });
 
@@ -18,8 +19,17 @@ export interface GateInvocation {
 /** The gate function for given dependencies (tests inject a clock). */
 export function gateHandler(
   deps: () => GateDeps,
-): (event: unknown, context?: GateInvocation) => Promise<GateRequestResult | FunctionUrlAnswer> {
+): (
+  event: unknown,
+  context?: GateInvocation,
+) => Promise<GateRequestResult | FunctionUrlAnswer | ImagePushOutcome> {
   return async (event, context) => {
+    if (isImagePushRecord(event)) {
+      const { db, clock } = deps();
+      const outcome = await recordImagePush(db, event, clock.now());
+      logger.info('recorded for preventSelfApproval: an image push', { ...outcome });
+      return outcome;
+    }
     if (isFunctionUrlEvent(event)) return signedRequest(event, context, deps());
     const result = await handleGateEvent(parseGateEvent(event), deps());
     logger.info(result.message, { gate: result.gate, action: result.action, outcome: result.outcome });

@@ -185,6 +185,46 @@ describe('sources', () => {
   });
 });
 
+describe('preventSelfApproval', () => {
+  it("a rule sends CloudTrail's PutImage records to the gate function, and the synth warns that it needs a trail", () => {
+    const gates = [
+      {
+        name: 'four-eyes',
+        default: 'closed' as const,
+        approval: 'revision' as const,
+        approvers: 2,
+        preventSelfApproval: true,
+      },
+    ];
+    const { template, stack } = synth(() => ({ gates, deliveries: [delivery({ name: 'a' })] }));
+    const gate = functionId(template, 'open and close gates');
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ecr'],
+        'detail-type': ['AWS API Call via CloudTrail'],
+        detail: {
+          eventSource: ['ecr.amazonaws.com'],
+          eventName: ['PutImage'],
+          errorCode: [{ exists: false }],
+        },
+      },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [gate, 'Arn'] } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': [gate, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+    });
+    expect(warningsOf(stack).join('\n')).toMatch(
+      /gates four-eyes have preventSelfApproval: .*only when a CloudTrail trail logs management events.*\[ack: sluice:self-approval-needs-trail\]/,
+    );
+
+    const without = synth(() => ({ gates: [{ ...gates[0]!, preventSelfApproval: false }], deliveries: [] }));
+    expect(JSON.stringify(without.template.findResources('AWS::Events::Rule'))).not.toContain('PutImage');
+    expect(warningsOf(without.stack).join('\n')).not.toMatch(/preventSelfApproval/);
+  });
+});
+
 describe('options', () => {
   it('VPC placement for the functions that reach clusters (reconcile, spec), not the gate function', () => {
     const { template } = synth((cluster, stack) => {

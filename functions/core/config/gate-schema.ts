@@ -31,8 +31,16 @@ export const gateSchema = strict({
     .min(1, 'must be at least 1')
     .max(MAX_APPROVERS, `must be at most ${MAX_APPROVERS}`)
     .optional(),
+  preventSelfApproval: z.boolean().optional(),
 })
   .superRefine((gate, ctx) => {
+    if (gate.preventSelfApproval && gate.approval !== 'revision')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['preventSelfApproval'],
+        message:
+          "needs approval: 'revision': an open request that names no revision lets through whatever was pushed, the approver's own pushes included",
+      });
     const rule =
       gate.approval === 'revision'
         ? 'approval: revision'
@@ -63,6 +71,7 @@ export const gateSchema = strict({
     schedules: gate.schedules ?? [],
     approval: gate.approval ?? DEFAULTS.approval,
     approvers: gate.approvers ?? DEFAULTS.approvers,
+    ...(gate.preventSelfApproval && { preventSelfApproval: true }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

@@ -24,6 +24,11 @@ export interface Gate {
   approval: GateApproval;
   /** Distinct verified principals whose open requests it takes to open the gate; default 1. */
   approvers: number;
+  /**
+   * Refuse an approval of a revision from whoever pushed its digest (recorded from CloudTrail's
+   * ECR PutImage); needs `approval: 'revision'`. Absent: false.
+   */
+  preventSelfApproval?: boolean;
 }
 
 export type GateApproval = 'any' | 'revision';

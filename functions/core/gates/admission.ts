@@ -6,6 +6,7 @@ import type { TableClient } from '../store/table-client.ts';
 import { readablePrincipal, type Caller } from './caller.ts';
 import { parseCron } from '../config/cron.ts';
 import { GateEventError, type GateEvent } from './event.ts';
+import { checkSelfApproval } from './self-approval.ts';
 import { scheduledRequest } from './state.ts';
 
 /**
@@ -23,7 +24,10 @@ export async function admitRequest(
 ): Promise<GateRequest> {
   if (event.source === 'schedule') return scheduleFiring(gate, event, now);
   const request = callerRequest(gate, event, caller, now);
-  if (request.action === 'open') await checkApproval(gate, request, db);
+  if (request.action === 'open') {
+    await checkApproval(gate, request, db);
+    await checkSelfApproval(gate, request, db, (principal) => principal);
+  }
   return request;
 }
 
