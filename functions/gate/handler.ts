@@ -7,7 +7,12 @@ import { gateDepsFromEnvironment } from '../core/environment.ts';
 import { gateEntryOf } from '../core/gates/entry.ts';
 import { GateEventError, parseGateEvent } from '../core/gates/event.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
-import { isImagePushRecord, recordImagePush, type ImagePushOutcome } from '../core/gates/self-approval.ts';
+import {
+  checkPushRecordEntry,
+  isImagePushRecord,
+  recordImagePush,
+  type ImagePushOutcome,
+} from '../core/gates/self-approval.ts';
 
 const logger = new Logger({ serviceName: 'sluice-gate' });
 
@@ -25,6 +30,7 @@ export function gateHandler(
 ) => Promise<GateRequestResult | FunctionUrlAnswer | ImagePushOutcome> {
   return async (event, context) => {
     if (isImagePushRecord(event)) {
+      checkPushRecordEntry(context?.invokedFunctionArn);
       const { db, clock } = deps();
       const outcome = await recordImagePush(db, event, clock.now());
       logger.info('recorded for preventSelfApproval: an image push', { ...outcome });

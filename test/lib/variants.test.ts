@@ -198,6 +198,12 @@ describe('preventSelfApproval', () => {
     ];
     const { template, stack } = synth(() => ({ gates, deliveries: [delivery({ name: 'a' })] }));
     const gate = functionId(template, 'open and close gates');
+    // The only entry through which the gate function takes push records.
+    const entry = logicalId(template, 'AWS::Lambda::Alias', (p) => p.Name === 'record_pushes');
+    template.hasResourceProperties('AWS::Lambda::Alias', {
+      Name: 'record_pushes',
+      FunctionName: { Ref: gate },
+    });
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['aws.ecr'],
@@ -208,11 +214,11 @@ describe('preventSelfApproval', () => {
           errorCode: [{ exists: false }],
         },
       },
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [gate, 'Arn'] } })],
+      Targets: [Match.objectLike({ Arn: { Ref: entry } })],
     });
     template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
-      FunctionName: { 'Fn::GetAtt': [gate, 'Arn'] },
+      FunctionName: { Ref: entry },
       Principal: 'events.amazonaws.com',
     });
     expect(warningsOf(stack).join('\n')).toMatch(

@@ -3,6 +3,7 @@ import type { GateRequest } from '../store/gates.ts';
 import { imagePushers, recordImagePusher } from '../store/image-pushers.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { readablePrincipal } from './caller.ts';
+import { PUSH_RECORDS_ALIAS } from './entry.ts';
 import { GateEventError } from './event.ts';
 import { digestOf } from './state.ts';
 
@@ -35,6 +36,19 @@ export function isImagePushRecord(event: unknown): event is ImagePushRecord {
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * Refuses a push record that did not come through PUSH_RECORDS_ALIAS (the EventBridge rule's): a
+ * direct invocation (whoever may invoke the unqualified function) could otherwise record a push
+ * before CloudTrail's arrives, naming someone else as the pusher of the caller's own digest.
+ */
+export function checkPushRecordEntry(invokedFunctionArn: string | undefined): void {
+  const qualifier = invokedFunctionArn?.split(':')[7];
+  if (qualifier !== PUSH_RECORDS_ALIAS)
+    throw new GateEventError(
+      `an ECR PutImage record is taken only from CloudTrail through the EventBridge rule (alias ${PUSH_RECORDS_ALIAS}), not as ${invokedFunctionArn ?? 'a direct invocation'}; nothing was recorded`,
+    );
+}
 
 /**
  * Records who pushed a digest, as CloudTrail names them: the principal whose credentials signed

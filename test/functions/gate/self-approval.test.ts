@@ -47,6 +47,10 @@ function putImageRecord(pusher: string, digest: string, extra: Record<string, un
   };
 }
 
+const GATE_FUNCTION = 'arn:aws:lambda:eu-west-1:123456789012:function:sluice-gate';
+/** How the PutImage rule invokes the gate function: through its own alias. */
+const VIA_RULE = { invokedFunctionArn: `${GATE_FUNCTION}:record_pushes` };
+
 const newDigest = () => `sha256:${randomBytes(32).toString('hex')}`;
 
 async function selfApprovalGate(approvers = 1) {
@@ -71,7 +75,7 @@ async function selfApprovalGate(approvers = 1) {
       verified: true,
     });
   const push = (pusher: string, d = digest, extra?: Record<string, unknown>) =>
-    handler(putImageRecord(pusher, d, extra));
+    handler(putImageRecord(pusher, d, extra), VIA_RULE);
   return { clock, deps, gate, gateDeps, handler, digest, revision, approve, push };
 }
 
@@ -134,6 +138,21 @@ describe('preventSelfApproval', () => {
     await expect(
       handler({ gate, action: 'open', revision, requestedBy: 'alice', source: 'console' }),
     ).rejects.toThrow(/takes verified approvals only; alice \(unverified\) \(source console\) is a claim/);
+  });
+
+  it('a push record sent by direct invocation, or through a gate entry, is refused and records nothing', async () => {
+    const { deps, digest, gate, handler, approve } = await selfApprovalGate();
+    // Mallory pushed the digest; before CloudTrail's record arrives she records Bob as its pusher.
+    for (const context of [
+      undefined,
+      { invokedFunctionArn: GATE_FUNCTION },
+      { invokedFunctionArn: `${GATE_FUNCTION}:open_${gate}` },
+    ])
+      await expect(handler(putImageRecord(BOB, digest), context)).rejects.toThrow(
+        /an ECR PutImage record is taken only from CloudTrail through the EventBridge rule \(alias record_pushes\).*nothing was recorded/,
+      );
+    expect(await imagePushers(deps.db, digest)).toEqual([]);
+    await expect(approve(MALLORY)).rejects.toThrow(/no push of sha256:\w+ is recorded yet/);
   });
 
   it('a failed PutImage call, or a record without a digest, records nothing', async () => {
