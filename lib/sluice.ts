@@ -320,11 +320,14 @@ export class Sluice extends Construct {
     }).alarms;
 
     const selfApprovalGates = config.gates.filter((g) => g.preventSelfApproval);
-    if (selfApprovalGates.length > 0)
-      new ImagePushRecords(this, 'ImagePushRecords', {
+    if (selfApprovalGates.length > 0) {
+      const pushRecords = new ImagePushRecords(this, 'ImagePushRecords', {
         gateFunction: gate,
         deadLetterQueue: failures.queue,
       });
+      // An alias's asynchronous invocations have their own retries and destination.
+      failures.routeAsyncInvocations(pushRecords.entry, ASYNC_MAX_EVENT_AGE);
+    }
 
     warnOfRiskyChoices(this, {
       deliveries: config.deliveries,

@@ -104,10 +104,12 @@ export interface ImagePushRecordsProps {
  */
 export class ImagePushRecords extends Construct {
   readonly rule: events.Rule;
+  /** The alias the rule invokes; its asynchronous invocations are configured apart from the function's. */
+  readonly entry: lambda.Alias;
 
   constructor(scope: Construct, id: string, props: ImagePushRecordsProps) {
     super(scope, id);
-    const entry = new lambda.Alias(this, 'Entry', {
+    this.entry = new lambda.Alias(this, 'Entry', {
       aliasName: PUSH_RECORDS_ALIAS,
       version: props.gateFunction.currentVersion,
     });
@@ -123,7 +125,7 @@ export class ImagePushRecords extends Construct {
         },
       },
       targets: [
-        new targets.LambdaFunction(entry, {
+        new targets.LambdaFunction(this.entry, {
           retryAttempts: 2,
           maxEventAge: Duration.hours(1),
           deadLetterQueue: props.deadLetterQueue,

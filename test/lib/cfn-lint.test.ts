@@ -45,7 +45,13 @@ describe.each([
 
   it('the functions invoked asynchronously route failures to the queue; every function has its three alarms', () => {
     const all = resources();
-    expect(ofType(all, 'AWS::Lambda::EventInvokeConfig')).toHaveLength(2);
+    // The reconcile and gate functions, and the alias taking ECR push records (preventSelfApproval).
+    const pushRecordEntries = ofType(all, 'AWS::Lambda::Alias').filter(
+      (a) => a.Properties.Name === 'record_pushes',
+    );
+    const configs = ofType(all, 'AWS::Lambda::EventInvokeConfig');
+    expect(configs).toHaveLength(2 + pushRecordEntries.length);
+    expect(configs.filter((c) => c.Properties.Qualifier === '$LATEST')).toHaveLength(2);
     const functions = ofType(all, 'AWS::Lambda::Function').filter((f) =>
       String(f.Properties.Description ?? '').startsWith('sluice:'),
     );

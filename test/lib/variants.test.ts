@@ -204,6 +204,15 @@ describe('preventSelfApproval', () => {
       Name: 'record_pushes',
       FunctionName: { Ref: gate },
     });
+    // A record the function fails on goes to the failure queue, as the function's own invocations do.
+    const entryConfig = logicalId(template, 'AWS::Lambda::EventInvokeConfig', (p) =>
+      JSON.stringify(p.Qualifier).includes(entry),
+    );
+    expect(template.toJSON().Resources[entryConfig].Properties).toMatchObject({
+      FunctionName: { Ref: gate },
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: expect.anything() } },
+    });
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['aws.ecr'],
