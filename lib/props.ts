@@ -301,11 +301,20 @@ export interface SluiceGate {
    */
   readonly approval?: 'any' | 'revision';
   /**
-   * How many distinct verified principals (signed requests through the gate's function URL) must
-   * ask to open the gate before it opens: 2 is a two-person rule. At most 6.
+   * How many distinct verified people must ask to open the gate before it opens: 2 is a
+   * two-person rule. At most 6. People are told apart by a key they cannot choose: an IAM user's
+   * ARN; an IAM Identity Center role plus its session name (AWS sets it); any other role counts
+   * once, whatever its session names, unless it is listed in `sessionNamedRoles`.
    * @default 1
    */
   readonly approvers?: number;
+  /**
+   * Roles (names or ARNs) whose session names name people, so that each session counts as a
+   * different approver. List a role only when its trust policy makes the session name the
+   * person's (`sts:RoleSessionName` = `${aws:username}`, or `sts:SourceIdentity`).
+   * @default - none: sessions of one role count as one approver
+   */
+  readonly sessionNamedRoles?: string[];
   /**
    * Refuse an approval of a revision from whoever pushed its digest to ECR, as CloudTrail's
    * `PutImage` record names them (an EventBridge rule records each push). Needs

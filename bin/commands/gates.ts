@@ -15,7 +15,7 @@ import {
 } from '../../functions/core/gates/requests.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { listGateAudit, listGateNames } from '../../functions/core/store/gates.ts';
-import { gateEntryUrl, sendSignedGateRequest } from './signed-gate-request.ts';
+import { gateEntry, sendSignedGateRequest } from './signed-gate-request.ts';
 import { ago, paintState, printJson, printTable, relative } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
@@ -105,7 +105,10 @@ function requestCommand(action: GateAction): Command {
         "send the request, signed with your AWS credentials, to the deployed gate function's URL for this gate",
       ).env('SLUICE_GATE_FUNCTION'),
     )
-    .option('--url <url>', "the gate entry's function URL, instead of looking it up with --function")
+    .option(
+      '--url <url>',
+      "the gate entry's function URL, instead of looking it up (then --function names the function's ARN)",
+    )
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -163,8 +166,7 @@ async function signedRequest(
     ...(opts.revision !== undefined && { revision: opts.revision }),
   };
   parseGateEvent(request, { signed: true }); // a bad request fails here, naming the field, before anything is sent
-  const url = opts.url ?? (await gateEntryUrl(opts.function!, gate, action));
-  return sendSignedGateRequest(url, request);
+  return sendSignedGateRequest(await gateEntry(opts.function, gate, action, opts.url), request);
 }
 
 function historyCommand(): Command {

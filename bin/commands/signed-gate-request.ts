@@ -2,8 +2,17 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { GetFunctionUrlConfigCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { randomBytes } from 'node:crypto';
 import type { GateAction } from '../../functions/core/config/index.ts';
+import { stsEndpoint } from '../../functions/core/aws/sts-caller-identity.ts';
 import { gateAliasName } from '../../functions/core/gates/entry.ts';
+import {
+  gateRequestDigest,
+  PROOF_HEADERS,
+  PROOF_LIFETIME_S,
+  unqualifiedArn,
+  type CallerProof,
+} from '../../functions/core/gates/proof.ts';
 import type { GateRequestResult } from '../../functions/core/gates/requests.ts';
 
 /** The fields a signed request may carry: who, when and from where are the function's to record. */
@@ -15,14 +24,41 @@ export interface SignedGateRequest {
   readonly revision?: string;
 }
 
-/** The URL of a gate's entry for `action`: the function URL of the alias `<action>_<gate>`. */
-export async function gateEntryUrl(functionName: string, gate: string, action: GateAction): Promise<string> {
+type SignerCredentials = ConstructorParameters<typeof SignatureV4>[0]['credentials'];
+
+/** A gate's entry for one action: its function URL and the function's ARN (what a proof is bound to). */
+export interface GateEntryTarget {
+  readonly url: string;
+  readonly functionArn: string;
+}
+
+const FUNCTION_ARN = /^arn:aws[\w-]*:lambda:[a-z0-9-]+:\d{12}:function:[\w-]+(?::[\w-]+)?$/;
+
+/**
+ * The entry of a gate for `action` (alias `<action>_<gate>`): its URL as given, or looked up with
+ * GetFunctionUrlConfig, and the gate function's unqualified ARN, from `--function` when it is an
+ * ARN, else from the lookup.
+ */
+export async function gateEntry(
+  functionName: string | undefined,
+  gate: string,
+  action: GateAction,
+  url?: string,
+): Promise<GateEntryTarget> {
+  if (url !== undefined) {
+    if (!functionName || !FUNCTION_ARN.test(functionName))
+      throw new Error(
+        "--url needs --function <the gate function's ARN>: the identity proof is bound to that function",
+      );
+    return { url, functionArn: unqualifiedArn(functionName) };
+  }
+  if (!functionName) throw new Error('name the gate function with --function');
   const qualifier = gateAliasName(gate, action);
   try {
-    const { FunctionUrl } = await new LambdaClient({}).send(
+    const { FunctionUrl, FunctionArn } = await new LambdaClient({}).send(
       new GetFunctionUrlConfigCommand({ FunctionName: functionName, Qualifier: qualifier }),
     );
-    if (FunctionUrl) return FunctionUrl;
+    if (FunctionUrl && FunctionArn) return { url: FunctionUrl, functionArn: unqualifiedArn(FunctionArn) };
   } catch (error) {
     throw new Error(
       `could not find the URL of gate '${gate}'s ${action} entry (function ${functionName}, alias ${qualifier}): ${(error as Error).message}; is the gate deployed, and may you call lambda:GetFunctionUrlConfig on it (grantGateRequests gives it)?`,
@@ -41,19 +77,58 @@ function regionOf(url: URL): string {
 }
 
 /**
- * Sends a gate request to a gate's function URL, signed with SigV4 under the caller's AWS
- * credentials (IAM authenticates it; the function records the verified caller). A refusal fails
- * with the function's message, naming the gate and the URL.
+ * A proof of who you are for exactly `request` to `functionArn`: a presigned STS GetCallerIdentity
+ * (valid 5 minutes) whose signed headers carry the request's hash, a fresh nonce and the function.
+ * The gate function sends it to STS itself; it never reads an identity from the payload.
+ */
+export async function proveIdentity(
+  request: SignedGateRequest,
+  functionArn: string,
+  region: string,
+  credentials: SignerCredentials = defaultProvider(),
+): Promise<CallerProof> {
+  const endpoint = new URL(stsEndpoint(region, process.env.AWS_ENDPOINT_URL_STS));
+  const nonce = randomBytes(24).toString('base64url');
+  const signer = new SignatureV4({ service: 'sts', region, credentials, sha256: Sha256 });
+  const presigned = await signer.presign(
+    {
+      method: 'GET',
+      protocol: endpoint.protocol,
+      hostname: endpoint.hostname,
+      ...(endpoint.port && { port: Number(endpoint.port) }),
+      path: '/',
+      query: { Action: 'GetCallerIdentity', Version: '2011-06-15' },
+      headers: {
+        host: endpoint.host,
+        [PROOF_HEADERS.requestHash]: gateRequestDigest(request),
+        [PROOF_HEADERS.nonce]: nonce,
+        [PROOF_HEADERS.functionArn]: functionArn,
+      },
+    },
+    { expiresIn: PROOF_LIFETIME_S },
+  );
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(presigned.query ?? {}))
+    for (const one of Array.isArray(value) ? value : [value]) if (one !== null) query.append(name, one);
+  return { query: query.toString(), nonce };
+}
+
+/**
+ * Sends a gate request with a proof of your identity to a gate's function URL (SigV4-signed too,
+ * as the URL's AWS_IAM auth wants). A refusal fails with the function's message, naming the gate
+ * and the URL.
  */
 export async function sendSignedGateRequest(
-  entryUrl: string,
+  entry: GateEntryTarget,
   request: SignedGateRequest,
 ): Promise<GateRequestResult> {
-  const url = new URL(entryUrl);
-  const body = JSON.stringify(request);
+  const url = new URL(entry.url);
+  const region = regionOf(url);
+  const proof = await proveIdentity(request, entry.functionArn, region);
+  const body = JSON.stringify({ ...request, proof });
   const signer = new SignatureV4({
     service: 'lambda',
-    region: regionOf(url),
+    region,
     credentials: defaultProvider(),
     sha256: Sha256,
   });

@@ -23,6 +23,7 @@ import {
 } from './oci/index.ts';
 import { lazyDecryptor } from './sops/lazy.ts';
 import type { OneTimeScheduleTarget } from './aws/one-time-schedule.ts';
+import { stsCallerIdentity, stsEndpoint } from './aws/sts-caller-identity.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
 
@@ -137,5 +138,8 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
       ? eventBridgePublisher(new EventBridgeClient({}), process.env.SLUICE_EVENT_BUS, systemClock)
       : undefined,
     log: options.log,
+    sts: stsCallerIdentity(
+      stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
+    ),
   };
 }

@@ -4,8 +4,9 @@ import type {
   LambdaFunctionURLEventWithIAMAuthorizer as FunctionUrlEvent,
 } from 'aws-lambda';
 import { gateDepsFromEnvironment } from '../core/environment.ts';
-import { gateEntryOf } from '../core/gates/entry.ts';
 import { GateEventError, parseGateEvent } from '../core/gates/event.ts';
+import { ProofRefused } from '../core/gates/proof.ts';
+import { handleProvenRequest } from '../core/gates/proven-request.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
 import {
   checkPushRecordEntry,
@@ -36,8 +37,10 @@ export function gateHandler(
       logger.info('recorded for preventSelfApproval: an image push', { ...outcome });
       return outcome;
     }
-    if (isFunctionUrlEvent(event)) return signedRequest(event, context, deps());
-    const result = await handleGateEvent(parseGateEvent(event), deps());
+    if (isFunctionUrlEvent(event)) return urlRequest(event, context, deps());
+    const result = hasProof(event)
+      ? await handleProvenRequest(event, 'invoke', context?.invokedFunctionArn, deps())
+      : await handleGateEvent(parseGateEvent(event), deps());
     logger.info(result.message, { gate: result.gate, action: result.action, outcome: result.outcome });
     return result;
   };
@@ -48,19 +51,19 @@ function isFunctionUrlEvent(event: unknown): event is FunctionUrlEvent {
   return typeof candidate?.requestContext === 'object' && typeof candidate.requestContext?.http === 'object';
 }
 
+const hasProof = (event: unknown): event is Record<string, unknown> =>
+  typeof event === 'object' && event !== null && 'proof' in event;
+
 /**
- * A request through a gate's function URL: IAM authenticated the caller (AWS_IAM auth), so the
- * verified ARN is its author. The entry names one gate and action; any other is refused.
+ * A request through a gate's function URL. What the event says of its caller (even
+ * `requestContext.authorizer`, which a direct invocation can forge) is never read: the body's
+ * proof is what names the author.
  */
-async function signedRequest(
+async function urlRequest(
   event: FunctionUrlEvent,
   context: GateInvocation | undefined,
   deps: GateDeps,
 ): Promise<FunctionUrlAnswer> {
-  const caller = event.requestContext.authorizer?.iam?.userArn;
-  if (!caller) return answer(403, 'the gate function URL takes signed requests only (AWS_IAM auth)');
-  const entry = gateEntryOf(context?.invokedFunctionArn);
-  if (!entry) return answer(403, "send gate requests to the gate's own URL (alias <action>_<gate>)");
   try {
     const body = event.isBase64Encoded
       ? Buffer.from(event.body ?? '', 'base64').toString('utf8')
@@ -70,24 +73,23 @@ async function signedRequest(
       raw = JSON.parse(body ?? '');
     } catch {
       throw new GateEventError(
-        `the request body is not JSON: send {"gate","action","window"?,"reason"?,"revision"?}`,
+        `the request body is not JSON: send {"gate","action","window"?,"reason"?,"revision"?,"proof"}`,
       );
     }
-    const request = parseGateEvent(raw, { signed: true });
-    const through = `this URL takes ${entry.action} requests for gate '${entry.gate}'`;
-    if (request.gate !== entry.gate || (request.action !== entry.action && request.action !== 'status'))
-      return answer(403, `${through}, not ${request.action} requests for gate '${request.gate}'`);
-    const result = await handleGateEvent(request, deps, { principal: caller, verified: true });
-    logger.info(result.message, {
-      gate: result.gate,
-      action: result.action,
-      outcome: result.outcome,
-      caller,
-    });
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new GateEventError('the request body must be a JSON object');
+    const result = await handleProvenRequest(
+      raw as Record<string, unknown>,
+      'url',
+      context?.invokedFunctionArn,
+      deps,
+    );
+    logger.info(result.message, { gate: result.gate, action: result.action, outcome: result.outcome });
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
   } catch (error) {
+    if (error instanceof ProofRefused) return answer(403, error.message);
     if (error instanceof GateEventError) return answer(400, error.message);
-    logger.error('gate request failed', { error: error as Error, caller });
+    logger.error('gate request failed', { error: error as Error });
     return answer(500, `the gate request failed: ${(error as Error).message}`);
   }
 }
@@ -99,8 +101,9 @@ function answer(statusCode: number, message: string): FunctionUrlAnswer {
 /**
  * `{"gate","action":"open"|"close"|"status","window"?,"reason"?,"revision"?,"requestedBy"?}` from
  * EventBridge Scheduler or the console's test-event box (a claim, recorded as unverified), or a
- * signed request through a gate's function URL (the verified caller). A bad event fails with a
- * message naming the field, and nothing is written.
+ * request with a proof of its sender (`"proof"`, made by `sluice gate open --function`) through the
+ * gate's function URL or a direct invocation of its alias (the principal STS verified). A bad event
+ * fails with a message naming the field, and nothing is written.
  */
 export const handler = gateHandler(() =>
   gateDepsFromEnvironment({ log: (message) => logger.debug(message) }),

@@ -1,11 +1,12 @@
-// Verified identity: `sluice gate open|close --function` signs its request with SigV4 and sends it
-// to the gate's own function URL; the gate function records the principal IAM verified. The URL
-// stand-in checks signatures from the specification; state is DynamoDB Local.
+// Verified identity: `sluice gate open|close --function` sends its request with a proof of who it
+// is (a presigned STS GetCallerIdentity bound to the request) to the gate's own function URL; the
+// gate function asks STS (the local stand-in, which checks SigV4) and records that principal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getGateRequest, listGateAudit } from '../../functions/core/store/gates.ts';
 import { startAwsRecorder } from '../support/aws-recorder.ts';
 import { sluice } from '../support/cli.ts';
 import { engineDeps } from '../support/deliveries.ts';
+import { TEST_IDENTITIES } from '../../dev/sigv4-identity.ts';
 import { REGION, startFunctionUrls, type FunctionUrls, type TestPrincipal } from '../support/function-url.ts';
 import { inProcessGateDeps, registerGate } from '../support/gates.ts';
 import { testbed, uniqueName } from '../support/testbed.ts';
@@ -14,17 +15,12 @@ testbed();
 const deps = engineDeps();
 const gateDeps = inProcessGateDeps(deps);
 
-// Made-up key pairs for the stand-in: never real credentials.
-const alice: TestPrincipal = {
-  accessKeyId: 'AKIDALICEEXAMPLE0001',
-  secretAccessKey: 'alice/secret/EXAMPLEKEY/0000000000000000',
-  arn: 'arn:aws:sts::123456789012:assumed-role/Approver/alice',
-};
-const bob: TestPrincipal = {
-  accessKeyId: 'AKIDBOBEXAMPLE000002',
-  secretAccessKey: 'bob/secret/EXAMPLEKEY/00000000000000000000',
-  arn: 'arn:aws:sts::123456789012:assumed-role/Approver/bob',
-};
+// Made-up key pairs the local stand-ins know (dev/sigv4-identity.ts): never real credentials.
+// alice and bob are people of an IAM Identity Center permission set (AWS sets their session names).
+const { alice, bob } = TEST_IDENTITIES;
+const FUNCTION_ARN = 'arn:aws:lambda:eu-west-1:123456789012:function:sluice-gate';
+const ALICE = 'alice@example.com (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012)';
+const BOB = 'bob@example.com (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012)';
 
 let urls: FunctionUrls;
 let recorder: Awaited<ReturnType<typeof startAwsRecorder>>;
@@ -41,7 +37,10 @@ afterAll(async () => {
 });
 
 /** The CLI as `who`, with their credentials; the Lambda API (the URL lookup) is the recorder. */
-async function as(who: TestPrincipal | { accessKeyId: string; secretAccessKey: string }, ...args: string[]) {
+async function as(
+  who: TestPrincipal | { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+  ...args: string[]
+) {
   process.env = {
     ...saved,
     AWS_ACCESS_KEY_ID: who.accessKeyId,
@@ -49,7 +48,8 @@ async function as(who: TestPrincipal | { accessKeyId: string; secretAccessKey: s
     AWS_REGION: REGION,
     AWS_ENDPOINT_URL_LAMBDA: recorder.url,
   };
-  delete process.env.AWS_SESSION_TOKEN;
+  if (who.sessionToken) process.env.AWS_SESSION_TOKEN = who.sessionToken;
+  else delete process.env.AWS_SESSION_TOKEN;
   delete process.env.AWS_PROFILE;
   try {
     return await sluice(...args);
@@ -65,7 +65,7 @@ describe('sluice gate open --function: a signed request through the gate URL', (
     const opened = await as(alice, 'gate', 'open', gate, '--reason', 'CHG-1', '--function', 'sluice-gate');
     expect(opened.stderr).toBe('');
     expect(opened.stdout).toContain(`gate '${gate}' is open until`);
-    expect(opened.stdout).toContain('(open by alice (role Approver, 123456789012): CHG-1)');
+    expect(opened.stdout).toContain(`(open by ${ALICE}: CHG-1)`);
     expect(
       recorder.requests.some((r) =>
         r.path.startsWith(`/2021-10-31/functions/sluice-gate/url?Qualifier=open_${gate}`),
@@ -79,7 +79,7 @@ describe('sluice gate open --function: a signed request through the gate URL', (
     });
     const history = await sluice('gate', 'history', gate);
     expect(history.stdout).toMatch(
-      /open\s+-\s+1h\s+alice \(role Approver, 123456789012\)\s+url\s+accepted\s+CHG-1/,
+      /open\s+-\s+1h\s+alice@example\.com \(role AWSReservedSSO_Approver_0123456789abcdef, 123456789012\)\s+url\s+accepted\s+CHG-1/,
     );
   });
 
@@ -88,12 +88,18 @@ describe('sluice gate open --function: a signed request through the gate URL', (
     await registerGate(deps, { name: gate, default: 'closed' });
     const before = urls.invocations;
     const forged = await as(
-      { accessKeyId: alice.accessKeyId, secretAccessKey: 'not-alices-secret' },
+      {
+        accessKeyId: alice.accessKeyId,
+        secretAccessKey: 'not-alices-secret',
+        sessionToken: alice.sessionToken,
+      },
       'gate',
       'open',
       gate,
       '--url',
       urls.url(`open_${gate}`),
+      '--function',
+      FUNCTION_ARN,
     );
     expect(forged.code).not.toBe(0);
     expect(forged.stderr).toContain(`gate '${gate}': open refused by http://127.0.0.1:`);
@@ -116,13 +122,31 @@ describe('sluice gate open --function: a signed request through the gate URL', (
     const [mine, theirs] = [uniqueName('mine'), uniqueName('theirs')];
     await registerGate(deps, { name: mine, default: 'closed' });
     await registerGate(deps, { name: theirs, default: 'closed' });
-    const elsewhere = await as(alice, 'gate', 'open', theirs, '--url', urls.url(`open_${mine}`));
-    expect(elsewhere.stderr).toContain(
-      `(HTTP 403): this URL takes open requests for gate '${mine}', not open requests for gate '${theirs}'`,
+    const elsewhere = await as(
+      alice,
+      'gate',
+      'open',
+      theirs,
+      '--url',
+      urls.url(`open_${mine}`),
+      '--function',
+      FUNCTION_ARN,
     );
-    const closeEntry = await as(alice, 'gate', 'open', mine, '--url', urls.url(`close_${mine}`));
+    expect(elsewhere.stderr).toContain(
+      `(HTTP 403): this entry takes open requests for gate '${mine}', not open requests for gate '${theirs}'`,
+    );
+    const closeEntry = await as(
+      alice,
+      'gate',
+      'open',
+      mine,
+      '--url',
+      urls.url(`close_${mine}`),
+      '--function',
+      FUNCTION_ARN,
+    );
     expect(closeEntry.stderr).toContain(
-      `this URL takes close requests for gate '${mine}', not open requests`,
+      `this entry takes close requests for gate '${mine}', not open requests`,
     );
     expect(await getGateRequest(deps.db, theirs)).toBeUndefined();
     expect(await getGateRequest(deps.db, mine)).toBeUndefined();
@@ -150,9 +174,7 @@ describe('sluice gate open --function: a signed request through the gate URL', (
     ]);
 
     const history = await sluice('gate', 'history', gate);
-    expect(history.stdout).toContain(
-      'alice (role Approver, 123456789012) and bob (role Approver, 123456789012)',
-    );
+    expect(history.stdout).toContain(`${ALICE} and ${BOB}`);
     const console = await sluice('gate', 'open', gate, '--by', 'mallory');
     expect(console.code).not.toBe(0);
     expect(console.stderr).toContain(`gate '${gate}' opens on 2 verified approvals`);
@@ -187,7 +209,11 @@ async function signedRequest(who: TestPrincipal, url: string, body: object) {
   const signer = new SignatureV4({
     service: 'lambda',
     region: REGION,
-    credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
+    credentials: {
+      accessKeyId: who.accessKeyId,
+      secretAccessKey: who.secretAccessKey,
+      ...(who.sessionToken && { sessionToken: who.sessionToken }),
+    },
     sha256: Sha256,
   });
   return signer.sign({

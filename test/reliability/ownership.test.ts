@@ -1,11 +1,14 @@
 // Never delete or take what is not ours: an object another registered delivery owns is not taken
 // over without `sluice.io/takeover-from`, and `sluice.io/force` recreates only our own objects,
 // counted by the mass-deletion brake.
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { KubeClient } from '../../functions/core/kube/client.ts';
+import { waitForCrdsEstablished } from '../../functions/core/kube/wait.ts';
 import { OWNER_LABEL } from '../../functions/core/manifests/objects.ts';
 import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import { diffDelivery } from '../../functions/core/reconcile/diff.ts';
+import { namespacedCrd } from '../support/crd.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
 
@@ -88,6 +91,71 @@ describe('an object declared by two registered deliveries', () => {
     await b.push(configMap(ns, 'left', 'from-b'));
     expect((await run(b.name, deps)).outcome).toBe('Succeeded');
     expect((await read(ns, 'left')).metadata?.labels?.[OWNER_LABEL]).toBe(b.name);
+  });
+});
+
+describe('objects checked only once their Namespace or CRD is applied are still checked', () => {
+  it("declaring a Namespace that already exists does not let the second delivery take, then prune, the first one's object", async () => {
+    const { ns, a, b } = await twoDeliveries('declaredns');
+    await a.push(configMap(ns, 'shared', 'from-a'));
+    expect((await run(a.name, deps)).outcome).toBe('Succeeded');
+    const namespace = `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n`;
+    await b.push([namespace, configMap(ns, 'shared', 'from-b')].join('---\n'));
+
+    const refused = await run(b.name, deps);
+    expect(refused).toMatchObject({ outcome: 'Failed', reason: 'OwnershipConflict' });
+    expect(refused.message).toContain(`ConfigMap/${ns}/shared belongs to delivery '${a.name}'`);
+    // Refused before the first write: not even the Namespace was labelled by b.
+    const live = await core.readNamespace({ name: ns });
+    expect(live.metadata?.labels?.[OWNER_LABEL]).toBeUndefined();
+    expect((await read(ns, 'shared')).data?.v).toBe('from-a');
+
+    // b's next revision, without the ConfigMap, prunes nothing of a's.
+    await b.push(namespace);
+    expect((await run(b.name, deps)).outcome).toBe('Succeeded');
+    const shared = await read(ns, 'shared');
+    expect(shared.metadata?.labels?.[OWNER_LABEL]).toBe(a.name);
+    expect(shared.data?.v).toBe('from-a');
+  });
+
+  it('a custom resource in a version a CRD of the artifact newly serves is checked before anything is written', async () => {
+    const { ns, a, b } = await twoDeliveries('crdversion');
+    const group = `${uniqueName('own')}.example.com`;
+    const v1 = namespacedCrd({
+      group,
+      kind: 'Widget',
+      plural: 'widgets',
+      specProperties: { v: { type: 'string' } },
+    });
+    // The CRD is nobody's (installed by hand): only the widget belongs to a.
+    const kube = new KubeClient(kc);
+    await kube.apply(v1);
+    await waitForCrdsEstablished(kube, [v1], 60_000);
+    const widget = (version: string, value: string) =>
+      `apiVersion: ${group}/${version}\nkind: Widget\nmetadata:\n  name: shared\n  namespace: ${ns}\nspec:\n  v: ${value}\n`;
+    await a.push(widget('v1', 'from-a'));
+    expect(await run(a.name, deps)).toMatchObject({ outcome: 'Succeeded' });
+
+    const [stored] = v1.spec.versions;
+    const v1v2 = {
+      ...v1,
+      spec: { ...v1.spec, versions: [stored!, { ...stored!, name: 'v2', storage: false }] },
+    };
+    await b.push([JSON.stringify(v1v2), widget('v2', 'from-b')].join('\n---\n'));
+    const refused = await run(b.name, deps);
+    expect(refused).toMatchObject({ outcome: 'Failed', reason: 'OwnershipConflict' });
+    expect(refused.message).toContain(`Widget/${ns}/shared belongs to delivery '${a.name}'`);
+    const live = await kube.get({
+      apiVersion: `${group}/v1`,
+      kind: 'Widget',
+      metadata: { name: 'shared', namespace: ns },
+    });
+    expect(live?.metadata?.labels?.[OWNER_LABEL]).toBe(a.name);
+    expect((live as { spec?: { v?: string } } | undefined)?.spec?.v).toBe('from-a');
+    // Refused before the first write: the CRD does not serve v2, and is nobody's still.
+    const crd = (await kube.get(v1)) as { spec: { versions: unknown[] } } & KubernetesObject;
+    expect(crd.spec.versions).toHaveLength(1);
+    expect(crd.metadata?.labels?.[OWNER_LABEL]).toBeUndefined();
   });
 });
 

@@ -1,22 +1,18 @@
 // A stand-in for Lambda function URLs with AWS_IAM auth, in front of the real gate handler: it
 // checks each request's SigV4 signature itself (written from the AWS specification, not with the
 // signer the CLI uses), then hands the handler the event and context Lambda would.
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { verifySigV4, type TestIdentity } from '../../dev/sigv4-identity.ts';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GateDeps } from '../../functions/core/gates/requests.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
 
 /** A principal the stand-in knows: the key pair it signs with and the ARN IAM would verify. */
-export interface TestPrincipal {
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly arn: string;
-}
+export type TestPrincipal = TestIdentity;
 
 export const REGION = 'eu-west-1';
 const ACCOUNT = '123456789012';
-const MAX_SKEW_MS = 5 * 60_000;
 
 export interface FunctionUrls {
   /** The entry URL of an alias, e.g. `open_sre-approval`. */
@@ -73,58 +69,20 @@ export async function startFunctionUrls(
   };
 }
 
-const sha256 = (data: string) => createHash('sha256').update(data).digest('hex');
-const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
-
-/** The principal whose key signed the request, or undefined when the signature does not hold. */
+/** The principal whose key signed the request (for the lambda service), or undefined when the signature does not hold. */
 function verifySignature(
   request: IncomingMessage,
   body: string,
-  principals: readonly TestPrincipal[],
-): TestPrincipal | undefined {
-  const authorization = request.headers.authorization ?? '';
-  const match =
-    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
-      authorization,
-    );
-  if (!match) return undefined;
-  const [, accessKeyId, day, region, service, signedHeaders, signature] = match;
-  const principal = principals.find((p) => p.accessKeyId === accessKeyId);
-  const amzDate = String(request.headers['x-amz-date'] ?? '');
-  const signedAt = Date.parse(
-    amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'),
+  principals: readonly TestIdentity[],
+): TestIdentity | undefined {
+  const verified = verifySigV4(
+    { method: request.method ?? 'POST', url: request.url ?? '/', headers: request.headers, body },
+    principals,
+    new Date(),
   );
-  if (!principal || service !== 'lambda' || region !== REGION || !amzDate.startsWith(day!)) return undefined;
-  if (!(Math.abs(Date.now() - signedAt) <= MAX_SKEW_MS)) return undefined;
-  const names = signedHeaders!.split(';');
-  if (!names.includes('host') || !names.includes('x-amz-date')) return undefined;
-  const canonicalHeaders = names
-    .map(
-      (name) =>
-        `${name}:${String(request.headers[name] ?? '')
-          .trim()
-          .replace(/\s+/g, ' ')}\n`,
-    )
-    .join('');
-  const path = (request.url ?? '/').split('?')[0]!;
-  const canonicalUri = path
-    .split('/')
-    .map((segment) => encodeURIComponent(encodeURIComponent(decodeURIComponent(segment))))
-    .join('/');
-  const canonicalRequest = [
-    request.method,
-    canonicalUri,
-    '',
-    canonicalHeaders,
-    signedHeaders,
-    sha256(body),
-  ].join('\n');
-  const scope = `${day}/${region}/${service}/aws4_request`;
-  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonicalRequest)].join('\n');
-  let key = hmac(`AWS4${principal.secretAccessKey}`, day!);
-  for (const part of [region!, service!, 'aws4_request']) key = hmac(key, part);
-  const expected = createHmac('sha256', key).update(stringToSign).digest('hex');
-  return expected === signature ? principal : undefined;
+  return 'identity' in verified && verified.service === 'lambda' && verified.region === REGION
+    ? verified.identity
+    : undefined;
 }
 
 /** The payload format 2.0 event Lambda builds for a function URL request with AWS_IAM auth. */

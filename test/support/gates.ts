@@ -1,4 +1,6 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { stsCallerIdentity } from '../../functions/core/aws/sts-caller-identity.ts';
 import type { Clock } from '../../functions/core/clock.ts';
 import { parseGate, type Gate } from '../../functions/core/config/index.ts';
 import type { GateDeps, WindowTimer } from '../../functions/core/gates/requests.ts';
@@ -53,6 +55,7 @@ export function inProcessGateDeps(deps: ReconcileDeps): GateDeps & {
       for (const name of names) reconciled.push(await reconcile(name, deps));
     },
     windowTimer,
+    sts: stsCallerIdentity(inject('components').sts.endpoint),
     reconciled,
     timers,
   };

@@ -31,6 +31,16 @@ export const gateSchema = strict({
     .min(1, 'must be at least 1')
     .max(MAX_APPROVERS, `must be at most ${MAX_APPROVERS}`)
     .optional(),
+  sessionNamedRoles: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^(?:arn:aws[\w-]*:iam::\d{12}:role\/(?:[\w+=,.@-]+\/)*)?[\w+=,.@-]{1,64}$/,
+          'must be an IAM role name or role ARN (arn:aws:iam::<account>:role/<name>)',
+        ),
+    )
+    .optional(),
   preventSelfApproval: z.boolean().optional(),
 })
   .superRefine((gate, ctx) => {
@@ -71,6 +81,7 @@ export const gateSchema = strict({
     schedules: gate.schedules ?? [],
     approval: gate.approval ?? DEFAULTS.approval,
     approvers: gate.approvers ?? DEFAULTS.approvers,
+    ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
     ...(gate.preventSelfApproval && { preventSelfApproval: true }),
   }));
 

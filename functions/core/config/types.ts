@@ -22,8 +22,15 @@ export interface Gate {
   schedules: GateSchedule[];
   /** `revision`: an open request must name the revision it approves (`--revision`); `any`: it need not. */
   approval: GateApproval;
-  /** Distinct verified principals whose open requests it takes to open the gate; default 1. */
+  /** Distinct verified people whose open requests it takes to open the gate; default 1. */
   approvers: number;
+  /**
+   * Roles whose session names name people (a trust policy enforces `sts:RoleSessionName` or
+   * `sts:SourceIdentity`): their sessions count as different approvers. Any other role counts as
+   * one approver however many sessions ask; IAM Identity Center roles count per session (AWS
+   * sets the name).
+   */
+  sessionNamedRoles?: string[];
   /**
    * Refuse an approval of a revision from whoever pushed its digest (recorded from CloudTrail's
    * ECR PutImage); needs `approval: 'revision'`. Absent: false.

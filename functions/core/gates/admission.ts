@@ -3,6 +3,7 @@ import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import { MAX_FUTURE_MS, type GateRequest } from '../store/gates.ts';
 import { getStatus } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
+import { approverKey } from './approver-key.ts';
 import { readablePrincipal, type Caller } from './caller.ts';
 import { parseCron } from '../config/cron.ts';
 import { GateEventError, type GateEvent } from './event.ts';
@@ -26,7 +27,7 @@ export async function admitRequest(
   const request = callerRequest(gate, event, caller, now);
   if (request.action === 'open') {
     await checkApproval(gate, request, db);
-    await checkSelfApproval(gate, request, db, (principal) => principal);
+    await checkSelfApproval(gate, request, db);
   }
   return request;
 }
@@ -39,6 +40,7 @@ function callerRequest(gate: Gate, event: GateEvent, caller: Caller, now: Date):
     requestedAt: now.toISOString(),
     requestedBy: caller.principal,
     verified: caller.verified,
+    ...(caller.verified && { approver: approverKey(caller.principal, gate) }),
     reason: event.reason ?? '',
     source: event.source,
     ...(windowMs !== undefined && { windowMs }),

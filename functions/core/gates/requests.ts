@@ -20,6 +20,7 @@ import { admitRequest } from './admission.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
+import type { CallerIdentityService } from './proof.ts';
 import { gateStateAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
 /** Arranges for the deliveries waiting on a gate to reconcile when its window ends and it reopens. */
@@ -37,6 +38,8 @@ export interface GateDeps {
   /** Publishes `Gate Opened` / `Gate Closed` when a request changes the state (EventBridge in AWS). */
   readonly publish?: (detailType: 'Gate Opened' | 'Gate Closed', detail: GateChangedEvent) => Promise<void>;
   readonly log?: (message: string) => void;
+  /** Verifies the proofs that signed requests carry (STS in AWS). */
+  readonly sts?: CallerIdentityService;
 }
 
 export interface GateChangedEvent {

@@ -2,6 +2,7 @@ import type { Gate } from '../config/index.ts';
 import type { GateRequest } from '../store/gates.ts';
 import { imagePushers, recordImagePusher } from '../store/image-pushers.ts';
 import type { TableClient } from '../store/table-client.ts';
+import { approverKey } from './approver-key.ts';
 import { readablePrincipal } from './caller.ts';
 import { PUSH_RECORDS_ALIAS } from './entry.ts';
 import { GateEventError } from './event.ts';
@@ -79,12 +80,7 @@ export async function recordImagePush(
  * approver). A digest with no recorded push is refused too: until CloudTrail's record arrives,
  * nobody can tell who pushed it.
  */
-export async function checkSelfApproval(
-  gate: Gate,
-  request: GateRequest,
-  db: TableClient,
-  approverKey: (principal: string) => string,
-): Promise<void> {
+export async function checkSelfApproval(gate: Gate, request: GateRequest, db: TableClient): Promise<void> {
   if (!gate.preventSelfApproval || request.revision === undefined) return;
   const refused = `gate '${gate.name}' refuses approvals from the pusher of the revision (preventSelfApproval)`;
   if (!request.verified)
@@ -97,8 +93,8 @@ export async function checkSelfApproval(
     throw new GateEventError(
       `${refused}: no push of ${digest} is recorded yet. The pusher comes from CloudTrail's ECR PutImage record, which arrives minutes after the push (a trail must log management events in the repository's account and region); try again shortly`,
     );
-  const approver = approverKey(request.requestedBy);
-  const own = pushers.find((pusher) => approverKey(pusher) === approver);
+  const approver = approverKey(request.requestedBy, gate);
+  const own = pushers.find((pusher) => approverKey(pusher, gate) === approver);
   if (own !== undefined)
     throw new GateEventError(
       `${refused}: ${readablePrincipal(request.requestedBy, true)} pushed ${digest} (as ${readablePrincipal(own, true)}); someone else must approve it`,

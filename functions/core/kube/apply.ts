@@ -173,7 +173,9 @@ export async function dryRun(
         : mayRecreate(object)
           ? ` (${FORCE_ANNOTATION} recreates only objects labelled ${OWNER_LABEL}=${object.metadata?.labels?.[OWNER_LABEL]}; this one is not, and is left alone)`
           : ` ${IMMUTABLE_HINT}`;
-      problems.push(`${origin}: ${describeObject(object)}: ${apiErrorMessage(error)}${hint}`);
+      problems.push(
+        `${origin}: ${describeObject(object)}: ${apiErrorMessage(error, desired.sensitive)}${hint}`,
+      );
     }
   });
   if (problems.length > 0) failValidation(problems.sort());
@@ -182,8 +184,9 @@ export async function dryRun(
 
 /**
  * Applies the changed objects stage by stage (definitions, classes, the rest), waiting for CRDs
- * to be Established before the stages that use them, and dry-running the objects that depend on
- * the definitions stage once it is applied.
+ * to be Established before the stages that use them; once the definitions stage is applied,
+ * `checkDeferred` is given the objects that could not be looked up before it (their ownership is
+ * checked there), then they are dry-run.
  */
 export async function applyStaged(
   kube: KubeClient,
@@ -191,6 +194,7 @@ export async function applyStaged(
   deferred: readonly DesiredObject[],
   live: ReadonlyMap<string, KubernetesObject>,
   timeoutMs: number,
+  checkDeferred: (later: readonly DesiredObject[]) => Promise<void> = async () => {},
 ): Promise<Pick<ChangeSet, 'created' | 'configured'>> {
   const created: string[] = [];
   const configured: string[] = [];
@@ -203,7 +207,7 @@ export async function applyStaged(
         (live.has(desired.entry.id) ? configured : created).push(desired.entry.id);
       } catch (error) {
         failures.push(
-          `${desired.origin}: ${describeObject(desired.object)}: ${error instanceof SluiceError ? error.message : apiErrorMessage(error)}`,
+          `${desired.origin}: ${describeObject(desired.object)}: ${error instanceof SluiceError ? error.message : apiErrorMessage(error, desired.sensitive)}`,
         );
       }
     });
@@ -215,7 +219,8 @@ export async function applyStaged(
         timeoutMs,
       );
       const later = deferred.filter((d) => stageOf(d.object) !== 'definitions' && changed.includes(d));
-      // Their kind or namespace is new: nothing of them can be live yet, so none may be recreated.
+      await checkDeferred(later);
+      // Their kind (in this version) or namespace is new: none is ours yet, so none may be recreated.
       await dryRun(kube, later, new Map());
     }
   }
@@ -228,14 +233,14 @@ async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void>
   } catch (error) {
     if (!isImmutableError(error)) throw error;
     if (!mayRecreate(desired.object))
-      throw new SluiceError('ApplyFailed', `${apiErrorMessage(error)} ${IMMUTABLE_HINT}`);
+      throw new SluiceError('ApplyFailed', `${apiErrorMessage(error, desired.sensitive)} ${IMMUTABLE_HINT}`);
     // Read again: only the object this delivery owns is deleted, and only that very object (uid).
     const live = await kube.get(desired.object);
     const owner = desired.object.metadata?.labels?.[OWNER_LABEL];
     if (live && live.metadata?.labels?.[OWNER_LABEL] !== owner)
       throw new SluiceError(
         'ApplyFailed',
-        `${apiErrorMessage(error)} (not recreated: it is not labelled ${OWNER_LABEL}=${owner}, so it is not ours to delete)`,
+        `${apiErrorMessage(error, desired.sensitive)} (not recreated: it is not labelled ${OWNER_LABEL}=${owner}, so it is not ours to delete)`,
       );
     if (live) await kube.delete(live, { uid: live.metadata?.uid });
     await waitUntilGone(kube, desired.object);

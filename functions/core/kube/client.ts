@@ -19,7 +19,8 @@ export function statusCodeOf(error: unknown): number | undefined {
 }
 
 /** The API server's own message (`Status.message`) instead of client-node's dump of the response. */
-export function apiErrorMessage(error: unknown): string {
+export function apiErrorMessage(error: unknown, withoutValues = false): string {
+  if (withoutValues) return valuelessMessage(error);
   if (error instanceof ApiException) {
     const body = error.body as unknown;
     const parsed = typeof body === 'string' ? safeJson(body) : body;
@@ -27,6 +28,29 @@ export function apiErrorMessage(error: unknown): string {
     return message ?? `HTTP ${error.code}`;
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+interface StatusBody {
+  readonly reason?: unknown;
+  readonly details?: { readonly causes?: readonly { readonly reason?: unknown; readonly field?: unknown }[] };
+}
+
+/**
+ * What the API server said about an object holding decrypted values, without its message (which
+ * may quote them): the HTTP code, the Status reason and each cause's reason and field.
+ */
+function valuelessMessage(error: unknown): string {
+  const withheld = 'its message is withheld, as the object holds decrypted values';
+  if (!(error instanceof ApiException)) return `the request failed (${withheld})`;
+  const body = error.body as unknown;
+  const status = (typeof body === 'string' ? safeJson(body) : body) as StatusBody | undefined;
+  const word = (value: unknown) =>
+    typeof value === 'string' && /^[\w.[\]-]{1,200}$/.test(value) ? value : '?';
+  const causes = (status?.details?.causes ?? []).map(
+    (cause) => `${word(cause.field)}: ${word(cause.reason)}`,
+  );
+  const reason = typeof status?.reason === 'string' ? ` ${word(status.reason)}` : '';
+  return `the API server refused it: HTTP ${error.code}${reason}${causes.length > 0 ? ` (${causes.join(', ')})` : ''}; ${withheld}`;
 }
 
 /**

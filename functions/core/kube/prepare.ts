@@ -8,7 +8,13 @@ import {
   type CustomResource,
 } from '../manifests/crds.ts';
 import { entryFor, type InventoryEntry } from '../manifests/inventory.ts';
-import { describeObject, groupOf, OWNER_LABEL, type Manifest } from '../manifests/objects.ts';
+import {
+  describeObject,
+  groupOf,
+  OWNER_LABEL,
+  settledNamespace,
+  type Manifest,
+} from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
 import { statusCodeOf, type KubeClient } from './client.ts';
 import { compareApplyOrder } from './stages.ts';
@@ -22,6 +28,8 @@ export interface DesiredObject {
   readonly hash: string;
   /** Its kind or namespace is created by this same artifact: dry-run only after the definitions stage. */
   readonly deferred: boolean;
+  /** It holds decrypted values: the API server's messages about it are not quoted (they may quote them). */
+  readonly sensitive: boolean;
 }
 
 /** Whether namespace `name` is known to be missing; a namespace it may not read counts as present. */
@@ -32,6 +40,33 @@ async function namespaceMissing(kube: KubeClient, name: string): Promise<boolean
     if (statusCodeOf(error) === 403) return false;
     throw error;
   }
+}
+
+/**
+ * The Namespaces the artifact declares that the cluster does not have yet: only objects in those
+ * wait for the definitions stage. One that exists is not new: its objects are dry-run and their
+ * ownership checked with the rest. One it may not read counts as new (checked after the stage).
+ */
+async function declaredNamespacesMissing(
+  manifests: readonly Manifest[],
+  kube: KubeClient,
+): Promise<Set<string | undefined>> {
+  const declared = manifests
+    .filter(({ object }) => object.kind === 'Namespace' && object.apiVersion === 'v1')
+    .map(({ object }) => object.metadata?.name);
+  const names = [...new Set(declared)].filter((name): name is string => !!name);
+  const found = await Promise.all(
+    names.map((name) =>
+      kube.get({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).then(
+        (live) => live !== undefined,
+        (error: unknown) => {
+          if (statusCodeOf(error) !== 403) throw error;
+          return false;
+        },
+      ),
+    ),
+  );
+  return new Set(names.filter((_, i) => !found[i]));
 }
 
 /**
@@ -51,11 +86,7 @@ export async function prepareObjects(
   const { crds, problems } = artifactCrds(manifests);
   const newKindResources: (CustomResource & { readonly origin: string })[] = [];
   const missing = new Map<string, Promise<boolean>>();
-  const newNamespaces = new Set(
-    manifests
-      .filter(({ object }) => object.kind === 'Namespace' && object.apiVersion === 'v1')
-      .map(({ object }) => object.metadata?.name),
-  );
+  const newNamespaces = await declaredNamespacesMissing(manifests, kube);
   const served = new Map<string, Promise<{ namespaced: boolean } | undefined>>();
   const byId = new Map<string, DesiredObject>();
 
@@ -77,7 +108,7 @@ export async function prepareObjects(
       continue;
     }
     const metadata = { ...raw.metadata, labels: { ...raw.metadata?.labels, [OWNER_LABEL]: deliveryName } };
-    if (info.namespaced) metadata.namespace = targetNamespace ?? (raw.metadata?.namespace || 'default');
+    if (info.namespaced) metadata.namespace = settledNamespace(raw.metadata?.namespace, targetNamespace);
     else delete metadata.namespace;
     const object = { ...raw, metadata } as KubernetesObject;
     const entry = entryFor(object);
@@ -98,7 +129,7 @@ export async function prepareObjects(
     }
     const deferred = newKind || newNamespaces.has(metadata.namespace);
     const hash = hashKey ? keyedStableHash(object, hashKey) : stableHash(object);
-    byId.set(entry.id, { object, origin, entry, hash, deferred });
+    byId.set(entry.id, { object, origin, entry, hash, deferred, sensitive: hashKey !== undefined });
   }
   customResourceProblems(newKindResources).forEach((found, i) => {
     const { object, origin } = newKindResources[i]!;

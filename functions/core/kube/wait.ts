@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { SluiceError } from '../errors.ts';
 import { describeObject } from '../manifests/objects.ts';
-import type { KubeClient } from './client.ts';
+import { statusCodeOf, type KubeClient } from './client.ts';
 import { assessHealth } from './health.ts';
 import { assessByExprs, type HealthCheckExprs } from './health-exprs.ts';
 import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
@@ -60,9 +60,30 @@ export async function waitForCrdsEstablished(
 
 async function allServed(kube: KubeClient, crd: KubernetesObject): Promise<boolean> {
   for (const { apiVersion, kind } of servedVersions(crd)) {
-    if (!(await kube.resource(apiVersion, kind))) return false;
+    if (!(await kube.resource(apiVersion, kind)) || !(await storageReady(kube, apiVersion, kind)))
+      return false;
   }
   return true;
+}
+
+/** Matches no object: a list with it only asks whether the kind's storage answers. */
+const NO_OBJECT = 'sluice.io/storage-probe=none';
+
+/**
+ * Whether the kind's objects can be listed: for a moment after Established the API server answers
+ * 429 "storage is (re)initializing", and the ownership check lists them right after this wait.
+ * A list it may not make (403) cannot tell, and counts as ready.
+ */
+async function storageReady(kube: KubeClient, apiVersion: string, kind: string): Promise<boolean> {
+  try {
+    await kube.list(apiVersion, kind, NO_OBJECT);
+    return true;
+  } catch (error) {
+    const code = statusCodeOf(error);
+    if (code === 429) return false;
+    if (code === 403) return true;
+    throw error;
+  }
 }
 
 /**

@@ -8,6 +8,7 @@ import { loadManifests } from './load.ts';
 import type { Manifest } from './objects.ts';
 import { applyDeliveryTransforms } from './transform.ts';
 import { checkRequiredFields } from './validate.ts';
+import type { Taint } from '../taint.ts';
 
 export interface BuildOptions {
   /** The kubectl binary whose `kustomize` builds kustomizations and delivery patches (default: `kubectl` on PATH). */
@@ -16,6 +17,8 @@ export interface BuildOptions {
   readonly limits?: BuildLimits;
   /** Decrypts SOPS-encrypted objects when the delivery has `decryption`. @default none: such objects fail the build */
   readonly decryptor?: Decryptor;
+  /** Told every decrypted value, for the run to scrub from what it writes out. @default none */
+  readonly taint?: Taint;
 }
 
 /**
@@ -46,7 +49,7 @@ export async function buildManifests(
   checkRequiredFields(built);
   // Patches and images run kustomize on files: they see encrypted documents only.
   const patched = await applyPatchesAndImages(built, delivery, kustomize);
-  const decrypted = await decryptEncrypted(patched, files, delivery, options.decryptor);
+  const decrypted = await decryptEncrypted(patched, files, delivery, options.decryptor, options.taint);
   checkRequiredFields(decrypted);
   return applyDeliveryTransforms(decrypted, delivery);
 }

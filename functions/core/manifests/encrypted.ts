@@ -1,6 +1,7 @@
 import type { Decryption, Delivery } from '../config/index.ts';
 import { isRecord } from '../config/issues.ts';
 import { SluiceError } from '../errors.ts';
+import type { Taint } from '../taint.ts';
 import { isEncryptedValue } from './sops-format.ts';
 import { describeObject, type Manifest } from './objects.ts';
 
@@ -9,6 +10,10 @@ export interface DecryptRequest {
   readonly manifests: readonly Manifest[];
   readonly files: ReadonlyMap<string, Buffer>;
   readonly decryption: Decryption;
+  /** The delivery's `targetNamespace`: where a decrypted Secret lands, as prepareObjects settles it. */
+  readonly targetNamespace?: string;
+  /** Told every decrypted value, for the run to scrub from what it writes out. */
+  readonly taint?: Taint;
 }
 
 /** Decrypts the SOPS-encrypted objects of a build, in memory; fails naming the file and object. */
@@ -37,6 +42,7 @@ export async function decryptEncrypted(
   files: ReadonlyMap<string, Buffer>,
   delivery: Delivery,
   decryptor: Decryptor | undefined,
+  taint?: Taint,
 ): Promise<Manifest[]> {
   const encrypted = built.filter(isSopsEncrypted);
   if (encrypted.length === 0) return built;
@@ -53,5 +59,11 @@ export async function decryptEncrypted(
       'BuildFailed',
       `delivery '${delivery.name}' has decryption, but this run has no decryptor`,
     );
-  return decryptor.decrypt({ manifests: built, files, decryption: delivery.decryption });
+  return decryptor.decrypt({
+    manifests: built,
+    files,
+    decryption: delivery.decryption,
+    targetNamespace: delivery.targetNamespace,
+    taint,
+  });
 }

@@ -45,6 +45,12 @@ export function groupOf(apiVersion: string): string {
   return slash === -1 ? '' : apiVersion.slice(0, slash);
 }
 
+/** The namespace a namespaced object is applied in: the delivery's `targetNamespace`, else its own, else `default`. */
+export const settledNamespace = (
+  namespace: string | undefined,
+  targetNamespace: string | undefined,
+): string => targetNamespace ?? (namespace || 'default');
+
 /** `Kind/namespace/name` or `Kind/name`: how objects are named in messages. */
 export function describeObject(object: KubernetesObject): string {
   const ns = object.metadata?.namespace;

@@ -44,8 +44,8 @@ export function addCommonMetadata(
   manifests: readonly Manifest[],
   common: NonNullable<Delivery['commonMetadata']>,
 ): Manifest[] {
-  return manifests.map(({ object, origin }) => ({
-    origin,
+  return manifests.map(({ object, ...rest }) => ({
+    ...rest,
     object: {
       ...object,
       metadata: {

@@ -59,12 +59,18 @@ export async function applyRevision(
   }
 
   const live = await step('ApplyFailed', () => listOwned(kube, kindsOf(desired), name));
-  refuseConflicts(
-    await step('ApplyFailed', () =>
-      ownershipConflicts(kube, desired, live, name, async (other) => !!(await getDelivery(deps.db, other))),
-    ),
-    name,
-  );
+  const isRegistered = async (other: string) => !!(await getDelivery(deps.db, other));
+  // Every object, before the first write; those whose kind or namespace the definitions stage
+  // creates are looked up again right after it, before their own apply.
+  const checkOwnership = async (
+    objects: readonly DesiredObject[],
+    ours: ReadonlyMap<string, KubernetesObject>,
+  ) =>
+    refuseConflicts(
+      await step('ApplyFailed', () => ownershipConflicts(kube, objects, ours, name, isRegistered)),
+      name,
+    );
+  await checkOwnership(desired, live);
   const appliedHash = new Map(oldInventory.map((entry) => [entry.id, entry.h]));
   const changed = desired.filter((d) => !isUnchanged(d, live.get(d.entry.id), appliedHash.get(d.entry.id)));
   const finalEntries: InventoryEntry[] = desired.map((d) => ({ ...d.entry, h: d.hash }));
@@ -111,6 +117,8 @@ export async function applyRevision(
       desired.filter((d) => d.deferred),
       live,
       delivery.timeoutMs,
+      async (later) =>
+        checkOwnership(later, await step('ApplyFailed', () => listOwned(kube, kindsOf(later), name))),
     ),
   );
 

@@ -5,6 +5,7 @@ import type { ArtifactLimits } from '../limits.ts';
 import type { Decryptor } from '../manifests/encrypted.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
 import type { Fence } from '../store/lease.ts';
+import type { Taint } from '../taint.ts';
 import type { TableClient } from '../store/table-client.ts';
 import type { EventSink } from './events.ts';
 import type { RetryTimer } from './retry.ts';
@@ -40,4 +41,15 @@ export interface ReconcileDeps {
   readonly leaseTtlMs?: number;
   /** Set by the run that holds the delivery's lease: its status, event and inventory writes are fenced by it. */
   readonly fence?: Fence;
+  /**
+   * The decrypted values of this run, scrubbed from what it writes out (set by the run:
+   * `withTaint`). @default none: nothing decrypted is remembered, so nothing is scrubbed
+   */
+  readonly taint?: Taint;
+}
+
+/** `deps` for one run: a fresh taint, and a log that scrubs it. */
+export function withTaint(deps: ReconcileDeps, taint: Taint): ReconcileDeps {
+  const log = deps.log;
+  return { ...deps, taint, ...(log && { log: (message: string) => log(taint.scrub(message)) }) };
 }

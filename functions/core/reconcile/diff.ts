@@ -13,7 +13,8 @@ import { getDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
 import type { BlockingGate } from '../store/status.ts';
 import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './depends-on.ts';
-import type { ReconcileDeps } from './deps.ts';
+import { Taint } from '../taint.ts';
+import { withTaint, type ReconcileDeps } from './deps.ts';
 import { ownershipConflicts, type OwnershipConflict } from './ownership.ts';
 import { buildRevision, pullRevision, settleRevision } from './plan.ts';
 
@@ -43,12 +44,26 @@ const CONCURRENCY = 8;
  * `sluice diff`: the delivery's artifact (or `revision`) built and compared with the cluster:
  * objects to create, to change (fields from a server-side dry-run), to prune, and the
  * dependencies and gates that would hold the run. Nothing is written to the cluster or the table.
- * A Secret's changed values are named by key, never shown.
+ * A Secret's changed values are named by key, never shown; no value it decrypted is in its result
+ * or its error.
  */
 export async function diffDelivery(
   name: string,
   deps: ReconcileDeps,
   options: { readonly revision?: string } = {},
+): Promise<DeliveryDiff> {
+  const taint = new Taint();
+  try {
+    return taint.scrubValue(await diffTainted(name, withTaint(deps, taint), options));
+  } catch (error) {
+    throw taint.scrubError(error);
+  }
+}
+
+async function diffTainted(
+  name: string,
+  deps: ReconcileDeps,
+  options: { readonly revision?: string },
 ): Promise<DeliveryDiff> {
   const delivery = await getDelivery(deps.db, name);
   if (!delivery) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
@@ -90,7 +105,7 @@ export async function diffDelivery(
       if (fields.length === 0) unchanged++;
       else change.push({ object: describeObject(d.object), fields });
     } catch (error) {
-      problems.push(`${d.origin}: ${describeObject(d.object)}: ${apiErrorMessage(error)}`);
+      problems.push(`${d.origin}: ${describeObject(d.object)}: ${apiErrorMessage(error, d.sensitive)}`);
     }
   });
   if (problems.length > 0) throw new SluiceError('ValidationFailed', problems.sort().join('; '));

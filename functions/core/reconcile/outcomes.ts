@@ -222,8 +222,11 @@ export async function succeed(run: Run, artifact: Artifact, changes: ChangeCount
 
 /** Records a failed run, with the step's reason, and schedules its retry (`retryInterval`). */
 export async function fail(run: Run, error: unknown, revision: string | undefined): Promise<ReconcileResult> {
+  const scrubbed = run.deps.taint ? run.deps.taint.scrubError(error) : error;
   const failure =
-    error instanceof SluiceError ? error : new SluiceError('ApplyFailed', String(error), { cause: error });
+    scrubbed instanceof SluiceError
+      ? scrubbed
+      : new SluiceError('ApplyFailed', String(scrubbed), { cause: scrubbed });
   const nextRetryAt = await scheduleRetry(run);
   await finish(run, 'Failed', {
     ready: false,
@@ -269,6 +272,8 @@ async function finish(
 ): Promise<void> {
   const { deps, delivery, started } = run;
   const now = deps.clock.now();
+  // The last scrub before the table and the event bus (fail() scrubbed already; holds name objects).
+  if (deps.taint) status = { ...status, message: status.message && deps.taint.scrub(status.message) };
   await updateStatus(
     deps.db,
     delivery.name,

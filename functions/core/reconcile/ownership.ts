@@ -5,7 +5,7 @@ import { SluiceError } from '../errors.ts';
 import { kindsOf, listOwnedByOthers } from '../kube/apply.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { DesiredObject } from '../kube/prepare.ts';
-import { describeObject, OWNER_LABEL } from '../manifests/objects.ts';
+import { describeObject, groupOf, OWNER_LABEL } from '../manifests/objects.ts';
 
 /** `sluice.io/takeover-from: <delivery>` on an object lets this delivery take it over from that one. */
 export const TAKEOVER_ANNOTATION = 'sluice.io/takeover-from';
@@ -21,7 +21,10 @@ export interface OwnershipConflict {
  * The desired objects that are live under another delivery's owner label, where that delivery is
  * registered and the object does not name it in `sluice.io/takeover-from`. Objects of a delivery
  * that is no longer registered (a renamed or removed one) are taken over without asking. Only
- * objects not already ours are looked up, so a steady-state run lists nothing more.
+ * objects not already ours are looked up, so a steady-state run lists nothing more. Deferred
+ * objects are looked up too (a kind in a version not served yet, in a version that is); a kind
+ * not served at all lists nothing here, so deferred objects are checked again once the
+ * definitions stage is applied (`applyStaged`'s `checkDeferred`).
  */
 export async function ownershipConflicts(
   kube: KubeClient,
@@ -30,9 +33,12 @@ export async function ownershipConflicts(
   deliveryName: string,
   isRegistered: (delivery: string) => Promise<boolean>,
 ): Promise<OwnershipConflict[]> {
-  const unknown = desired.filter((d) => !ours.has(d.entry.id) && !d.deferred);
+  const unknown = desired.filter((d) => !ours.has(d.entry.id));
   if (unknown.length === 0) return [];
-  const others = await listOwnedByOthers(kube, kindsOf(unknown), deliveryName);
+  const kinds = await Promise.all(
+    kindsOf(unknown).map(async (ref) => ({ ...ref, apiVersion: await lookupVersion(kube, ref) })),
+  );
+  const others = await listOwnedByOthers(kube, kinds, deliveryName);
   const conflicts: OwnershipConflict[] = [];
   const registered = new Map<string, Promise<boolean>>();
   for (const d of unknown) {
@@ -43,6 +49,17 @@ export async function ownershipConflicts(
       conflicts.push({ object: describeObject(d.object), origin: d.origin, owner });
   }
   return conflicts.sort((a, b) => a.object.localeCompare(b.object));
+}
+
+/**
+ * The version to list a kind in: its own, or, when the cluster does not serve that one yet (a CRD
+ * of the artifact adds it), another it serves: ids do not depend on the version, so objects
+ * stored under another version are found before anything is written.
+ */
+async function lookupVersion(kube: KubeClient, ref: { apiVersion: string; kind: string }): Promise<string> {
+  if (await kube.resource(ref.apiVersion, ref.kind)) return ref.apiVersion;
+  const [served] = await kube.servedVersions(groupOf(ref.apiVersion), ref.kind);
+  return served ?? ref.apiVersion;
 }
 
 /** Fails the run, naming each object and both deliveries, when there is any conflict. */

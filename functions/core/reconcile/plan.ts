@@ -4,6 +4,7 @@ import { prepareObjects, type DesiredObject } from '../kube/prepare.ts';
 import { buildManifests } from '../manifests/build.ts';
 import type { Manifest } from '../manifests/objects.ts';
 import { isDigest, pullResolved, resolveArtifact, type Artifact } from '../oci/index.ts';
+import { Taint } from '../taint.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 
@@ -13,7 +14,7 @@ import { step } from './guards.ts';
  * it against the cluster. Each fails with a SluiceError whose reason names its step.
  */
 
-type PlanDeps = Pick<ReconcileDeps, 'registryCredentials' | 'kubectl' | 'limits' | 'decryptor'>;
+type PlanDeps = Pick<ReconcileDeps, 'registryCredentials' | 'kubectl' | 'limits' | 'decryptor' | 'taint'>;
 
 /** What a delivery's source holds now, built and settled against its cluster. */
 export interface PlannedRevision {
@@ -50,6 +51,7 @@ export function buildRevision(delivery: Delivery, artifact: Artifact, deps: Plan
       kubectl: deps.kubectl,
       limits: deps.limits,
       decryptor: deps.decryptor,
+      taint: deps.taint,
     }),
   );
 }
@@ -68,14 +70,20 @@ export function settleRevision(
 /**
  * Plans a delivery's current revision without changing anything: pulls it, builds it and settles
  * the objects against `kube`, a client for the delivery's cluster. Gates, dependencies and the
- * delivery's inventory play no part.
+ * delivery's inventory play no part. Its error holds none of the values it decrypted.
  */
 export async function planRevision(
   delivery: Delivery,
   kube: KubeClient,
   deps: PlanDeps,
 ): Promise<PlannedRevision> {
-  const artifact = await pullRevision(delivery, deps);
-  const desired = await settleRevision(await buildRevision(delivery, artifact, deps), kube, delivery);
-  return { revision: artifact.revision, digest: artifact.digest, desired };
+  const taint = deps.taint ?? new Taint();
+  try {
+    const artifact = await pullRevision(delivery, deps);
+    const built = await buildRevision(delivery, artifact, { ...deps, taint });
+    const desired = await settleRevision(built, kube, delivery);
+    return { revision: artifact.revision, digest: artifact.digest, desired };
+  } catch (error) {
+    throw taint.scrubError(error);
+  }
 }

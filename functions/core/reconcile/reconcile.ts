@@ -7,7 +7,8 @@ import type { ChangeCounts } from '../store/status.ts';
 import { applyRevision } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { unreadyDependencies } from './depends-on.ts';
-import type { ReconcileDeps } from './deps.ts';
+import { Taint } from '../taint.ts';
+import { withTaint, type ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 import {
   block,
@@ -45,7 +46,8 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       return { delivery: name, outcome: 'Skipped', reason: 'NotRegistered', message };
     }
     if (delivery.suspend) return suspended(name);
-    return await reconcileHeld(delivery, { ...deps, fence: lease.fence }, lease);
+    // Every value this run decrypts is scrubbed from its status, events, logs and result.
+    return await reconcileHeld(delivery, withTaint({ ...deps, fence: lease.fence }, new Taint()), lease);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);

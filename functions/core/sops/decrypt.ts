@@ -3,7 +3,7 @@ import { parseAllDocuments } from 'yaml';
 import { isRecord } from '../config/issues.ts';
 import { SluiceError } from '../errors.ts';
 import { describeDocument, isSopsEncrypted, type Decryptor } from '../manifests/encrypted.ts';
-import type { Manifest } from '../manifests/objects.ts';
+import { settledNamespace, type Manifest } from '../manifests/objects.ts';
 import { DataKeyError, openDataKey, type SopsKeys } from './data-key.ts';
 import { macAad, MetadataError, readMetadata, type SopsMetadata } from './metadata.ts';
 import { computeMac, decryptDocument, TreeError, type Node } from './tree.ts';
@@ -61,15 +61,50 @@ function macProblem(file: EncryptedFile, metadata: SopsMetadata, dataKey: Buffer
   return stored === computed ? undefined : 'MAC mismatch: the file was changed after sops encrypted it';
 }
 
+const IDENTITY_PATHS = new Set(['apiVersion', 'kind', 'metadata.name', 'metadata.namespace']);
+
+/** apiVersion, kind, namespace (as the delivery settles it) and name of a decrypted document. */
+function identityOf(document: Record<string, unknown>, targetNamespace: string | undefined): string {
+  const metadata = isRecord(document.metadata) ? document.metadata : {};
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : undefined;
+  return JSON.stringify([
+    document.apiVersion,
+    document.kind,
+    settledNamespace(namespace, targetNamespace),
+    metadata.name,
+  ]);
+}
+
+/** The Secrets (v1) the documents of `files` declare, by identity: the only objects decrypted. */
+function declaredSecrets(
+  files: readonly EncryptedFile[],
+  dataKey: Buffer,
+  targetNamespace: string | undefined,
+): Set<string> {
+  const declared = new Set<string>();
+  for (const file of files) {
+    const rule = readMetadata(file.sops).rule;
+    for (const document of file.documents) {
+      const plain = decryptDocument(document, dataKey, rule);
+      if (plain.apiVersion === 'v1' && plain.kind === 'Secret')
+        declared.add(identityOf(plain, targetNamespace));
+    }
+  }
+  return declared;
+}
+
 /**
  * A Decryptor for sops files (YAML and JSON; AWS KMS and age keys): every encrypted object of the
  * build is matched to its file in the artifact, the file's data key is opened with `keys` and its
- * MAC checked, then the object's values are decrypted, in memory. Errors name the file and object
- * and never hold a decrypted value.
+ * MAC checked, then the object's values are decrypted, in memory. Only a v1 Secret that its file
+ * declares (same namespace, as the delivery settles it, and name) is decrypted: a build that
+ * changed its kind, name or namespace fails, since the values would land where the file does not
+ * put them. Every decrypted value is told to `taint`. Errors name the file and object and never
+ * hold a decrypted value.
  */
 export function sopsDecryptor(keys: SopsKeys): Decryptor {
   return {
-    async decrypt({ manifests, files, decryption }) {
+    async decrypt({ manifests, files, decryption, targetNamespace, taint }) {
       const byMac = encryptedFiles(files);
       const dataKeys = new Map<string, Promise<Buffer>>();
       const checked = new Set<EncryptedFile>();
@@ -98,11 +133,17 @@ export function sopsDecryptor(keys: SopsKeys): Decryptor {
             if (problem) throw failure(where, `${problem}${inFile}`);
             checked.add(source);
           }
-          out.push({
-            ...manifest,
-            object: decryptDocument(manifest.object, key, metadata.rule) as Manifest['object'],
-            hashKey: inventoryHashKey(key),
+          const object = decryptDocument(manifest.object, key, metadata.rule, (path, value) => {
+            if (!IDENTITY_PATHS.has(path.join('.'))) taint?.add(value);
           });
+          if (!declaredSecrets(sources, key, targetNamespace).has(identityOf(object, targetNamespace)))
+            throw failure(
+              where,
+              `the build made it something other than a Secret (v1) its file declares${sources.length === 1 ? ` (${sources[0]!.path})` : ''}: ` +
+                'only a Secret of the apiVersion, kind, namespace and name written in its encrypted file is decrypted ' +
+                '(a kustomize patch, namespace, namePrefix or nameSuffix must not change them; set the namespace in the file, or targetNamespace)',
+            );
+          out.push({ ...manifest, object: object as Manifest['object'], hashKey: inventoryHashKey(key) });
         } catch (error) {
           if (error instanceof SluiceError) throw error;
           if (error instanceof MetadataError || error instanceof DataKeyError || error instanceof TreeError)

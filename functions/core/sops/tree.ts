@@ -33,6 +33,7 @@ interface Walk {
   readonly rule: EncryptionRule;
   readonly hash?: Hash;
   readonly macOnlyEncrypted: boolean;
+  readonly onDecrypted?: (path: readonly string[], value: unknown) => void;
 }
 
 function entriesOf(node: object): [string, unknown][] {
@@ -62,18 +63,26 @@ function walk(node: Node, path: string[], options: Walk): unknown {
       if (error instanceof ValueError) throw new TreeError(`${path.join('.')}: ${error.message}`);
       throw error;
     }
+    options.onDecrypted?.(path, value);
   }
   if (!options.macOnlyEncrypted || encrypted) options.hash?.update(macBytes(value), 'utf8');
   return value;
 }
 
-/** A document with every encrypted value decrypted and its `sops` block removed. */
+/**
+ * A document with every encrypted value decrypted and its `sops` block removed; `onDecrypted` is
+ * told each value that was encrypted, with its path.
+ */
 export function decryptDocument(
   document: Node,
   dataKey: Buffer,
   rule: EncryptionRule,
+  onDecrypted?: (path: readonly string[], value: unknown) => void,
 ): Record<string, unknown> {
-  return walk(document, [], { dataKey, rule, macOnlyEncrypted: false }) as Record<string, unknown>;
+  return walk(document, [], { dataKey, rule, macOnlyEncrypted: false, onDecrypted }) as Record<
+    string,
+    unknown
+  >;
 }
 
 /**

@@ -14,7 +14,12 @@ import { gateKey, type TableClient } from './table-client.ts';
 export interface PendingApprovals {
   /** The revision they approve; none: any revision. Approvals of different revisions do not add up. */
   readonly revision?: string;
-  readonly approvals: readonly { readonly principal: string; readonly at: string }[];
+  /** Each approval: who (ARN), when, and who it counts as (the approver key; the ARN for older items). */
+  readonly approvals: readonly {
+    readonly principal: string;
+    readonly at: string;
+    readonly approver?: string;
+  }[];
   /** When the last approval lapses unless the others arrive (PENDING_APPROVAL_MS after the first). */
   readonly expiresAt: string;
 }
@@ -49,7 +54,7 @@ export async function clearPendingApprovals(db: TableClient, gate: string): Prom
 
 /**
  * Adds one verified principal's open request to the approvals a gate is gathering. When
- * `required` distinct principals have approved the same revision, the open request is recorded
+ * `required` distinct approvers (by approver key: sessions of one role are one approver) have approved the same revision, the open request is recorded
  * (with all of them in `approvedBy`) and the gathered approvals are cleared, in one transaction.
  * Every write is conditional on the version read, so concurrent approvals are never lost.
  */
@@ -84,7 +89,8 @@ async function tryAddApproval(
     stored && Date.parse(stored.expiresAt) > now.getTime() && stored.revision === request.revision
       ? stored
       : undefined;
-  if (current?.approvals.some((approval) => approval.principal === request.requestedBy)) {
+  const approver = request.approver ?? request.requestedBy;
+  if (current?.approvals.some((approval) => (approval.approver ?? approval.principal) === approver)) {
     await db.doc.send(
       new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'pending', now) }),
     );
@@ -92,7 +98,7 @@ async function tryAddApproval(
   }
   const approvals = [
     ...(current?.approvals ?? []),
-    { principal: request.requestedBy, at: request.requestedAt },
+    { principal: request.requestedBy, at: request.requestedAt, approver },
   ];
   const unchanged = {
     ConditionExpression: Item ? 'version = :version' : 'attribute_not_exists(pk)',

@@ -7,10 +7,11 @@ import { getSpec, listSpecNames, putSpec, removeSpec, type SpecKind } from './sp
 import { gateKey, type TableClient } from './table-client.ts';
 
 /**
- * Where a request came from, as recorded in the audit trail: `url` is a signed request through
- * the gate's function URL (its caller verified); the others reached the function directly.
+ * Where a request came from, as recorded in the audit trail: `url` (through the gate's function
+ * URL) and `invoke` (a direct invocation of the gate's alias) carry a proof STS verified; the
+ * others reached the function as claims.
  */
-export type RequestSource = 'schedule' | 'console' | 'cli' | 'api' | 'url';
+export type RequestSource = 'schedule' | 'console' | 'cli' | 'api' | 'url' | 'invoke';
 
 /** A request to open or close a gate. */
 export interface GateRequest {
@@ -23,8 +24,10 @@ export interface GateRequest {
   /** How long the request lasts; none = until the next request. Resolved when the request is made. */
   readonly windowMs?: number;
   readonly source: RequestSource;
-  /** True when AWS vouched for `requestedBy`: a signed request through the gate's function URL. */
+  /** True when AWS vouched for `requestedBy` (STS, for a request's proof). */
   readonly verified?: boolean;
+  /** Who a verified approval counts as (approverKey): sessions of one role count once. */
+  readonly approver?: string;
   /** The revision an open request approves (`<tag>@sha256:<hex>` or `sha256:<hex>`); others stay held. */
   readonly revision?: string;
   /** The distinct verified principals whose approvals opened the gate, when it needs more than one. */

@@ -10,8 +10,9 @@ import { testbed, uniqueName } from '../../support/testbed.ts';
 
 testbed();
 
-const ALICE = 'arn:aws:sts::123456789012:assumed-role/Approver/alice';
-const BOB = 'arn:aws:sts::123456789012:assumed-role/Approver/bob';
+// People of an IAM Identity Center permission set: AWS sets their session names, so each counts.
+const ALICE = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Approver_0123456789abcdef/alice';
+const BOB = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Approver_0123456789abcdef/bob';
 const CAROL = 'arn:aws:iam::123456789012:user/carol';
 const REVISION = `1.3.0@sha256:${'c'.repeat(64)}`;
 
@@ -34,7 +35,9 @@ describe('approvers: 2', () => {
     const { clock, deps, gate, gateDeps, signed } = await twoPersonGate();
     const first = await signed(ALICE, { reason: 'CHG-9' });
     expect(first).toMatchObject({ outcome: 'pending', status: { state: 'closed' } });
-    expect(first.message).toContain('1 of 2 approvals (by alice (role Approver, 123456789012))');
+    expect(first.message).toContain(
+      '1 of 2 approvals (by alice (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012))',
+    );
     clock.advance(60_000);
     expect(await signed(ALICE)).toMatchObject({ outcome: 'pending', status: { state: 'closed' } });
     clock.advance(60_000);
@@ -46,7 +49,7 @@ describe('approvers: 2', () => {
       source: 'url',
     });
     expect(second.message).toContain(
-      'open by alice (role Approver, 123456789012) and bob (role Approver, 123456789012)',
+      'open by alice (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012) and bob (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012)',
     );
     expect((await listGateAudit(deps.db, gate)).map((r) => [r.requestedBy, r.outcome])).toEqual([
       [BOB, 'accepted'],

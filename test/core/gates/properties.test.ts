@@ -214,8 +214,10 @@ function oracleState(shape: GateShape, gate: Gate, at: number, recorded?: GateRe
 }
 
 const runs = (numRuns: number) => ({ numRuns, seed: 20261124 });
+/** Some hundred runs take seconds on an idle machine and minutes on a loaded one: wait for them. */
+const PROPERTY_TIMEOUT_MS = 600_000;
 
-describe('gate state: properties', () => {
+describe('gate state: properties', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   it('matches the wall-clock oracle in every time zone, across DST gaps and repeated hours, with no invocation', () => {
     fc.assert(
       fc.property(gateAndInstant, ([shape, at]) => {
@@ -298,7 +300,7 @@ describe('gate state: properties', () => {
   });
 });
 
-describe('a sequence of requests: properties', () => {
+describe('a sequence of requests: properties', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   const made = fc.array(
     fc.record({
       action: fc.constantFrom('open' as const, 'close' as const),
@@ -399,7 +401,7 @@ describe('a sequence of requests: properties', () => {
   });
 });
 
-describe('malformed requests: properties', () => {
+describe('malformed requests: properties', { timeout: PROPERTY_TIMEOUT_MS }, () => {
   const storedGarbage = fc.record({
     action: fc.oneof(fc.constantFrom('open', 'close'), fc.anything()),
     requestedAt: fc.oneof(

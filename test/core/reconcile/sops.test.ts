@@ -2,10 +2,11 @@
 // kube-apiserver and read back; nothing decrypted reaches the table, the events, the log or
 // `sluice diff`; a file that cannot be decrypted fails the run, naming it, with nothing applied.
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileEvent } from '../../../functions/core/store/events.ts';
 import type { ReconcileDeps } from '../../../functions/core/reconcile/deps.ts';
+import { deleteDelivery } from '../../../functions/core/reconcile/delete.ts';
 import { diffDelivery } from '../../../functions/core/reconcile/diff.ts';
 import { planRevision } from '../../../functions/core/reconcile/plan.ts';
 import { KubeClient } from '../../../functions/core/kube/client.ts';
@@ -35,8 +36,14 @@ beforeAll(async () => {
 const configMap = (name: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: b\n`;
 
-/** A namespace and a delivery into it; `decryption: null` registers one without decryption. */
-async function setup(decryption: Record<string, unknown> | null = sopsDecryption(ageSecret)) {
+/**
+ * A namespace and a delivery into it (`targetNamespace` unless `ownNamespaces`); `decryption: null`
+ * registers one without decryption.
+ */
+async function setup(
+  decryption: Record<string, unknown> | null = sopsDecryption(ageSecret),
+  { ownNamespaces = false } = {},
+) {
   const ns = uniqueName('sops');
   const name = uniqueName('sops');
   const repository = uniqueName('sops/app');
@@ -44,7 +51,7 @@ async function setup(decryption: Record<string, unknown> | null = sopsDecryption
   await registerDelivery(deps, bed, {
     name,
     repository,
-    targetNamespace: ns,
+    ...(!ownNamespaces && { targetNamespace: ns }),
     prune: true,
     ...(decryption && { decryption }),
   });
@@ -187,5 +194,251 @@ describe('a revision that cannot be decrypted applies nothing', () => {
       /^db\.yaml: Secret\/db-credentials is SOPS-encrypted, but delivery '\S+' has no decryption/,
     );
     expect(await names(ns)).toEqual([]);
+  });
+});
+
+// The canary: the age fixture's token, in plain text and as the base64 its Secret's data holds.
+const CANARY = [PLAINTEXT_MARKER, Buffer.from(PLAINTEXT_MARKER).toString('base64')];
+const expectNoCanary = (text: string) => {
+  for (const form of CANARY) expect(text).not.toContain(form);
+};
+
+/** Everything a run writes out, for the canary: its result, events, log, table, `sluice status --json`. */
+async function expectNothingLeaked(name: string, result: unknown) {
+  expectNoCanary(JSON.stringify(result));
+  expectNoCanary(JSON.stringify(events));
+  expectNoCanary(logged.join('\n'));
+  expectNoCanary(await tableText());
+  const status = await sluice('status', name, '--json');
+  expect(status.stdout).toContain(name);
+  expectNoCanary(status.stdout + status.stderr);
+}
+
+/** A CRD of kind Leak whose schema gives data.token an enum: its check would quote the value. */
+const leakCrd = (group: string) =>
+  JSON.stringify({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `leaks.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'leaks', singular: 'leak', kind: 'Leak' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                data: { type: 'object', properties: { token: { type: 'string', enum: ['x'] } } },
+              },
+            },
+          },
+        },
+      ],
+    },
+  });
+
+/** A kustomization of the untouched encrypted file (MAC intact) that changes what the build makes of it. */
+const kustomization = (
+  extra: string,
+  patch?: { kind: string; apiVersion: string },
+  resources = 'token.yaml',
+) =>
+  `resources: [${resources}]\n${extra}` +
+  (patch
+    ? `patches:\n- target: { kind: Secret, name: api-token }\n  options: { allowKindChange: true }\n  patch: |\n` +
+      `    - { op: replace, path: /kind, value: ${patch.kind} }\n` +
+      `    - { op: replace, path: /apiVersion, value: ${patch.apiVersion} }\n`
+    : '');
+
+describe('a build that makes the encrypted Secret something else is not decrypted', () => {
+  it('a patch turning it into a Leak (a CRD whose schema would quote the value): refused naming the file, nothing leaks', async () => {
+    const { ns, name, push } = await setup();
+    const group = `${uniqueName('leak')}.example.com`;
+    await push({
+      'kustomization.yaml': kustomization(
+        '',
+        { kind: 'Leak', apiVersion: `${group}/v1` },
+        'token.yaml, crd.yaml',
+      ),
+      'token.yaml': sopsFixture('age-secret.yaml'),
+      'crd.yaml': leakCrd(group),
+    });
+    const result = await run(name, deps);
+    expect(result).toMatchObject({ outcome: 'Failed', reason: 'BuildFailed' });
+    expect(result.message).toMatch(
+      /^token\.yaml: Leak\/api-token: SOPS decryption failed: the build made it something other than a Secret \(v1\) its file declares/,
+    );
+    await expectNothingLeaked(name, result);
+    expect(await names(ns)).toEqual([]);
+
+    // Another delivery's removal plans this one (same cluster) and fails naming it, without the value.
+    const removed = await setup();
+    await removed.push({ 'app.yaml': configMap('app') });
+    expect(await run(removed.name, deps)).toMatchObject({ outcome: 'Succeeded' });
+    const removal = await deleteDelivery(removed.name, deps).then(
+      () => new Error('expected the removal to fail'),
+      (error: unknown) => error as Error,
+    );
+    expect(removal.message).toContain(`delivery '${name}'`);
+    expect(removal.message).toContain('token.yaml: Leak/api-token: SOPS decryption failed');
+    expectNoCanary(removal.message);
+  });
+
+  it.each([
+    [
+      'turned into a ConfigMap',
+      kustomization('', { kind: 'ConfigMap', apiVersion: 'v1' }),
+      'ConfigMap/api-token',
+    ],
+    ['renamed (namePrefix)', kustomization('namePrefix: leak-\n'), 'Secret/leak-api-token'],
+    ['moved to another namespace', kustomization('namespace: NS2\n'), 'Secret/NS2/api-token'],
+  ])(
+    '%s: refused naming the file; nothing in the cluster, the table, the status or `sluice diff`',
+    async (_, text, object) => {
+      const { ns, name, push } = await setup(undefined, { ownNamespaces: true });
+      const other = uniqueName('sops-other');
+      await createNamespace(bed.kubeConfig(), other);
+      await push({
+        'kustomization.yaml': text.replace('NS2', other),
+        'token.yaml': sopsFixture('age-secret.yaml'),
+      });
+      const result = await run(name, deps);
+      expect(result).toMatchObject({ outcome: 'Failed', reason: 'BuildFailed' });
+      expect(result.message).toContain(
+        `token.yaml: ${object.replace('NS2', other)}: SOPS decryption failed: the build made it something other than a Secret (v1) its file declares`,
+      );
+      await expectNothingLeaked(name, result);
+      expect(await names(ns)).toEqual([]);
+      expect(await names(other)).toEqual([]);
+      expect(await names('default')).not.toContain('api-token');
+      const diff = await sluice('diff', name);
+      expect(diff.code).not.toBe(0);
+      expectNoCanary(diff.stdout + diff.stderr);
+    },
+  );
+});
+
+/** Applies cluster-scoped admission objects, and waits until `denied` sees the policy deny. */
+async function admissionPolicy(objects: KubernetesObject[], denied: () => Promise<boolean>) {
+  const kube = new KubeClient(bed.kubeConfig());
+  for (const object of objects) await kube.apply(object);
+  const deadline = Date.now() + 30_000;
+  while (!(await denied())) {
+    if (Date.now() > deadline) throw new Error('the admission policy never took effect');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return () => Promise.all(objects.map((object) => kube.delete(object)));
+}
+
+const dryRunDenied = async (object: KubernetesObject) => {
+  try {
+    await new KubeClient(bed.kubeConfig()).apply(object, { dryRun: true });
+    return false;
+  } catch {
+    return true;
+  }
+};
+
+/** A policy denying `kind` in `ns` with a message that quotes `quoted` (CEL), bound with `paramRef`. */
+function denyQuoting(
+  ns: string,
+  kind: string,
+  quoted: string,
+  paramRef?: Record<string, unknown>,
+): (KubernetesObject & Record<string, unknown>)[] {
+  const name = uniqueName('quote');
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        ...(paramRef && { paramKind: { apiVersion: 'v1', kind: 'Secret' } }),
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [kind] },
+          ],
+        },
+        validations: [{ expression: 'false', messageExpression: `'refused: ' + ${quoted}` }],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name },
+      spec: {
+        policyName: name,
+        validationActions: ['Deny'],
+        ...(paramRef && { paramRef }),
+        matchResources: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+        },
+      },
+    },
+  ];
+}
+
+describe('what the API server says about decrypted values is never quoted', () => {
+  it("a dry-run refusal of a decrypted Secret is reported by field, without the server's message (which quotes the value)", async () => {
+    const { ns, name, push } = await setup();
+    const remove = await admissionPolicy(denyQuoting(ns, 'secrets', "string(object.data['token'])"), () =>
+      dryRunDenied({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'probe', namespace: ns },
+        data: { token: 'eA==' },
+      } as KubernetesObject),
+    );
+    try {
+      await push({ 'token.yaml': sopsFixture('age-secret.yaml') });
+      const result = await run(name, deps);
+      expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
+      expect(result.message).toMatch(
+        new RegExp(
+          `^token\\.yaml: Secret/${ns}/api-token: the API server refused it: HTTP 422 Invalid.*its message is withheld, as the object holds decrypted values`,
+        ),
+      );
+      await expectNothingLeaked(name, result);
+      const diff = await sluice('diff', name);
+      expectNoCanary(diff.stdout + diff.stderr);
+      expect(await names(ns)).toEqual([]);
+    } finally {
+      await remove();
+    }
+  });
+
+  it("a decrypted value quoted in another object's refusal is scrubbed from everything the run writes out", async () => {
+    const { ns, name, push } = await setup();
+    await push({ 'token.yaml': sopsFixture('age-secret.yaml') });
+    expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded' });
+    // A policy whose parameter is the Secret just applied quotes its value in refusing a ConfigMap.
+    const paramRef = { name: 'api-token', namespace: ns, parameterNotFoundAction: 'Deny' };
+    const remove = await admissionPolicy(
+      denyQuoting(ns, 'configmaps', "string(params.data['token'])", paramRef),
+      () =>
+        dryRunDenied({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'probe', namespace: ns },
+        } as KubernetesObject),
+    );
+    try {
+      await push({ 'token.yaml': sopsFixture('age-secret.yaml'), 'app.yaml': configMap('app') });
+      const result = await run(name, deps);
+      expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
+      expect(result.message).toContain(`app.yaml: ConfigMap/${ns}/app: `);
+      expect(result.message).toContain('refused: [redacted]');
+      await expectNothingLeaked(name, result);
+      const diff = await sluice('diff', name);
+      expectNoCanary(diff.stdout + diff.stderr);
+    } finally {
+      await remove();
+    }
   });
 });

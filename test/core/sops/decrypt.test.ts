@@ -76,16 +76,16 @@ describe('decrypting sops files', () => {
     expect(byName(objects)['ConfigMap/plain']!.data).toEqual({ a: 'b' });
   });
 
-  it('decrypts what kustomize built (keys reordered, namespace and labels added): the MAC is checked on the file', async () => {
+  it('decrypts what kustomize built (keys reordered, labels added): the MAC is checked on the file', async () => {
     const objects = await build(
       {
-        'app/kustomization.yaml': 'namespace: prod\ncommonLabels: { team: a }\nresources: [secret.yaml]\n',
+        'app/kustomization.yaml': 'commonLabels: { team: a }\nresources: [secret.yaml]\n',
         'app/secret.yaml': sopsFixture('kms-secret.yaml'),
       },
-      { path: 'app' },
+      { path: 'app', targetNamespace: 'prod' },
     );
     const secret = byName(objects)['Secret/db-credentials']!;
-    expect(secret.metadata).toMatchObject({ namespace: 'prod', labels: { app: 'db', team: 'a' } });
+    expect(secret.metadata).toMatchObject({ labels: { app: 'db', team: 'a' } });
     expect((secret.stringData as Record<string, string>).password).toBe(`${PLAINTEXT_MARKER}-kms-password`);
   });
 
@@ -235,6 +235,24 @@ describe('refusing what cannot be decrypted, naming the file', () => {
     const error = await buildError({ 'secret.yaml': kms.replace(/mac: ENC\[[^\]]+\]/, `mac: ${other}`) });
     expect(error.message).toMatch(
       /secret\.yaml: Secret\/db-credentials: SOPS decryption failed: its MAC \(sops\.mac\) does not decrypt/,
+    );
+  });
+
+  it.each([
+    ['a kustomization namespace', 'namespace: prod\n', 'Secret/prod/db-credentials'],
+    ['a namePrefix', 'namePrefix: x-\n', 'Secret/x-db-credentials'],
+  ])('a Secret the build moves (%s): not decrypted', async (_, extra, object) => {
+    const error = await buildError(
+      {
+        'app/kustomization.yaml': `${extra}resources: [secret.yaml]\n`,
+        'app/secret.yaml': kms,
+      },
+      { path: 'app' },
+    );
+    expect(error.message).toBe(
+      `app/secret.yaml: ${object}: SOPS decryption failed: the build made it something other than a Secret (v1) its file declares (app/secret.yaml): ` +
+        'only a Secret of the apiVersion, kind, namespace and name written in its encrypted file is decrypted ' +
+        '(a kustomize patch, namespace, namePrefix or nameSuffix must not change them; set the namespace in the file, or targetNamespace); nothing was applied',
     );
   });
 

@@ -115,6 +115,20 @@ describe('preventSelfApproval', () => {
     await expect(approve(MALLORY)).rejects.toThrow(/mallory \(user, 123456789012\) pushed/);
   });
 
+  it("compares people, not sessions: another session of the pusher's role is the pusher; another Identity Center user is not", async () => {
+    const { approve, push } = await selfApprovalGate();
+    await push(CI);
+    await expect(approve('arn:aws:sts::123456789012:assumed-role/ci-push/mallory-as-bob')).rejects.toThrow(
+      /mallory-as-bob \(role ci-push, 123456789012\) pushed sha256:\w+ \(as build-77 \(role ci-push, 123456789012\)\)/,
+    );
+    const sso = (user: string) =>
+      `arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Release_0123456789abcdef/${user}`;
+    const { approve: approveOther, push: pushOther } = await selfApprovalGate();
+    await pushOther(sso('mallory'));
+    await expect(approveOther(sso('mallory'))).rejects.toThrow(/mallory \(role AWSReservedSSO_Release/);
+    expect((await approveOther(sso('alice'))).outcome).toBe('accepted');
+  });
+
   it('a pusher may still approve a digest someone else pushed', async () => {
     const { approve, push } = await selfApprovalGate();
     const other = newDigest();

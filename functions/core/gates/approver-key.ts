@@ -1,0 +1,33 @@
+import type { Gate } from '../config/index.ts';
+
+const ASSUMED_ROLE = /^(arn:aws[\w-]*):sts::(\d{12}):assumed-role\/([^/]+)\/(.+)$/;
+const FEDERATED = /^(arn:aws[\w-]*):sts::(\d{12}):federated-user\/.+$/;
+
+/**
+ * Who an approval counts as: a key the approver cannot choose. An IAM user (or root) is its ARN.
+ * A role session's name is picked by whoever assumes the role, so a role counts once, whatever
+ * its sessions are called: except an IAM Identity Center role (`AWSReservedSSO_*`, whose session
+ * name AWS sets to the signed-in user) and roles the gate lists in `sessionNamedRoles` (whose
+ * trust policy ties the session name to the person), which count per session. Federated users
+ * (GetFederationToken names them as it likes) count once per account.
+ */
+export function approverKey(arn: string, gate: Pick<Gate, 'sessionNamedRoles'>): string {
+  const role = ASSUMED_ROLE.exec(arn);
+  if (role) {
+    const [, partition, account, name, session] = role;
+    const roleArn = `${partition}:iam::${account}:role/${name}`;
+    const perSession = name!.startsWith('AWSReservedSSO_') || namesPeople(gate, account!, name!);
+    return perSession ? `${roleArn} session ${session}` : roleArn;
+  }
+  const federated = FEDERATED.exec(arn);
+  if (federated) return `${federated[1]}:sts::${federated[2]}:federated-user`;
+  return arn;
+}
+
+/** True when the gate lists the role by name, or by an ARN of the same account and name (any path). */
+function namesPeople(gate: Pick<Gate, 'sessionNamedRoles'>, account: string, name: string): boolean {
+  return (gate.sessionNamedRoles ?? []).some((listed) => {
+    const arn = /^arn:aws[\w-]*:iam::(\d{12}):role\/(?:.*\/)?([^/]+)$/.exec(listed);
+    return arn ? arn[1] === account && arn[2] === name : listed === name;
+  });
+}

@@ -1,0 +1,54 @@
+import { gateEntryOf } from './entry.ts';
+import { GateEventError, parseGateEvent } from './event.ts';
+import { ProofRefused, unqualifiedArn, verifyProof, type CallerProof, type ProvenFields } from './proof.ts';
+import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
+
+/** How a proven request arrived: through the gate's function URL, or a direct invocation of its alias. */
+export type Transport = 'url' | 'invoke';
+
+/**
+ * A gate request that carries a proof of its sender (`{"gate","action",…,"proof":{query,nonce}}`),
+ * by either transport: the function URL is a way in, not the proof. It must come through the
+ * entry of its gate and action (alias `<action>_<gate>`, which IAM lets only that action's
+ * grantees invoke); its author is the principal STS names for the proof, whatever the event says.
+ * A bad event throws GateEventError, a proof that does not hold ProofRefused; nothing is written.
+ */
+export async function handleProvenRequest(
+  raw: Record<string, unknown>,
+  transport: Transport,
+  invokedFunctionArn: string | undefined,
+  deps: GateDeps,
+): Promise<GateRequestResult> {
+  const { proof, ...fields } = raw;
+  const entry = gateEntryOf(invokedFunctionArn);
+  if (!entry || !invokedFunctionArn)
+    throw new ProofRefused("send gate requests to the gate's own entry: its alias <action>_<gate>");
+  const request = parseGateEvent(fields, { signed: true });
+  if (request.gate !== entry.gate || (request.action !== entry.action && request.action !== 'status'))
+    throw new ProofRefused(
+      `this entry takes ${entry.action} requests for gate '${entry.gate}', not ${request.action} requests for gate '${request.gate}'`,
+    );
+  if (request.action === 'status') return handleGateEvent({ ...request, source: transport }, deps);
+  if (!deps.sts) throw new Error('the gate function has no STS endpoint to verify proofs with');
+  const principal = await verifyProof(parseProof(proof), fields as unknown as ProvenFields, {
+    functionArn: unqualifiedArn(invokedFunctionArn),
+    sts: deps.sts,
+    db: deps.db,
+    now: deps.clock.now(),
+  });
+  return handleGateEvent({ ...request, source: transport }, deps, { principal, verified: true });
+}
+
+function parseProof(raw: unknown): CallerProof {
+  const proof = raw as Partial<CallerProof> | undefined;
+  if (
+    typeof proof !== 'object' ||
+    proof === null ||
+    typeof proof.query !== 'string' ||
+    typeof proof.nonce !== 'string'
+  )
+    throw new GateEventError(
+      '"proof" is missing or malformed: a signed request carries {"query","nonce"} from a presigned STS GetCallerIdentity (sluice gate open --function makes it)',
+    );
+  return { query: proof.query, nonce: proof.nonce };
+}
