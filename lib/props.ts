@@ -322,6 +322,15 @@ export interface SluiceGate {
    * @default false
    */
   readonly requireVerified?: boolean;
+  /**
+   * Refuse an approval of a revision from whoever pushed its digest to ECR, as CloudTrail's
+   * `PutImage` record names them (an EventBridge rule records each push). Needs
+   * `approval: 'revision'` and a CloudTrail trail logging management events in the account and
+   * region of the repositories (`cdk synth` warns). Approvals are compared by approver key (an
+   * IAM user, an Identity Center user, or the role), and only verified approvals are taken.
+   * @default false
+   */
+  readonly preventSelfApproval?: boolean;
 }
 
 export interface SluiceProps {

@@ -30,7 +30,7 @@ import { GateRunbooks } from './runbooks.ts';
 import { GateSchedules, IntervalSchedules } from './schedules.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
-import { EcrPushTriggers, ecrRepositories } from './triggers.ts';
+import { EcrPushTriggers, ImagePushRecords, ecrRepositories } from './triggers.ts';
 
 /** Where the kubectl layer puts kubectl (kustomize builds run `kubectl kustomize`). */
 export const LAYER_KUBECTL = '/opt/kubectl/kubectl';
@@ -346,8 +346,19 @@ export class Sluice extends Construct {
       alarmTopic: props.alarmTopic,
     }).alarms;
 
+    const selfApprovalGates = config.gates.filter((g) => g.preventSelfApproval);
+    if (selfApprovalGates.length > 0) {
+      const pushRecords = new ImagePushRecords(this, 'ImagePushRecords', {
+        gateFunction: gate,
+        deadLetterQueue: failures.queue,
+      });
+      // An alias's asynchronous invocations have their own retries and destination.
+      failures.routeAsyncInvocations(pushRecords.entry, ASYNC_MAX_EVENT_AGE);
+    }
+
     warnOfRiskyChoices(this, {
       deliveries: config.deliveries,
+      selfApprovalGates,
       narrowedAccessPolicies: props.clusterAccessPolicies !== undefined,
       alarmTopic: props.alarmTopic !== undefined,
       unwatchedRepositories: pushTriggers.unwatched,

@@ -1,10 +1,11 @@
 import { Duration, Stack, Token } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Delivery } from '../functions/core/config/index.ts';
+import { PUSH_RECORDS_ALIAS } from '../functions/core/gates/entry.ts';
 import { ecrRepositoryOf, type EcrRepository } from './sources.ts';
 
 /** The ECR repositories of the deliveries with provider `aws`, each once, by ARN. */
@@ -85,5 +86,51 @@ export class EcrPushTriggers extends Construct {
       });
       this.rules.push(rule);
     }
+  }
+}
+
+export interface ImagePushRecordsProps {
+  readonly gateFunction: lambda.Function;
+  /** Where a record the rule could not deliver to the function goes. */
+  readonly deadLetterQueue: sqs.IQueue;
+}
+
+/**
+ * For gates with `preventSelfApproval`: an EventBridge rule on CloudTrail's record of each
+ * successful ECR `PutImage` in this account and region, sending it to the gate function, which
+ * records who pushed the digest. CloudTrail delivers these records to EventBridge only when a
+ * trail logs management events (a synth-time warning says so). The rule invokes an alias of its
+ * own, the only entry through which the function takes push records.
+ */
+export class ImagePushRecords extends Construct {
+  readonly rule: events.Rule;
+  /** The alias the rule invokes; its asynchronous invocations are configured apart from the function's. */
+  readonly entry: lambda.Alias;
+
+  constructor(scope: Construct, id: string, props: ImagePushRecordsProps) {
+    super(scope, id);
+    this.entry = new lambda.Alias(this, 'Entry', {
+      aliasName: PUSH_RECORDS_ALIAS,
+      version: props.gateFunction.currentVersion,
+    });
+    this.rule = new events.Rule(this, 'PutImage', {
+      description: 'sluice: record who pushed each image digest (gates with preventSelfApproval)',
+      eventPattern: {
+        source: ['aws.ecr'],
+        detailType: ['AWS API Call via CloudTrail'],
+        detail: {
+          eventSource: ['ecr.amazonaws.com'],
+          eventName: ['PutImage'],
+          errorCode: [{ exists: false }],
+        },
+      },
+      targets: [
+        new targets.LambdaFunction(this.entry, {
+          retryAttempts: 2,
+          maxEventAge: Duration.hours(1),
+          deadLetterQueue: props.deadLetterQueue,
+        }),
+      ],
+    });
   }
 }

@@ -1,10 +1,12 @@
 import { Annotations } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type { Delivery } from '../functions/core/config/index.ts';
+import type { Delivery, Gate } from '../functions/core/config/index.ts';
 import type { EcrRepository } from './sources.ts';
 
 export interface RiskyChoices {
   readonly deliveries: readonly Delivery[];
+  /** Gates with `preventSelfApproval`: they need CloudTrail's PutImage records. */
+  readonly selfApprovalGates: readonly Gate[];
   /** True when `clusterAccessPolicies` narrows the access entries from cluster admin. */
   readonly narrowedAccessPolicies: boolean;
   readonly alarmTopic: boolean;
@@ -21,6 +23,7 @@ export const WARNINGS = {
   noAlarmTopic: 'sluice:no-alarm-topic',
   unwatchedRepository: 'sluice:push-events-elsewhere',
   environmentAgnostic: 'sluice:environment-agnostic-push-rules',
+  selfApprovalNeedsTrail: 'sluice:self-approval-needs-trail',
 } as const;
 
 /**
@@ -57,6 +60,11 @@ export function warnOfRiskyChoices(scope: Construct, choices: RiskyChoices): voi
     annotations.addWarningV2(
       WARNINGS.environmentAgnostic,
       'the stack has no account or region: sluice cannot tell which ECR repositories send their push events to its bus, so it makes a rule for each, and those of other accounts or regions never match. Give the stack an env.',
+    );
+  if (choices.selfApprovalGates.length > 0)
+    annotations.addWarningV2(
+      WARNINGS.selfApprovalNeedsTrail,
+      `gates ${choices.selfApprovalGates.map((g) => g.name).join(', ')} have preventSelfApproval: who pushed each digest comes from CloudTrail's ECR PutImage records, which reach EventBridge only when a CloudTrail trail logs management events in this account and region (where the repositories must be). Without one, no push is recorded and these gates refuse every approval. Create a trail (aws cloudtrail create-trail, or a CDK Trail), then acknowledge this warning.`,
     );
 }
 

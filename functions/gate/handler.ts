@@ -9,6 +9,12 @@ import { ProofRefused } from '../core/gates/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
 import { handleRunbookApproval, isRunbookEvent, type RunbookDeps } from '../core/gates/runbook-approval.ts';
+import {
+  checkPushRecordEntry,
+  isImagePushRecord,
+  recordImagePush,
+  type ImagePushOutcome,
+} from '../core/gates/self-approval.ts';
 
 const logger = new Logger({ serviceName: 'sluice-gate' });
 
@@ -21,8 +27,18 @@ export interface GateInvocation {
 export function gateHandler(
   deps: () => GateDeps,
   runbookDeps: () => RunbookDeps = runbookDepsFromEnvironment,
-): (event: unknown, context?: GateInvocation) => Promise<GateRequestResult | FunctionUrlAnswer> {
+): (
+  event: unknown,
+  context?: GateInvocation,
+) => Promise<GateRequestResult | FunctionUrlAnswer | ImagePushOutcome> {
   return async (event, context) => {
+    if (isImagePushRecord(event)) {
+      checkPushRecordEntry(context?.invokedFunctionArn);
+      const { db, clock } = deps();
+      const outcome = await recordImagePush(db, event, clock.now());
+      logger.info('recorded for preventSelfApproval: an image push', { ...outcome });
+      return outcome;
+    }
     if (isFunctionUrlEvent(event)) return urlRequest(event, context, deps());
     if (isRunbookEvent(event)) {
       const result = await handleRunbookApproval(event, deps(), runbookDeps());

@@ -60,11 +60,14 @@ describe.each([
 
   it('the functions invoked asynchronously route failures to the queue; every function has its three alarms', () => {
     const all = resources();
-    // The reconcile and gate functions, and the `schedules` alias the gates' crons invoke.
-    const scheduleAliases = ofType(all, 'AWS::Lambda::Alias').filter(
-      (a) => a.Properties.Name === 'schedules',
+    // The reconcile and gate functions, the `schedules` alias the gates' crons invoke, and the
+    // alias taking ECR push records (preventSelfApproval).
+    const aliases = ofType(all, 'AWS::Lambda::Alias').filter((a) =>
+      ['schedules', 'record_pushes'].includes(String(a.Properties.Name)),
     );
-    expect(ofType(all, 'AWS::Lambda::EventInvokeConfig')).toHaveLength(2 + scheduleAliases.length);
+    const configs = ofType(all, 'AWS::Lambda::EventInvokeConfig');
+    expect(configs).toHaveLength(2 + aliases.length);
+    expect(configs.filter((c) => c.Properties.Qualifier === '$LATEST')).toHaveLength(2);
     const functions = ofType(all, 'AWS::Lambda::Function').filter((f) =>
       String(f.Properties.Description ?? '').startsWith('sluice:'),
     );

@@ -138,7 +138,7 @@ export function statementsOf(template: Template, roleId: string): Record<string,
 
 /**
  * Every feature at once: gates with schedules in two time zones, approvals by revision and by two
- * people, deliveries over two clusters in two regions (one imported, one named, one reached through
+ * people (one refusing self-approval), deliveries over two clusters in two regions (one imported, one named, one reached through
  * a cross-account role), dependsOn, retryInterval, cosign verification, a VPC, a customer managed
  * key, an event bus, an alarm topic and a named deployer role.
  */
@@ -165,7 +165,13 @@ export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
           { cron: '0 22 ? * WED *', timeZone: 'Europe/Berlin', action: 'open', window: Duration.hours(2) },
         ],
       },
-      { name: 'release-approval', default: 'closed', window: Duration.hours(2), approval: 'revision' },
+      {
+        name: 'release-approval',
+        default: 'closed',
+        window: Duration.hours(2),
+        approval: 'revision',
+        preventSelfApproval: true,
+      },
       { name: 'two-person', default: 'closed', window: Duration.hours(1), approvers: 2 },
     ],
     deliveries: [

@@ -185,6 +185,61 @@ describe('sources', () => {
   });
 });
 
+describe('preventSelfApproval', () => {
+  it("a rule sends CloudTrail's PutImage records to the gate function, and the synth warns that it needs a trail", () => {
+    const gates = [
+      {
+        name: 'four-eyes',
+        default: 'closed' as const,
+        approval: 'revision' as const,
+        approvers: 2,
+        preventSelfApproval: true,
+      },
+    ];
+    const { template, stack } = synth(() => ({ gates, deliveries: [delivery({ name: 'a' })] }));
+    const gate = functionId(template, 'open and close gates');
+    // The only entry through which the gate function takes push records.
+    const entry = logicalId(template, 'AWS::Lambda::Alias', (p) => p.Name === 'record_pushes');
+    template.hasResourceProperties('AWS::Lambda::Alias', {
+      Name: 'record_pushes',
+      FunctionName: { Ref: gate },
+    });
+    // A record the function fails on goes to the failure queue, as the function's own invocations do.
+    const entryConfig = logicalId(template, 'AWS::Lambda::EventInvokeConfig', (p) =>
+      JSON.stringify(p.Qualifier).includes(entry),
+    );
+    expect(template.toJSON().Resources[entryConfig].Properties).toMatchObject({
+      FunctionName: { Ref: gate },
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: expect.anything() } },
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ecr'],
+        'detail-type': ['AWS API Call via CloudTrail'],
+        detail: {
+          eventSource: ['ecr.amazonaws.com'],
+          eventName: ['PutImage'],
+          errorCode: [{ exists: false }],
+        },
+      },
+      Targets: [Match.objectLike({ Arn: { Ref: entry } })],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { Ref: entry },
+      Principal: 'events.amazonaws.com',
+    });
+    expect(warningsOf(stack).join('\n')).toMatch(
+      /gates four-eyes have preventSelfApproval: .*only when a CloudTrail trail logs management events.*\[ack: sluice:self-approval-needs-trail\]/,
+    );
+
+    const without = synth(() => ({ gates: [{ ...gates[0]!, preventSelfApproval: false }], deliveries: [] }));
+    expect(JSON.stringify(without.template.findResources('AWS::Events::Rule'))).not.toContain('PutImage');
+    expect(warningsOf(without.stack).join('\n')).not.toMatch(/preventSelfApproval/);
+  });
+});
+
 describe('options', () => {
   it('VPC placement for the functions that reach clusters (reconcile, spec), not the gate function', () => {
     const { template } = synth((cluster, stack) => {

@@ -42,8 +42,16 @@ export const gateSchema = strict({
     )
     .optional(),
   requireVerified: z.boolean().optional(),
+  preventSelfApproval: z.boolean().optional(),
 })
   .superRefine((gate, ctx) => {
+    if (gate.preventSelfApproval && gate.approval !== 'revision')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['preventSelfApproval'],
+        message:
+          "needs approval: 'revision': an open request that names no revision lets through whatever was pushed, the approver's own pushes included",
+      });
     const rule =
       gate.approval === 'revision'
         ? 'approval: revision'
@@ -76,6 +84,7 @@ export const gateSchema = strict({
     approvers: gate.approvers ?? DEFAULTS.approvers,
     ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
     ...(gate.requireVerified && { requireVerified: true }),
+    ...(gate.preventSelfApproval && { preventSelfApproval: true }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

@@ -33,6 +33,11 @@ export interface Gate {
   sessionNamedRoles?: string[];
   /** Refuses open and close requests that carry only a claim (direct invocations, console test events); schedules still count. */
   requireVerified?: boolean;
+  /**
+   * Refuse an approval of a revision from whoever pushed its digest (recorded from CloudTrail's
+   * ECR PutImage); needs `approval: 'revision'`. Absent: false.
+   */
+  preventSelfApproval?: boolean;
 }
 
 export type GateApproval = 'any' | 'revision';

@@ -7,6 +7,7 @@ import { approverKey } from './approver-key.ts';
 import { readablePrincipal, type Caller } from './caller.ts';
 import { parseCron } from '../config/cron.ts';
 import { GateEventError, type GateEvent } from './event.ts';
+import { checkSelfApproval } from './self-approval.ts';
 import { scheduledRequest } from './state.ts';
 
 /**
@@ -28,7 +29,10 @@ export async function admitRequest(
       `gate '${gate.name}' takes verified requests only (requireVerified): a request that reached the function directly, such as a console test event, only claims its sender (${readablePrincipal(caller.principal, false)}); use sluice gate ${event.action} --function, or approve in the gate's Systems Manager runbook`,
     );
   const request = callerRequest(gate, event, caller, now);
-  if (request.action === 'open') await checkApproval(gate, request, db);
+  if (request.action === 'open') {
+    await checkApproval(gate, request, db);
+    await checkSelfApproval(gate, request, db);
+  }
   return request;
 }
 

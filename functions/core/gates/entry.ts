@@ -21,3 +21,6 @@ export interface GateEntry {
   readonly gate: string;
   readonly action: GateAction;
 }
+
+/** The gate function's alias the ECR PutImage rule invokes (preventSelfApproval); no gate entry can be named so. */
+export const PUSH_RECORDS_ALIAS = 'record_pushes';
