@@ -106,7 +106,8 @@ describe('the packed package', () => {
     },
   ])(
     "cdk synth runs the README's example offline under $runner, with the package's prebuilt handler bundles",
-    { timeout: 120_000 },
+    // tsc type-checks aws-cdk-lib's declarations: minutes on a loaded 2-core machine.
+    { timeout: 300_000 },
     async ({ command }, { expect }) => {
       const outdir = join(app.dir, `cdk.out.${uniqueName('synth')}`);
       try {
