@@ -76,6 +76,12 @@ describe('the packed package', () => {
     expect(index).not.toMatch(/from '\.[^']*\.ts'/);
   });
 
+  it('names no repository: the publisher sets the real one (none was invented)', () => {
+    expect(JSON.parse(readFileSync(join(app.installed, 'package.json'), 'utf8'))).not.toHaveProperty(
+      'repository',
+    );
+  });
+
   it("the README's install command installs this package", () => {
     const [install] = readmeCodeBlocks('Use it in your CDK app', 'sh');
     expect(install?.trim()).toBe(`npm install ${PACKAGE.name}`);
