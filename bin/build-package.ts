@@ -4,8 +4,8 @@
 // installed package synthesizes without esbuild and without the handlers' sources.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { bundleOptions, PROJECT_ROOT } from '../lib/bundle-options.ts';
 import { HANDLER_NAMES } from '../lib/bundling.ts';
 
@@ -32,6 +32,46 @@ function rewriteDeclarationImports(): void {
   }
 }
 
+/** dist/cjs/: the CommonJS build, for `require` (Jest, ts-node, TypeScript `module: node16`). */
+const CJS = join(DIST, 'cjs');
+
+/** The entry points CommonJS consumers require, each bundled from its sources (dependencies external). */
+const CJS_ENTRIES = ['lib/index', 'functions/core/config/index'] as const;
+
+/**
+ * The CommonJS build: each entry point bundled to one file under dist/cjs/ (a `type: commonjs`
+ * scope), and the ES build's declarations copied beside them, so `require` resolves types that
+ * TypeScript reads as CommonJS. The code finds the handler bundles through `import.meta.url`:
+ * in CommonJS that is the ES build's file of the same entry point (dist/lib/index.js).
+ */
+async function buildCommonJs(): Promise<void> {
+  writeFileSync(join(CJS, 'package.json'), '{ "type": "commonjs" }\n');
+  await Promise.all(
+    CJS_ENTRIES.map((entry) =>
+      build({
+        entryPoints: [join(PROJECT_ROOT, `${entry}.ts`)],
+        outfile: join(CJS, `${entry}.js`),
+        absWorkingDir: PROJECT_ROOT,
+        bundle: true,
+        packages: 'external',
+        platform: 'node',
+        format: 'cjs',
+        target: 'node20',
+        define: { 'import.meta.url': 'sluiceImportMetaUrl' },
+        banner: {
+          js: `const sluiceImportMetaUrl = require('node:url').pathToFileURL(require('node:path').join(__dirname, ${JSON.stringify(relative(dirname(join(CJS, entry)), join(DIST, `${entry}.js`)))})).href;`,
+        },
+        logLevel: 'error',
+      }),
+    ),
+  );
+  for (const file of readdirSync(DIST, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.d.ts') || !/^(lib|functions)\//.test(file)) continue;
+    mkdirSync(dirname(join(CJS, file)), { recursive: true });
+    copyFileSync(join(DIST, file), join(CJS, file));
+  }
+}
+
 const started = Date.now();
 rmSync(DIST, { recursive: true, force: true });
 compile();
@@ -41,5 +81,7 @@ copyFileSync(
   join(PROJECT_ROOT, 'dev', 'build-kube-binaries.sh'),
   join(DIST, 'dev', 'build-kube-binaries.sh'),
 );
+mkdirSync(CJS);
+await buildCommonJs();
 await Promise.all(HANDLER_NAMES.map((name) => build(bundleOptions(name, join(DIST, 'handlers', name)))));
 process.stderr.write(`dist/ built in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);

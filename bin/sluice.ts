@@ -9,11 +9,13 @@ import { devCommand } from './commands/dev.ts';
 import { diffCommand } from './commands/diff.ts';
 import { gateCommand, gatesCommand } from './commands/gates.ts';
 import { pushCommand } from './commands/push.ts';
+import { packageVersion } from './version.ts';
 
 const program = new Command('sluice')
   .description(
     'Serverless GitOps delivery for Amazon EKS: OCI artifacts, server-side apply, prune and gates.',
   )
+  .version(packageVersion(), '-V, --version', 'print the version of sluice')
   .showHelpAfterError()
   .addCommand(pushCommand())
   .addCommand(registerCommand())

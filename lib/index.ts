@@ -7,6 +7,7 @@
 export { Sluice, LAYER_KUBECTL } from './sluice.ts';
 export type * from './props.ts';
 export { PROPS_ORIGIN, type SluiceSpecs } from './config.ts';
+export { sluicePropsFromConfigFile, type SluiceConfigFileOverrides } from './config-file.ts';
 export { SluiceTable, type SluiceTableProps } from './table.ts';
 export { SluiceFunction, type SluiceFunctionProps } from './function.ts';
 export { HANDLER_NAMES, handlerCode, type HandlerName } from './bundling.ts';

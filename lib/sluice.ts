@@ -14,6 +14,7 @@ import { FunctionAlarms } from './function-alarms.ts';
 import { warnOfRiskyChoices } from './warnings.ts';
 import { ClusterAccess } from './cluster-access.ts';
 import { resolveSpecs, type SluiceSpecs } from './config.ts';
+import { sluicePropsFromConfigFile, type SluiceConfigFileOverrides } from './config-file.ts';
 import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
@@ -86,6 +87,20 @@ export class Sluice extends Construct {
   readonly specs: SluiceSpecs;
   private readonly gateEntries: GateEntries;
   private readonly gateRunbooks: GateRunbooks;
+
+  /**
+   * sluice with the gates and deliveries of a `sluice.yaml` (the file `sluice register -f` reads),
+   * and the construct's other props, or a delivery's EKS cluster, from `overrides`. Errors in the
+   * file name the file.
+   */
+  static fromConfigFile(
+    scope: Construct,
+    id: string,
+    path: string,
+    overrides: SluiceConfigFileOverrides = {},
+  ): Sluice {
+    return new Sluice(scope, id, sluicePropsFromConfigFile(path, overrides));
+  }
 
   constructor(scope: Construct, id: string, props: SluiceProps = {}) {
     super(scope, id);

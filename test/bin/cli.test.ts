@@ -1,6 +1,6 @@
 // The sluice CLI as a user runs it (a separate process, settings from the environment), on the real components.
 import { CoreV1Api } from '@kubernetes/client-node';
-import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +21,18 @@ function deployDir(ns: string): string {
 }
 
 describe('sluice CLI', () => {
+  it('--version and -V print the package.json version', async () => {
+    const { version } = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'),
+    ) as {
+      version: string;
+    };
+    for (const flag of ['--version', '-V']) {
+      const result = await sluice(flag);
+      expect(result).toMatchObject({ code: 0, stdout: `${version}\n` });
+    }
+  });
+
   it('push, register, reconcile, status, unregister', async () => {
     const ns = uniqueName('cli');
     const name = uniqueName('cli');

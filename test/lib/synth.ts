@@ -230,15 +230,16 @@ export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
 }
 
 /**
- * Runs the example app (bin/app.ts) as the CDK CLI does (CDK_OUTDIR, CDK_CONTEXT_JSON), offline,
+ * Runs an example app (bin/app.ts unless `app` names another) as the CDK CLI does (CDK_OUTDIR, CDK_CONTEXT_JSON), offline,
  * without AWS_* or CDK_* variables and with bundling skipped; cdk-nag runs as the app sets it up.
  */
 export async function synthExampleApp(
   context: Record<string, string>,
+  app: { file: string; stackName: string } = { file: join('bin', 'app.ts'), stackName: 'Sluice' },
 ): Promise<{ templatePath: string; cleanup: () => void }> {
   const outdir = mkdtempSync(join(tmpdir(), 'sluice-app-'));
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(AWS_|CDK_)/.test(key)));
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'bin', 'app.ts')], {
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, app.file)], {
     cwd: PROJECT_ROOT,
     env: {
       ...env,
@@ -249,7 +250,7 @@ export async function synthExampleApp(
     },
   });
   return {
-    templatePath: join(outdir, `${context.stackName ?? 'Sluice'}.template.json`),
+    templatePath: join(outdir, `${context.stackName ?? app.stackName}.template.json`),
     cleanup: () => rmSync(outdir, { recursive: true, force: true }),
   };
 }

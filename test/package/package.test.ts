@@ -59,6 +59,11 @@ describe('the packed package', () => {
         'dist/lib/index.js',
         'dist/lib/index.d.ts',
         'dist/functions/core/config/index.d.ts',
+        'dist/cjs/package.json',
+        'dist/cjs/lib/index.js',
+        'dist/cjs/lib/index.d.ts',
+        'dist/cjs/functions/core/config/index.js',
+        'dist/cjs/functions/core/config/index.d.ts',
         'dist/bin/sluice.js',
         ...HANDLERS.map((name) => `dist/handlers/${name}/index.mjs`),
       ]),
@@ -69,6 +74,12 @@ describe('the packed package', () => {
     const index = readFileSync(join(app.installed, 'dist', 'lib', 'index.d.ts'), 'utf8');
     expect(index).toContain("from './sluice.js'");
     expect(index).not.toMatch(/from '\.[^']*\.ts'/);
+  });
+
+  it('names no repository: the publisher sets the real one (none was invented)', () => {
+    expect(JSON.parse(readFileSync(join(app.installed, 'package.json'), 'utf8'))).not.toHaveProperty(
+      'repository',
+    );
   });
 
   it("the README's install command installs this package", () => {
@@ -95,9 +106,14 @@ describe('the packed package', () => {
       runner: 'node, compiled by tsc against the declarations (CommonJS)',
       command: `${devTool('tsc')} -p . && node build/bin/app.js`,
     },
+    {
+      runner: 'node, compiled by tsc with module node16 (CommonJS, no require of ES modules)',
+      command: `${devTool('tsc')} -p tsconfig.node16.json && node build16/bin/app.js`,
+    },
   ])(
     "cdk synth runs the README's example offline under $runner, with the package's prebuilt handler bundles",
-    { timeout: 120_000 },
+    // tsc type-checks aws-cdk-lib's declarations: minutes on a loaded 2-core machine.
+    { timeout: 300_000 },
     async ({ command }, { expect }) => {
       const outdir = join(app.dir, `cdk.out.${uniqueName('synth')}`);
       try {
@@ -129,6 +145,23 @@ describe('the packed package', () => {
       } finally {
         rmSync(outdir, { recursive: true, force: true });
       }
+    },
+  );
+
+  it(
+    'a `cdk init` app tests a stack with sluice under Jest and ts-jest (CommonJS): Template.fromStack',
+    { timeout: 300_000 },
+    async () => {
+      const { stdout, stderr } = await exec(
+        join(app.dir, 'node_modules', '.bin', 'jest'),
+        ['--ci', '--colors=false'],
+        {
+          cwd: app.dir,
+          env: offlineEnv(),
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      );
+      expect(`${stdout}${stderr}`).toMatch(/Tests:\s+2 passed, 2 total/);
     },
   );
 

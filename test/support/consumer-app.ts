@@ -1,7 +1,8 @@
 // A user's CDK app, outside the repository: the package as `npm pack` makes it (its prepack script
 // builds dist/), installed from the tarball next to aws-cdk-lib and constructs from the registry,
 // with the README's example as its app. Shaped like `cdk init app --language typescript`: a
-// CommonJS package, TypeScript with module NodeNext.
+// CommonJS package, TypeScript with module NodeNext (and a node16 variant), tested by Jest with
+// ts-jest as `cdk init` set it up.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,8 +72,77 @@ const TSCONFIG = {
     rootDir: '.',
     outDir: 'build',
   },
-  exclude: ['node_modules', 'cdk.out', 'build'],
+  exclude: ['node_modules', 'cdk.out', 'build', 'build16', 'test'],
 };
+
+/** The same app compiled with TypeScript's `module: node16` (CommonJS, no `require` of ES modules). */
+const TSCONFIG_NODE16 = {
+  extends: './tsconfig.json',
+  compilerOptions: { module: 'Node16', moduleResolution: 'Node16', outDir: 'build16' },
+};
+
+/** Jest and ts-jest as `cdk init app --language typescript` set them up (before it moved to swc). */
+export const JEST_VERSIONS = { jest: '29.7.0', 'ts-jest': '29.4.15', '@types/jest': '29.5.14' } as const;
+
+const JEST_CONFIG = `module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.tsx?$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] },
+  setupFilesAfterEnv: ['aws-cdk-lib/testhelpers/jest-autoclean'],
+};
+`;
+
+/** `cdk init`'s tsconfig.json of the ts-jest days, for the tests. */
+const TSCONFIG_JEST = {
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['es2022'],
+    declaration: true,
+    strict: true,
+    noImplicitReturns: true,
+    inlineSourceMap: true,
+    inlineSources: true,
+    experimentalDecorators: true,
+    strictPropertyInitialization: false,
+    skipLibCheck: true,
+    typeRoots: ['./node_modules/@types'],
+    types: ['jest', 'node'],
+  },
+  exclude: ['node_modules', 'cdk.out'],
+};
+
+/** A user's first CDK unit test of a stack with sluice in it: `Template.fromStack` assertions. */
+function jestTest(name: string): string {
+  return `import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { HANDLER_NAMES, Sluice } from '${name}';
+import { parseConfig } from '${name}/config';
+
+const delivery = {
+  name: 'oddy-test',
+  source: { url: 'oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com/oddy-test' },
+  cluster: { eks: { name: 'prod', region: 'eu-west-1' } },
+};
+
+test('a stack with sluice has its functions, its table and the delivery', () => {
+  const app = new App();
+  const stack = new Stack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } });
+  new Sluice(stack, 'Sluice', { deliveries: [delivery] });
+  const template = Template.fromStack(stack);
+  template.resourcePropertiesCountIs('AWS::Lambda::Function', { Handler: 'index.handler' }, HANDLER_NAMES.length);
+  template.resourceCountIs('AWS::DynamoDB::GlobalTable', 1);
+  expect(JSON.stringify(template.toJSON())).toContain('oddy-test');
+  template.hasResourceProperties('AWS::Lambda::Function', { Runtime: Match.stringLikeRegexp('^nodejs') });
+});
+
+test('sluice/config parses a config file', () => {
+  expect(parseConfig({ deliveries: [{ ...delivery, cluster: { kubeconfig: '/k' } }] }).deliveries[0]?.name).toBe('oddy-test');
+});
+`;
+}
 
 /**
  * Not the README's: checks that the package's declarations are types, not `any` (were they, the
@@ -109,16 +179,26 @@ export async function consumerApp(): Promise<ConsumerApp> {
     mkdirSync(join(dir, 'bin'), { recursive: true });
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true }, null, 2));
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+    writeFileSync(join(dir, 'tsconfig.node16.json'), JSON.stringify(TSCONFIG_NODE16, null, 2));
+    writeFileSync(join(dir, 'tsconfig.jest.json'), JSON.stringify(TSCONFIG_JEST, null, 2));
+    writeFileSync(join(dir, 'jest.config.js'), JEST_CONFIG);
+    mkdirSync(join(dir, 'test'));
+    writeFileSync(join(dir, 'test', 'sluice.test.ts'), jestTest(PACKAGE.name));
     const example = readmeExample();
     writeFileSync(join(dir, 'bin', 'app.ts'), example);
     writeFileSync(join(dir, 'app.mjs'), example);
     writeFileSync(join(dir, 'types-check.ts'), typesCheck(PACKAGE.name));
     const peers = ['aws-cdk-lib', 'constructs'].map((peer) => `${peer}@${PACKAGE.devDependencies[peer]}`);
+    const jest = Object.entries(JEST_VERSIONS).map(([name, version]) => `${name}@${version}`);
     await exec(
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', join(root, packed.filename), ...peers],
       { cwd: dir, maxBuffer: 64 * 1024 * 1024 },
     );
+    await exec('npm', ['install', '--save-dev', '--prefer-offline', '--no-audit', '--no-fund', ...jest], {
+      cwd: dir,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return {
       dir,
       packed,
