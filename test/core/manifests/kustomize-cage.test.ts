@@ -42,10 +42,9 @@ function laughs(): string {
 
 describe('the trap: git-based remote bases cannot reach the network from the kustomize child', () => {
   let requests = 0;
-  const trap = createServer((_, response) => {
-    requests++;
-    response.end();
-  });
+  // Counts connections, so a git-over-ssh attempt counts as much as an HTTP request.
+  const trap = createServer((_, response) => response.end());
+  trap.on('connection', () => requests++);
   let port = 0;
   beforeAll(async () => {
     await new Promise<void>((listening) => trap.listen(0, '127.0.0.1', listening));
