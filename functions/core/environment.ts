@@ -107,6 +107,7 @@ export function reconcileDepsFromEnvironment(options: {
     runId: options.runId,
     log: options.log,
     kubectl: kubectlFromEnvironment(),
+    kustomizeMemoryBytes: kustomizeMemoryFromEnvironment(),
     decryptor: lazyDecryptor(async () => (await import('./sops/aws.ts')).awsSopsDecryptor()),
     retryTimer: retryTarget ? schedulerRetryTimer(new SchedulerClient({}), retryTarget) : undefined,
     reconcileNow: options.functionArn
@@ -116,6 +117,12 @@ export function reconcileDepsFromEnvironment(options: {
 }
 
 const LAYER_KUBECTL = '/opt/kubectl/kubectl';
+
+/** Half of the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, MB) for kustomize; the default elsewhere. */
+function kustomizeMemoryFromEnvironment(): number | undefined {
+  const megabytes = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  return Number.isFinite(megabytes) && megabytes > 0 ? Math.floor(megabytes / 2) * 1024 * 1024 : undefined;
+}
 
 /** SLUICE_KUBECTL, else the kubectl Lambda layer's binary when present, else `kubectl` on PATH. */
 function kubectlFromEnvironment(): string {

@@ -13,6 +13,8 @@ import type { Taint } from '../taint.ts';
 export interface BuildOptions {
   /** The kubectl binary whose `kustomize` builds kustomizations and delivery patches (default: `kubectl` on PATH). */
   readonly kubectl?: string;
+  /** kustomize is killed past this resident memory. @default DEFAULT_KUSTOMIZE_MEMORY_BYTES (512 MiB) */
+  readonly kustomizeMemoryBytes?: number;
   /** What the build may read and make. @default DEFAULT_BUILD_LIMITS */
   readonly limits?: BuildLimits;
   /** Decrypts SOPS-encrypted objects when the delivery has `decryption`. @default none: such objects fail the build */
@@ -41,6 +43,7 @@ export async function buildManifests(
     timeoutMs: delivery.timeoutMs,
     maxOutputBytes: limits.maxManifestBytes,
     maxObjects: limits.maxObjects,
+    maxMemoryBytes: options.kustomizeMemoryBytes,
   };
   const dir = artifactDir(delivery.path);
   const built = kustomizationIn(files, dir)

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { parseDocument } from 'yaml';
+import { parse, parseDocument } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import { isRecord } from '../config/issues.ts';
 
@@ -13,6 +13,8 @@ const FILE_LISTS = ['crds', 'configurations', 'patchesStrategicMerge'];
 /** Lists of objects with a `path` file. */
 const PATH_OBJECT_LISTS = ['patches', 'patchesJson6902', 'replacements'];
 const GENERATOR_LISTS = ['configMapGenerator', 'secretGenerator'];
+/** Fields that make kustomize run helm, which may fetch charts: refused. */
+const HELM_FIELDS = ['helmCharts', 'helmGlobals', 'helmChartInflationGenerator'];
 
 const MAX_LISTED = 10;
 
@@ -20,7 +22,7 @@ const REMOTE = 'is remote';
 /** `https://`, `ssh://`, `file://`, … */
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 /** `git::…`, `git@github.com:org/repo`, `user@host:path` */
-const GIT_FORMS = /^(git::|git@|[\w.-]+@[\w.-]+:)/;
+const GIT_FORMS = /^(git::|git@|[\w.-]+@[\w.-]+:|[\w-]+(\.[\w-]+)+:(?!\d+\/?$)[^/]|[A-Za-z][\w+.-]*::)/;
 /** kustomize's remote-target query parameters. */
 const REMOTE_QUERY = /\?(?:.*&)?(ref|version|submodules|timeout)=/;
 /** `github.com/org/repo/…`: a host name as the first path segment. */
@@ -44,6 +46,8 @@ interface Reference {
   readonly field: string;
   readonly value: string;
   readonly mayBeDirectory: boolean;
+  /** Refused whatever the value says. */
+  readonly problem?: string;
 }
 
 /**
@@ -70,7 +74,8 @@ export function inspectKustomizations(files: ReadonlyMap<string, Buffer>, dir: s
     for (const reference of referencesOf(kustomization)) {
       const problem = referenceProblem(files, current, reference);
       if (problem) {
-        problems.push(`${file}: ${reference.field} "${reference.value}" ${problem}`);
+        const quoted = reference.problem ? '' : ` "${reference.value}"`;
+        problems.push(`${file}: ${reference.field}${quoted} ${problem}`);
         continue;
       }
       const target = posix.normalize(posix.join(current || '.', reference.value)).replace(/\/+$/, '');
@@ -84,7 +89,7 @@ export function inspectKustomizations(files: ReadonlyMap<string, Buffer>, dir: s
       : '';
     throw new SluiceError('BuildFailed', `${problems.slice(0, MAX_LISTED).join('; ')}${more}${advice}`);
   }
-  return { originAnnotations, rootSortOptions };
+  return { originAnnotations, rootSortOptions, dirs: [...seen] };
 }
 
 /** What the build needs to know about the kustomizations it checked. */
@@ -93,6 +98,8 @@ export interface KustomizationInfo {
   readonly originAnnotations: boolean;
   /** The root kustomization's `sortOptions`, which only apply at the top of a build. */
   readonly rootSortOptions: unknown;
+  /** Every directory the build reaches (`''` for the artifact root). */
+  readonly dirs: readonly string[];
 }
 
 function readKustomization(files: ReadonlyMap<string, Buffer>, file: string): Record<string, unknown> {
@@ -118,16 +125,71 @@ function declaresOriginAnnotations(kustomization: Record<string, unknown>): bool
   return Array.isArray(metadata) && metadata.includes('originAnnotations');
 }
 
+/** An entry that is inline YAML (an object, or text holding one) rather than a path. */
+function inlineConfig(entry: unknown): Record<string, unknown> | undefined {
+  if (isRecord(entry)) return entry;
+  if (typeof entry !== 'string' || !/[\n{:]/.test(entry)) return undefined;
+  let value: unknown;
+  try {
+    value = parse(entry, { maxAliasCount: 100 });
+  } catch {
+    return undefined;
+  }
+  return isRecord(value) ? value : undefined;
+}
+
+/** `files`, `envs`, `env` and `path` of an inline generator or transformer config. */
+function* pluginReferences(config: Record<string, unknown>): Generator<Reference> {
+  yield* generatorReferences(config, '');
+  if (typeof config.path === 'string') yield { field: 'path', value: config.path, mayBeDirectory: false };
+}
+
+function* generatorReferences(generator: Record<string, unknown>, at: string): Generator<Reference> {
+  const prefix = at === '' ? '' : `${at}.`;
+  const entries = (key: string) => (Array.isArray(generator[key]) ? (generator[key] as unknown[]) : []);
+  for (const [i, file] of entries('files').entries()) {
+    // `key=path` names the data key; the file is after the `=`.
+    if (typeof file === 'string') {
+      yield {
+        field: `${prefix}files[${i}]`,
+        value: file.slice(file.indexOf('=') + 1),
+        mayBeDirectory: false,
+      };
+    }
+  }
+  for (const [i, file] of entries('envs').entries()) {
+    if (typeof file === 'string') yield { field: `${prefix}envs[${i}]`, value: file, mayBeDirectory: false };
+  }
+  if (typeof generator.env === 'string')
+    yield { field: `${prefix}env`, value: generator.env, mayBeDirectory: false };
+}
+
 function* referencesOf(kustomization: Record<string, unknown>): Generator<Reference> {
+  for (const field of HELM_FIELDS) {
+    if (kustomization[field] !== undefined)
+      yield {
+        field,
+        value: '',
+        mayBeDirectory: false,
+        problem: 'is not supported: sluice does not run helm',
+      };
+  }
   const list = (field: string): unknown[] => {
     const value = kustomization[field];
     return Array.isArray(value) ? value : [];
   };
   for (const field of [...DIRECTORY_LISTS, ...FILE_LISTS]) {
     for (const [index, entry] of list(field).entries()) {
-      // Inline patches and plugin configs are YAML text, not paths.
-      if (typeof entry === 'string' && !/[\n{]/.test(entry)) {
-        yield { field: `${field}[${index}]`, value: entry, mayBeDirectory: DIRECTORY_LISTS.includes(field) };
+      const at = `${field}[${index}]`;
+      const inline = inlineConfig(entry);
+      if (inline !== undefined) {
+        // An inline patch or plugin config: its own file and path fields are read by kustomize too.
+        for (const reference of referencesOf(inline))
+          yield { ...reference, field: `${at}.${reference.field}` };
+        for (const reference of pluginReferences(inline))
+          yield { ...reference, field: `${at}.${reference.field}` };
+      } else if (typeof entry === 'string') {
+        yield { field: at, value: entry, mayBeDirectory: DIRECTORY_LISTS.includes(field) };
       }
     }
   }
@@ -140,24 +202,7 @@ function* referencesOf(kustomization: Record<string, unknown>): Generator<Refere
   }
   for (const field of GENERATOR_LISTS) {
     for (const [index, generator] of list(field).entries()) {
-      if (!isRecord(generator)) continue;
-      const at = `${field}[${index}]`;
-      const entries = (key: string) => (Array.isArray(generator[key]) ? (generator[key] as unknown[]) : []);
-      for (const [i, file] of entries('files').entries()) {
-        // `key=path` names the data key; the file is after the `=`.
-        if (typeof file === 'string') {
-          yield {
-            field: `${at}.files[${i}]`,
-            value: file.slice(file.indexOf('=') + 1),
-            mayBeDirectory: false,
-          };
-        }
-      }
-      for (const [i, file] of entries('envs').entries()) {
-        if (typeof file === 'string') yield { field: `${at}.envs[${i}]`, value: file, mayBeDirectory: false };
-      }
-      if (typeof generator.env === 'string')
-        yield { field: `${at}.env`, value: generator.env, mayBeDirectory: false };
+      if (isRecord(generator)) yield* generatorReferences(generator, `${field}[${index}]`);
     }
   }
   const openapi = kustomization.openapi;
@@ -169,8 +214,10 @@ function* referencesOf(kustomization: Record<string, unknown>): Generator<Refere
 function referenceProblem(
   files: ReadonlyMap<string, Buffer>,
   dir: string,
-  { value }: Reference,
+  { value, problem }: Reference,
 ): string | undefined {
+  if (problem) return problem;
+  if (value.startsWith('//')) return REMOTE;
   if (SCHEME.test(value) || GIT_FORMS.test(value) || REMOTE_QUERY.test(value)) return REMOTE;
   if (value.startsWith('/')) return 'is an absolute path; refer to files in the artifact by relative paths';
   const target = posix.normalize(posix.join(dir || '.', value));

@@ -6,6 +6,7 @@ import { DEFAULT_BUILD_LIMITS } from '../limits.ts';
 import { inspectKustomizations, kustomizationIn } from './kustomization.ts';
 import { inTempDir, runKustomize, writeTree, type KustomizeOptions } from './kustomize.ts';
 import { countDocuments } from './count.ts';
+import { checkKustomizeInputs } from './kustomize-inputs.ts';
 import { checkDocumentCount, parseManifests, parseOptions } from './load.ts';
 import type { Manifest } from './objects.ts';
 
@@ -28,10 +29,14 @@ export async function buildKustomization(
 ): Promise<Manifest[]> {
   const kustomizationFile = kustomizationIn(files, dir)!;
   const info = inspectKustomizations(files, dir);
+  checkKustomizeInputs(files, info.dirs, {
+    maxManifestBytes: options.maxOutputBytes ?? DEFAULT_BUILD_LIMITS.maxManifestBytes,
+    maxObjects: options.maxObjects ?? DEFAULT_BUILD_LIMITS.maxObjects,
+  });
   return inTempDir(async (tmp) => {
     const artifactRoot = join(tmp, ARTIFACT);
     await writeTree(artifactRoot, files);
-    const place = { home: tmp, hide: artifactRoot, as: '' };
+    const place = { home: tmp, hide: artifactRoot, as: '', building: kustomizationFile };
     const target = join(artifactRoot, dir);
     let output: string;
     if (info.originAnnotations) {

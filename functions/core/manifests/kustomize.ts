@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -15,6 +16,40 @@ export interface KustomizeOptions {
   readonly maxOutputBytes?: number;
   /** The built YAML may not hold more objects than this (default: the limit maxObjects). */
   readonly maxObjects?: number;
+  /** kustomize is killed once its resident memory is larger than this (default 512 MiB). */
+  readonly maxMemoryBytes?: number;
+}
+
+export const DEFAULT_KUSTOMIZE_MEMORY_BYTES = 512 * 1024 * 1024;
+/** How often the child's resident memory is read from /proc. */
+const MEMORY_POLL_MS = 10;
+/** Where the child's proxies point: the discard port on loopback, where nothing listens. */
+const UNREACHABLE_PROXY = 'http://127.0.0.1:9';
+
+/**
+ * The child's whole environment: no credentials, no kubeconfig, an empty HOME, a PATH with no
+ * git (kustomize fetches remote bases with git), git told to allow no protocol and to read no
+ * config, every proxy variable pointing at a closed loopback port, and GOMEMLIMIT at 3/4 of the cap.
+ */
+export function kustomizeEnvironment(home: string, maxMemoryBytes: number): NodeJS.ProcessEnv {
+  const proxies = Object.fromEntries(
+    ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY'].flatMap((name) => [
+      [name, UNREACHABLE_PROXY],
+      [name.toLowerCase(), UNREACHABLE_PROXY],
+    ]),
+  );
+  return {
+    PATH: join(home, 'no-bin'),
+    HOME: home,
+    ...proxies,
+    NO_PROXY: '',
+    no_proxy: '',
+    GIT_ALLOW_PROTOCOL: 'sluice-none',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GOMEMLIMIT: `${Math.floor((maxMemoryBytes * 3) / 4 / 1024 / 1024)}MiB`,
+  };
 }
 
 const MAX_STDERR_BYTES = 64 * 1024;
@@ -25,6 +60,8 @@ export interface BuildPlace {
   readonly home: string;
   readonly hide: string;
   readonly as: string;
+  /** The kustomization being built, for messages (`overlays/prod/kustomization.yaml`). */
+  readonly building?: string;
 }
 
 /**
@@ -38,8 +75,10 @@ export async function runKustomize(
   place: BuildPlace,
 ): Promise<string> {
   const maxOutput = options.maxOutputBytes ?? DEFAULT_BUILD_LIMITS.maxManifestBytes;
+  const maxMemory = options.maxMemoryBytes ?? DEFAULT_KUSTOMIZE_MEMORY_BYTES;
+  const home = await mkdtemp(join(place.home, 'home-'));
   const child = spawn(options.kubectl, ['kustomize', dir], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: place.home },
+    env: kustomizeEnvironment(home, maxMemory),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stdout: Buffer[] = [];
@@ -65,6 +104,13 @@ export async function runKustomize(
     () => stop(`it did not finish within ${options.timeoutMs / 1000}s`),
     options.timeoutMs,
   );
+  const watchdog = setInterval(() => {
+    const rss = child.pid === undefined ? 0 : residentBytes(child.pid);
+    if (rss > maxMemory)
+      stop(
+        `kustomize used more than ${Math.round(maxMemory / 1024 / 1024)} MiB building ${place.building ?? dir}`,
+      );
+  }, MEMORY_POLL_MS);
   const code = await new Promise<number | null>((done, fail) => {
     child.on('error', fail);
     child.on('close', done);
@@ -76,14 +122,28 @@ export async function runKustomize(
           : '';
       throw new SluiceError('BuildFailed', `cannot run kustomize: ${error.message}${hint}`, { cause: error });
     })
-    .finally(() => clearTimeout(timer));
+    .finally(() => {
+      clearTimeout(timer);
+      clearInterval(watchdog);
+    });
 
+  if (stopped?.startsWith('kustomize used')) throw new SluiceError('BuildFailed', stopped);
   if (stopped) throw new SluiceError('BuildFailed', `kubectl kustomize was stopped: ${stopped}`);
   if (code !== 0) {
     const message = cleanMessage(Buffer.concat(stderr).toString('utf8'), place);
     throw new SluiceError('BuildFailed', message || `kubectl kustomize exited with code ${code}`);
   }
   return Buffer.concat(stdout).toString('utf8');
+}
+
+/** VmRSS of a running process, 0 once it is gone. */
+function residentBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function cleanMessage(stderr: string, place: BuildPlace): string {

@@ -24,6 +24,8 @@ export interface ReconcileDeps {
   readonly log?: (message: string) => void;
   /** The kubectl binary that runs kustomize for the build step (default: `kubectl` on PATH). */
   readonly kubectl?: string;
+  /** kustomize is killed past this resident memory. @default DEFAULT_KUSTOMIZE_MEMORY_BYTES (512 MiB) */
+  readonly kustomizeMemoryBytes?: number;
   /**
    * Decrypts the SOPS-encrypted objects of deliveries with `decryption` (its AWS clients are loaded
    * only when one is reconciled). @default none: such deliveries fail to build

@@ -14,7 +14,10 @@ import { step } from './guards.ts';
  * it against the cluster. Each fails with a SluiceError whose reason names its step.
  */
 
-type PlanDeps = Pick<ReconcileDeps, 'registryCredentials' | 'kubectl' | 'limits' | 'decryptor' | 'taint'>;
+type PlanDeps = Pick<
+  ReconcileDeps,
+  'registryCredentials' | 'kubectl' | 'kustomizeMemoryBytes' | 'limits' | 'decryptor' | 'taint'
+>;
 
 /** What a delivery's source holds now, built and settled against its cluster. */
 export interface PlannedRevision {
@@ -49,6 +52,7 @@ export function buildRevision(delivery: Delivery, artifact: Artifact, deps: Plan
   return step('BuildFailed', () =>
     buildManifests(artifact.files, delivery, artifact.revision, {
       kubectl: deps.kubectl,
+      kustomizeMemoryBytes: deps.kustomizeMemoryBytes,
       limits: deps.limits,
       decryptor: deps.decryptor,
       taint: deps.taint,

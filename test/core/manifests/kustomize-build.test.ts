@@ -184,11 +184,46 @@ describe('a self-contained artifact', () => {
       'openapi:\n  path: https://example.com/schema.json\n',
       'openapi.path "https://example.com/schema.json"',
     ],
+    [
+      'resources',
+      'resources:\n  - "http://example.com/x.yaml?v={"\n',
+      'resources[0] "http://example.com/x.yaml?v={"',
+    ],
+    ['resources', 'resources:\n  - github.com:org/repo\n', 'resources[0] "github.com:org/repo"'],
+    ['resources', 'resources:\n  - //example.com/x.yaml\n', 'resources[0] "//example.com/x.yaml"'],
+    [
+      'generators (inline, as text)',
+      'generators:\n  - |\n    apiVersion: builtin\n    kind: ConfigMapGenerator\n    metadata: {name: x}\n    files: [k=http://example.com/x]\n',
+      'generators[0].files[0] "http://example.com/x"',
+    ],
+    [
+      'transformers (inline, as an object)',
+      'transformers:\n  - apiVersion: builtin\n    kind: PatchTransformer\n    metadata: {name: x}\n    path: https://example.com/p.yaml\n',
+      'transformers[0].path "https://example.com/p.yaml"',
+    ],
+    [
+      'secretGenerator',
+      'secretGenerator:\n  - name: x\n    envs: ["git::https://example.com/r.git//x.env"]\n',
+      'secretGenerator[0].envs[0] "git::https://example.com/r.git//x.env"',
+    ],
   ])('refuses a remote reference in %s before running kustomize: %s', async (_, kustomization, entry) => {
     const error = await buildError({ 'app/kustomization.yaml': kustomization, ...release }, { path: 'app' });
     expect(error.reason).toBe('BuildFailed');
     expect(error.message).toBe(
       `app/kustomization.yaml: ${entry} is remote. ${REMOTE_ADVICE} and refer to them by relative paths`,
+    );
+  });
+
+  it('refuses helm charts, which would fetch from their repository', async () => {
+    const error = await buildError(
+      {
+        'app/kustomization.yaml':
+          'helmCharts:\n  - name: podinfo\n    repo: https://stefanprodan.github.io/podinfo\n',
+      },
+      { path: 'app' },
+    );
+    expect(error.message).toBe(
+      'app/kustomization.yaml: helmCharts is not supported: sluice does not run helm',
     );
   });
 
@@ -272,14 +307,6 @@ describe('kustomize build errors', () => {
         'app/p.yaml': configMap('b', { k: 'w' }),
       },
       'no resource matches strategic merge patch "ConfigMap.v1.[noGrp]/b.[noNs]"',
-    ],
-    [
-      'a Helm chart',
-      {
-        'app/kustomization.yaml':
-          'helmCharts:\n  - name: podinfo\n    repo: https://stefanprodan.github.io/podinfo\n',
-      },
-      'must specify --enable-helm',
     ],
   ])("surfaces kustomize's message for %s, with artifact paths", async (_, files, message) => {
     const error = await buildError(files, { path: 'app' });

@@ -1,0 +1,54 @@
+import { parseAllDocuments } from 'yaml';
+import { SluiceError } from '../errors.ts';
+import type { BuildLimits } from '../limits.ts';
+import { formatBytes } from '../oci/errors.ts';
+import { largestParts } from './count.ts';
+
+const YAML_FILE = /(\.(ya?ml|json)|\/Kustomization)$/i;
+/** The same alias bound as sluice's own parser (load.ts). */
+const MAX_ALIASES = 100;
+
+/**
+ * Holds every file kustomize could read (all files under the directories the build reaches) to
+ * sluice's own limits before kustomize starts: their bytes together, and for each YAML/JSON file
+ * its syntax, its aliases (a "billion laughs" file is refused here, naming it) and its documents.
+ */
+export function checkKustomizeInputs(
+  files: ReadonlyMap<string, Buffer>,
+  dirs: readonly string[],
+  limits: BuildLimits,
+): void {
+  const inputs = [...files.keys()]
+    .filter((file) => dirs.some((dir) => dir === '' || file.startsWith(`${dir}/`)))
+    .sort();
+  const sizes = inputs.map((file) => [file, files.get(file)!.length] as const);
+  const bytes = sizes.reduce((sum, [, size]) => sum + size, 0);
+  if (bytes > limits.maxManifestBytes) {
+    throw new SluiceError(
+      'BuildFailed',
+      `the files kustomize would read hold ${formatBytes(bytes)} (${largestParts(sizes, formatBytes)}), more than the limit maxManifestBytes (${formatBytes(limits.maxManifestBytes)}); kustomize was not run`,
+    );
+  }
+  let documents = 0;
+  for (const file of inputs.filter((name) => YAML_FILE.test(`/${name}`))) {
+    const docs = parseAllDocuments(files.get(file)!.toString('utf8'));
+    for (const doc of Array.isArray(docs) ? docs : [docs]) {
+      documents += 1;
+      if (doc.errors.length > 0) continue; // kustomize reports its own syntax errors, naming the file
+      try {
+        doc.toJS({ maxAliasCount: MAX_ALIASES });
+      } catch (error) {
+        throw new SluiceError(
+          'BuildFailed',
+          `${file}: invalid YAML: ${(error as Error).message}; kustomize was not run`,
+        );
+      }
+    }
+    if (documents > limits.maxObjects) {
+      throw new SluiceError(
+        'BuildFailed',
+        `the files kustomize would read hold more than ${limits.maxObjects} YAML documents (maxObjects), ${file} among them; kustomize was not run`,
+      );
+    }
+  }
+}
