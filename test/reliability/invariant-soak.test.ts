@@ -70,7 +70,7 @@ describe('the invariant soak (issue 27)', () => {
     [
       'a genuine SOPS Secret patched into a ConfigMap',
       'no-leak',
-      [artifact({ sops: [{ fixture: 'multi-document.yaml', ns: 'mine', patch: 'to-configmap' }] }), plain],
+      [artifact({ sops: [{ fixture: 'age-secret.yaml', ns: 'mine', patch: 'to-configmap' }] }), plain],
     ],
     [
       "declaring an existing Namespace to take another delivery's ConfigMap in it, then pruning it",
@@ -86,9 +86,14 @@ describe('the invariant soak (issue 27)', () => {
       ],
     ],
     [
-      'remote kustomize references the pre-kustomize check skipped',
+      'a remote resource with a `{`, which the pre-kustomize check skipped',
       'no-outbound',
-      [artifact({ remotes: ['resource-brace', 'generator-file'] }), plain],
+      [artifact({ remotes: ['resource-brace'] }), plain],
+    ],
+    [
+      'an inline generator reading a file from a URL',
+      'no-outbound',
+      [artifact({ remotes: ['inline-generator'] }), plain],
     ],
     ['a "billion laughs" file listed in resources', 'bounded-memory', [artifact({ laughs: 9 }), plain]],
   ];

@@ -27,7 +27,14 @@ export type KindChoice = (typeof KINDS)[number];
 /** `shared`: the other delivery's object (in `theirs`); `by-hand`: a hand-made one (in `handmade`). */
 export const NAMES = ['shared', 'by-hand', 'x', 'y'] as const;
 export const SOPS_FIXTURES = ['age-secret.yaml', 'multi-document.yaml', 'kms-secret.yaml'] as const;
-export const REMOTES = ['resource', 'resource-brace', 'generator-file', 'git-base', 'component'] as const;
+export const REMOTES = [
+  'resource',
+  'resource-brace',
+  'generator-file',
+  'inline-generator',
+  'git-base',
+  'component',
+] as const;
 
 export interface ObjectSpec {
   readonly kind: KindChoice;
@@ -311,6 +318,15 @@ export function artifactFiles(spec: ArtifactSpec, names: Names): Record<string, 
     if (remote === 'resource-brace') resources.push(`http://${trap}/x.yaml?v={`);
     if (remote === 'git-base') resources.push(`https://${trap}/org/repo//base?ref=main`);
     if (remote === 'component') components.push(`http://${trap}/org/comp`);
+    if (remote === 'inline-generator')
+      kustomization.generators = [
+        stringify({
+          apiVersion: 'builtin',
+          kind: 'ConfigMapGenerator',
+          metadata: { name: 'remote-inline', namespace: names.ns.mine },
+          files: [`k=http://${trap}/inline`],
+        }),
+      ];
     if (remote === 'generator-file')
       kustomization.configMapGenerator = [
         ...((kustomization.configMapGenerator as unknown[] | undefined) ?? []),
