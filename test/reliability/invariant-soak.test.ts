@@ -68,11 +68,6 @@ describe('the invariant soak (issue 27)', () => {
       ],
     ],
     [
-      'a genuine SOPS Secret patched into a ConfigMap',
-      'no-leak',
-      [artifact({ sops: [{ fixture: 'age-secret.yaml', ns: 'mine', patch: 'to-configmap' }] }), plain],
-    ],
-    [
       "declaring an existing Namespace to take another delivery's ConfigMap in it, then pruning it",
       'owns-deletes',
       [
