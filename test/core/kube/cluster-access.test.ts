@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import {
   connectToCluster,
@@ -309,6 +309,16 @@ function tokenUrl(token: string): URL {
 }
 
 describe('connectToCluster with EKS', () => {
+  // The testbed points AWS_ENDPOINT_URL_STS at the local STS stand-in; these tests check the
+  // regional endpoints a Lambda function reaches, so the SDK must not see it.
+  const localSts = process.env.AWS_ENDPOINT_URL_STS;
+  beforeEach(() => {
+    delete process.env.AWS_ENDPOINT_URL_STS;
+  });
+  afterEach(() => {
+    if (localSts !== undefined) process.env.AWS_ENDPOINT_URL_STS = localSts;
+  });
+
   it('describes the cluster with the caller credentials and signs a token for it', async () => {
     const { deps, eksRequests, stsRequests } = awsDeps(() => describeClusterResponse(activeCluster));
     const connection = await connectToCluster({ eks: { name: 'prod', region: 'eu-west-1' } }, deps);
