@@ -309,7 +309,7 @@ export interface SluiceGate {
    */
   readonly approvers?: number;
   /**
-   * Roles (names or ARNs) whose session names name people, so that each session counts as a
+   * Roles (ARNs: a bare name would match the role of that name in every account) whose session names name people, so that each session counts as a
    * different approver. List a role only when its trust policy makes the session name the
    * person's (`sts:RoleSessionName` = `${aws:username}`, or `sts:SourceIdentity`).
    * @default - none: sessions of one role count as one approver

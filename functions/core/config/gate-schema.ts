@@ -36,8 +36,8 @@ export const gateSchema = strict({
       z
         .string()
         .regex(
-          /^(?:arn:aws[\w-]*:iam::\d{12}:role\/(?:[\w+=,.@-]+\/)*)?[\w+=,.@-]{1,64}$/,
-          'must be an IAM role name or role ARN (arn:aws:iam::<account>:role/<name>)',
+          /^arn:aws[\w-]*:iam::\d{12}:role\/(?:[\w+=,.@-]+\/)*[\w+=,.@-]{1,64}$/,
+          'must be a role ARN (arn:aws:iam::<account>:role/<name>): a bare name would match a role of that name in any account',
         ),
     )
     .optional(),

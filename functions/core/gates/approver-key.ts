@@ -26,10 +26,10 @@ export function approverKey(arn: string, gate: Pick<Gate, 'sessionNamedRoles'>):
   return arn;
 }
 
-/** True when the gate lists the role by name, or by an ARN of the same account and name (any path). */
+/** True when the gate lists the role by an ARN of the same account and name (any path). */
 function namesPeople(gate: Pick<Gate, 'sessionNamedRoles'>, account: string, name: string): boolean {
   return (gate.sessionNamedRoles ?? []).some((listed) => {
     const arn = /^arn:aws[\w-]*:iam::(\d{12}):role\/(?:.*\/)?([^/]+)$/.exec(listed);
-    return arn ? arn[1] === account && arn[2] === name : listed === name;
+    return arn !== null && arn[1] === account && arn[2] === name;
   });
 }

@@ -12,17 +12,22 @@ export const MAX_REQUESTED_BY_LENGTH = 200;
 export const RESERVED_PRINCIPAL_PREFIXES: readonly string[] = ['schedule/', 'sluice/', 'unknown ('];
 
 /**
- * Characters that can change how a line reads on a terminal or in a log: C0 controls (newline,
- * ESC, …), DEL, C1 controls, the Unicode line and paragraph separators, and bidirectional
- * overrides and isolates (which reorder what follows them).
+ * Characters that can change how a line reads on a terminal or in a log: controls (C0 such as
+ * newline and ESC, DEL, C1), the Unicode line and paragraph separators, and every format
+ * character (category Cf: bidirectional overrides and isolates, which reorder what follows
+ * them, and invisible ones such as zero-width spaces and joiners, which make two names that
+ * differ look alike).
  */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
-const escapeOne = (char: string): string =>
-  NAMED[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+const escapeOne = (char: string): string => {
+  const code = char.codePointAt(0)!;
+  return (
+    NAMED[char] ?? (code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`)
+  );
+};
 
 /** `text` with every control character written out (`\n`, `\u001b`), so it prints as one inert line. */
 export function printable(text: string): string {
@@ -40,9 +45,15 @@ export function printableJson(json: string): string {
 
 /** The first control character in `text`, written out, or undefined when there is none. */
 export function controlCharacterIn(text: string): string | undefined {
-  const found = text.match(new RegExp(CONTROL.source));
+  const found = text.match(new RegExp(CONTROL.source, 'u'));
   return found ? escapeOne(found[0]) : undefined;
 }
+
+/**
+ * Characters a claimed name may not contain: the CLI and status print a claim as
+ * `<name> (unverified)`, so a name with parentheses could print as a different marker.
+ */
+export const CLAIM_MARKERS = /[()]/;
 
 /** The reserved prefix `principal` claims, if any (compared without case or leading spaces). */
 export function reservedPrefixOf(principal: string): string | undefined {

@@ -6,6 +6,7 @@ import {
   MAX_REASON_LENGTH,
   MAX_REQUESTED_BY_LENGTH,
   characters,
+  CLAIM_MARKERS,
   controlCharacterIn,
   reservedPrefixOf,
 } from './audit-text.ts';
@@ -133,6 +134,11 @@ export function parseGateEvent(raw: unknown, options: { signed?: boolean } = {})
   if (reserved)
     throw new GateEventError(
       `"requestedBy": "${requestedBy}" starts with "${reserved}", which is reserved for sluice's own requests (schedules); name yourself`,
+    );
+
+  if (requestedBy !== undefined && source !== 'schedule' && CLAIM_MARKERS.test(requestedBy))
+    throw new GateEventError(
+      `"requestedBy": "${requestedBy}" contains a parenthesis, which the audit trail uses to mark how a name was verified; name yourself without one`,
     );
 
   return {

@@ -5,6 +5,7 @@ import {
   addApproval,
   clearPendingApprovals,
   getPendingApprovals,
+  type ApprovalRule,
   type PendingApprovals,
 } from '../store/gate-approvals.ts';
 import {
@@ -17,11 +18,12 @@ import {
 } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
+import { approverKey } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
 import type { CallerIdentityService } from './proof.ts';
-import { gateStateAt, nextChange, type GateChange, type GateStatus } from './state.ts';
+import { gateStateAt, lastClosedAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
 /** Arranges for the deliveries waiting on a gate to reconcile when its window ends and it reopens. */
 export interface WindowTimer {
@@ -76,6 +78,13 @@ async function registeredGate(db: TableClient, name: string): Promise<Gate> {
   );
 }
 
+/** How `gate` counts approvals at `now`. */
+const approvalRule = (gate: Gate, now: Date): ApprovalRule => ({
+  required: gate.approvers,
+  keyOf: (principal) => approverKey(principal, gate),
+  lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now),
+});
+
 /** A gate's state now, its last request, its next change and the approvals it is gathering. */
 export async function gateStatus(
   name: string,
@@ -84,7 +93,10 @@ export async function gateStatus(
   const gate = await registeredGate(deps.db, name);
   const request = await getGateRequest(deps.db, name);
   const now = deps.clock.now();
-  const pendingApprovals = gate.approvers > 1 ? await getPendingApprovals(deps.db, name, now) : undefined;
+  const pendingApprovals =
+    gate.approvers > 1
+      ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now))
+      : undefined;
   return {
     status: gateStateAt(gate, request, now),
     nextChange: nextChange(gate, request, now),
@@ -128,7 +140,7 @@ export async function handleGateEvent(
     await auditScheduleFiring(deps.db, gate.name, request, now);
     outcome = 'accepted';
   } else if (request.action === 'open' && gate.approvers > 1) {
-    const approval = await addApproval(deps.db, gate.name, request, gate.approvers, now);
+    const approval = await addApproval(deps.db, gate.name, request, approvalRule(gate, now), now);
     outcome = approval.outcome;
     if (approval.outcome === 'pending') pendingApprovals = approval.pending;
   } else {

@@ -63,6 +63,16 @@ export function effectiveRequest(
   return deciding(candidatesAt(gate, recorded, at), at.getTime());
 }
 
+/**
+ * When the gate was last asked to close, as of `at` (ms; -Infinity if never): the latest of the
+ * recorded request and the closes it carries, and each close schedule's latest firing. Approvals
+ * gathered before it no longer count: whoever approved did so before the freeze.
+ */
+export function lastClosedAt(gate: Gate, recorded: GateRequest | undefined, at: Date): number {
+  const closes = candidatesAt(gate, recorded, at).filter((request) => request.action === 'close');
+  return Math.max(-Infinity, ...closes.map((close) => Date.parse(close.requestedAt)));
+}
+
 /** The recorded request, the earlier closes it carries, and each schedule's latest firing at or before `at`. */
 function candidatesAt(gate: Gate, recorded: GateRequest | undefined, at: Date): GateRequest[] {
   const notBefore = new Date(at.getTime() - HORIZON_MS);

@@ -14,14 +14,32 @@ import { gateKey, type TableClient } from './table-client.ts';
 export interface PendingApprovals {
   /** The revision they approve; none: any revision. Approvals of different revisions do not add up. */
   readonly revision?: string;
-  /** Each approval: who (ARN), when, and who it counts as (the approver key; the ARN for older items). */
-  readonly approvals: readonly {
-    readonly principal: string;
-    readonly at: string;
-    readonly approver?: string;
-  }[];
+  /** Each approval: who (ARN), when, who it counts as (the approver key) and for how long it would open the gate. */
+  readonly approvals: readonly Approval[];
   /** When the last approval lapses unless the others arrive (PENDING_APPROVAL_MS after the first). */
   readonly expiresAt: string;
+}
+
+export interface Approval {
+  readonly principal: string;
+  readonly at: string;
+  /** The approver key; absent on items stored before keys, whose key is computed from `principal`. */
+  readonly approver?: string;
+  /** The window the approver asked for; absent: no end. */
+  readonly windowMs?: number;
+}
+
+/** How a gate counts approvals. */
+export interface ApprovalRule {
+  /** How many distinct approvers open the gate. */
+  readonly required: number;
+  /** The approver key of a principal (for approvals stored without one). */
+  readonly keyOf: (principal: string) => string;
+  /**
+   * When the gate was last asked to close (ms), given its stored request: approvals made before
+   * then no longer count, whether the close was a request or a schedule's firing.
+   */
+  readonly lastClosedAt: (recorded: GateRequest | undefined) => number;
 }
 
 /** How long gathered approvals wait for the rest: one working day. */
@@ -39,12 +57,34 @@ export async function getPendingApprovals(
   db: TableClient,
   gate: string,
   now: Date,
+  closedAt = -Infinity,
 ): Promise<PendingApprovals | undefined> {
   const { Item } = await db.doc.send(
     new GetCommand({ TableName: db.table, Key: KEY(gate), ConsistentRead: true }),
   );
-  const pending = Item?.pending as PendingApprovals | undefined;
-  return pending && Date.parse(pending.expiresAt) > now.getTime() ? pending : undefined;
+  return stillCounting(Item?.pending as PendingApprovals | undefined, now, closedAt);
+}
+
+/** `pending` without the approvals made at or before the last close; undefined when none is left or they lapsed. */
+function stillCounting(
+  pending: PendingApprovals | undefined,
+  now: Date,
+  closedAt: number,
+): PendingApprovals | undefined {
+  if (!pending || Date.parse(pending.expiresAt) <= now.getTime()) return undefined;
+  const approvals = pending.approvals.filter((approval) => Date.parse(approval.at) > closedAt);
+  if (approvals.length === pending.approvals.length) return pending;
+  if (approvals.length === 0) return undefined;
+  return { ...pending, approvals, expiresAt: lapsesAt(approvals[0]!.at) };
+}
+
+const lapsesAt = (firstApproval: string): string =>
+  new Date(Date.parse(firstApproval) + PENDING_APPROVAL_MS).toISOString();
+
+/** The shortest window the approvers asked for: none of them agreed to more. */
+function agreedWindow(approvals: readonly Approval[]): number | undefined {
+  const shortest = Math.min(...approvals.map((approval) => approval.windowMs ?? Infinity));
+  return Number.isFinite(shortest) ? shortest : undefined;
 }
 
 /** Drops gathered approvals: a close request vetoes them. */
@@ -53,21 +93,25 @@ export async function clearPendingApprovals(db: TableClient, gate: string): Prom
 }
 
 /**
- * Adds one verified principal's open request to the approvals a gate is gathering. When
- * `required` distinct approvers (by approver key: sessions of one role are one approver) have approved the same revision, the open request is recorded
- * (with all of them in `approvedBy`) and the gathered approvals are cleared, in one transaction.
- * Every write is conditional on the version read, so concurrent approvals are never lost.
+ * Adds one verified principal's open request to the approvals a gate is gathering. Approvals
+ * made at or before the gate's last close (a request or a schedule's firing) no longer count.
+ * When `required` distinct approvers (by approver key: sessions of one role are one approver)
+ * have approved the same revision, the open request is recorded (with all of them in
+ * `approvedBy`, for the shortest window any of them asked for) and the gathered approvals are
+ * cleared, in one transaction. Every write is conditional on the approvals and the stored
+ * request as read, so concurrent approvals are never lost and a close that lands meanwhile is
+ * taken into account.
  */
 export async function addApproval(
   db: TableClient,
   gate: string,
   request: GateRequest,
-  required: number,
+  rule: ApprovalRule,
   now: Date,
 ): Promise<ApprovalOutcome> {
   return retryOnConflict(`the approval by ${request.requestedBy}`, gate, async () => {
     for (;;) {
-      const outcome = await tryAddApproval(db, gate, request, required, now);
+      const outcome = await tryAddApproval(db, gate, request, rule, now);
       if (outcome) return outcome;
     }
   });
@@ -77,28 +121,37 @@ async function tryAddApproval(
   db: TableClient,
   gate: string,
   request: GateRequest,
-  required: number,
+  rule: ApprovalRule,
   now: Date,
 ): Promise<ApprovalOutcome | undefined> {
+  const { required } = rule;
+  const seen = await readGateRequest(db, gate);
   const { Item } = await db.doc.send(
     new GetCommand({ TableName: db.table, Key: KEY(gate), ConsistentRead: true }),
   );
   const version = (Item?.version as number | undefined) ?? 0;
-  const stored = Item?.pending as PendingApprovals | undefined;
-  const current =
-    stored && Date.parse(stored.expiresAt) > now.getTime() && stored.revision === request.revision
-      ? stored
-      : undefined;
-  const approver = request.approver ?? request.requestedBy;
-  if (current?.approvals.some((approval) => (approval.approver ?? approval.principal) === approver)) {
+  const stored = stillCounting(
+    Item?.pending as PendingApprovals | undefined,
+    now,
+    rule.lastClosedAt(seen.request),
+  );
+  const current = stored?.revision === request.revision ? stored : undefined;
+  const approver = request.approver ?? rule.keyOf(request.requestedBy);
+  const keyOf = (approval: Approval) => approval.approver ?? rule.keyOf(approval.principal);
+  if (current?.approvals.some((approval) => keyOf(approval) === approver)) {
     await db.doc.send(
       new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'pending', now) }),
     );
     return { outcome: 'pending', pending: current, duplicate: true };
   }
-  const approvals = [
+  const approvals: Approval[] = [
     ...(current?.approvals ?? []),
-    { principal: request.requestedBy, at: request.requestedAt, approver },
+    {
+      principal: request.requestedBy,
+      at: request.requestedAt,
+      approver,
+      ...(request.windowMs !== undefined && { windowMs: request.windowMs }),
+    },
   ];
   const unchanged = {
     ConditionExpression: Item ? 'version = :version' : 'attribute_not_exists(pk)',
@@ -107,8 +160,9 @@ async function tryAddApproval(
   try {
     if (approvals.length >= required) {
       const approvedBy = approvals.map((approval) => approval.principal);
-      const opening: GateRequest = { ...request, approvedBy };
-      const seen = await readGateRequest(db, gate);
+      const { windowMs: _, ...asked } = request;
+      const windowMs = agreedWindow(approvals);
+      const opening: GateRequest = { ...asked, ...(windowMs !== undefined && { windowMs }), approvedBy };
       if (!supersedes(seen, opening, now)) {
         await db.doc.send(
           new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'stale', now) }),
@@ -131,9 +185,7 @@ async function tryAddApproval(
     const pending: PendingApprovals = {
       ...(request.revision !== undefined && { revision: request.revision }),
       approvals,
-      expiresAt: new Date(
-        Date.parse(current ? current.approvals[0]!.at : request.requestedAt) + PENDING_APPROVAL_MS,
-      ).toISOString(),
+      expiresAt: lapsesAt(approvals[0]!.at),
     };
     await db.doc.send(
       new TransactWriteCommand({

@@ -216,7 +216,9 @@ export function isTransactionConflict(error: unknown): boolean {
 
 /**
  * Stores `request` as the gate's last request unless a request at the same time or later is
- * already stored (then it is stale), carrying the closes still in effect (withEarlierCloses).
+ * already stored (then it is stale), carrying the closes still in effect (withEarlierCloses). A
+ * stale close still in effect is carried by the stored request instead (carryingClose), so it
+ * holds the gate once that request ends.
  * Either way it is appended to the audit trail. The write is conditional on the item read, so
  * concurrent requests resolve by `requestedAt` and none is lost or drops a close; one that
  * collides with another's transaction (DynamoDB's TransactionConflict) is tried again.
@@ -234,6 +236,15 @@ export async function recordGateRequest(
         const outcome = await writeGateRequest(db, gate, request, now, seen);
         if (outcome) return outcome;
       } else {
+        const carried =
+          request.action === 'close' && seen.request && requestProblem(seen.request) === undefined
+            ? carryingClose(seen.request, request)
+            : undefined;
+        if (carried) {
+          const outcome = await writeStored(db, gate, carried, request, now, seen);
+          if (outcome) return outcome;
+          continue;
+        }
         await db.doc.send(
           new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'stale', now) }),
         );
@@ -296,7 +307,22 @@ export function supersedes(seen: StoredGateRequest, request: GateRequest, now: D
  * ConditionalCheckFailed when the stored request is no longer the one read.
  */
 export function putGateRequest(db: TableClient, gate: string, request: GateRequest, seen: StoredGateRequest) {
-  const stored = withEarlierCloses(request, seen.request);
+  return replaceStored(db, gate, withEarlierCloses(request, seen.request), seen);
+}
+
+/**
+ * `stored` (the request `seen` holds, which outranks `close`) carrying `close` among its earlier
+ * closes, or undefined when `close` no longer matters at its time (it ended, or a close stored
+ * outlasts it). A close that arrives late still holds the gate once the request after it ends.
+ */
+export function carryingClose(stored: GateRequest, close: GateRequest): GateRequest | undefined {
+  const carried = withEarlierCloses(stored, { ...close, earlierCloses: stored.earlierCloses ?? [] });
+  const before = JSON.stringify(stored.earlierCloses ?? []);
+  return JSON.stringify(carried.earlierCloses ?? []) === before ? undefined : carried;
+}
+
+/** The conditional write of `stored` as the gate's request over `seen`. */
+function replaceStored(db: TableClient, gate: string, stored: GateRequest, seen: StoredGateRequest) {
   const token = randomUUID();
   const unchanged = !seen.exists
     ? { ConditionExpression: 'attribute_not_exists(pk)' }
@@ -310,7 +336,7 @@ export function putGateRequest(db: TableClient, gate: string, request: GateReque
         pk: gateKey(gate),
         sk: 'request',
         request: stored,
-        requestedAtMs: Date.parse(request.requestedAt),
+        requestedAtMs: Date.parse(stored.requestedAt),
         token,
       },
       ...unchanged,
@@ -320,9 +346,19 @@ export function putGateRequest(db: TableClient, gate: string, request: GateReque
 }
 
 /** Writes the request and its audit record; undefined when the stored request changed since it was read. */
-async function writeGateRequest(
+const writeGateRequest = (
   db: TableClient,
   gate: string,
+  request: GateRequest,
+  now: Date,
+  seen: StoredGateRequest,
+) => writeStored(db, gate, withEarlierCloses(request, seen.request), request, now, seen);
+
+/** Writes `stored` as the gate's request, and `request`'s audit record; undefined when the stored request changed since it was read. */
+async function writeStored(
+  db: TableClient,
+  gate: string,
+  stored: GateRequest,
   request: GateRequest,
   now: Date,
   seen: StoredGateRequest,
@@ -331,7 +367,7 @@ async function writeGateRequest(
     await db.doc.send(
       new TransactWriteCommand({
         TransactItems: [
-          putGateRequest(db, gate, request, seen),
+          replaceStored(db, gate, stored, seen),
           { Put: { TableName: db.table, Item: auditItem(gate, request, 'accepted', now) } },
         ],
       }),

@@ -264,6 +264,21 @@ describe('parseConfig', () => {
     expect(problems({ approvers: 1.5 })).toEqual(['approvers: must be a whole number']);
   });
 
+  it('sessionNamedRoles takes role ARNs only: a bare name would match a role of that name in any account', () => {
+    const issues = (roles: string[]) => {
+      try {
+        parseGate({ name: 'g', default: 'closed', approvers: 2, sessionNamedRoles: roles });
+        return [];
+      } catch (error) {
+        return (error as ConfigError).issues.map((issue) => `${issue.path}: ${issue.message}`);
+      }
+    };
+    expect(issues(['arn:aws:iam::123456789012:role/teams/Approver'])).toEqual([]);
+    expect(issues(['Approver'])).toEqual([
+      'sessionNamedRoles[0]: must be a role ARN (arn:aws:iam::<account>:role/<name>): a bare name would match a role of that name in any account',
+    ]);
+  });
+
   it('reads requireVerified: a boolean, kept only when true', () => {
     expect(parseGate({ name: 'g', default: 'closed', requireVerified: true })).toMatchObject({
       requireVerified: true,

@@ -31,6 +31,11 @@ const CONTROL_CHARACTERS: readonly (readonly [string, string, string])[] = [
   ['reason', 'x\u0000', 'u0000'],
   ['reason', 'x\u2028y', 'u2028'],
   ['requestedBy', 'bob\u202e', 'u202e'],
+  // Invisible format characters: two names that differ by one look alike.
+  ['requestedBy', 'a\u200blice', 'u200b'],
+  ['requestedBy', 'alice\u2060', 'u2060'],
+  ['requestedBy', '\ufeffalice', 'ufeff'],
+  ['reason', 'CHG-\u00ad1', 'u00ad'],
 ];
 
 describe('a request that would spoof the audit trail is refused and writes nothing', () => {
@@ -59,6 +64,11 @@ describe('a request that would spoof the audit trail is refused and writes nothi
       'an unnamed source as requestedBy',
       { requestedBy: 'unknown (schedule)' },
       /starts with "unknown \(", which is reserved/,
+    ],
+    [
+      'a claim that prints as another marker',
+      { requestedBy: 'alice (role Approver, 123456789012)' },
+      /"requestedBy": "alice \(role Approver, 123456789012\)" contains a parenthesis/,
     ],
     [
       'a reason over the cap',
@@ -157,7 +167,7 @@ describe('records stored before these rules print as one inert line', () => {
       {
         action: 'close',
         requestedAt: '2026-06-01T11:59:00.000Z',
-        requestedBy: 'mallory\u001b[8m',
+        requestedBy: 'mall\u200bory\u001b[8m',
         reason: 'ok\n2026-06-01T11:00:00Z  open  alice (role Approver, 123456789012)',
         source: 'console',
       },
@@ -165,7 +175,7 @@ describe('records stored before these rules print as one inert line', () => {
     );
     const result = await handleGateEvent(parseGateEvent({ gate, action: 'status' }), gateDeps);
     expect(result.message).toBe(
-      `gate '${gate}' is closed (close by mallory\\u001b[8m (unverified): ok\\n2026-06-01T11:00:00Z  open  alice (role Approver, 123456789012))`,
+      `gate '${gate}' is closed (close by mall\\u200bory\\u001b[8m (unverified): ok\\n2026-06-01T11:00:00Z  open  alice (role Approver, 123456789012))`,
     );
   });
 });
