@@ -60,13 +60,29 @@ const cases: HostileCase[] = [
       /^artifact .*: path 'deploy' holds 4 KiB of manifests \(.* in deploy\/pad\.yaml, .* in deploy\/a\.yaml\), more than the limit maxManifestBytes \(4 KiB\); nothing was parsed$/,
   },
   {
-    name: 'a kustomize build whose output holds more documents than maxObjects',
+    name: 'files a kustomize build would read holding more documents than maxObjects',
     push: (h) =>
       h.push({
         'deploy/kustomization.yaml': 'resources: [a.yaml]\n',
         'deploy/a.yaml': configMaps(h, 15),
       }),
     deps: withLimits,
+    reason: 'BuildFailed',
+    message:
+      /^the files kustomize would read hold more than 14 YAML documents \(maxObjects\), deploy\/a\.yaml among them; kustomize was not run$/,
+  },
+  {
+    name: 'a kustomize build whose output holds more documents than maxObjects',
+    push: (h) =>
+      h.push({
+        // One input document, fifteen small objects out.
+        'deploy/kustomization.yaml': `namespace: ${h.ns}\ngeneratorOptions: {disableNameSuffixHash: true}\nconfigMapGenerator:\n${Array.from(
+          { length: 15 },
+          (_, i) => `  - {name: item-${i}}`,
+        ).join('\n')}\n`,
+      }),
+    // Room for the bytes of its output (kustomize annotates each object's origin for sluice).
+    deps: (h) => ({ ...h.deps, limits: { ...small, maxManifestBytes: 64 * 1024 } }),
     reason: 'BuildFailed',
     message:
       /^kustomize build of deploy\/kustomization\.yaml: its output holds 15 YAML documents, more than the limit maxObjects \(14 objects\); nothing was parsed$/,

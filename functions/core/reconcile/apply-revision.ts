@@ -56,6 +56,7 @@ export async function applyRevision(
     deps,
     artifact.revision,
     desired.map((d) => d.entry.id),
+    'required',
   );
   const oldInventory = await readInventory(deps.db, name);
   if (desired.length === 0 && oldInventory.length > 0 && !delivery.allowEmpty) {

@@ -10,19 +10,25 @@ import { LeaseLostError } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { buildRevision, pullRevision, settleRevision } from './plan.ts';
 
-/** Stores `ids` as what `revision` desires, under the run's fence. Only a lost lease throws. */
+/**
+ * Stores `ids` as what `revision` desires, under the run's fence. A run about to apply `required`s
+ * it: removing another delivery trusts this set not to miss what this one applies, so a run that
+ * cannot store it fails before applying anything. A held run only logs the failure (the set of an
+ * earlier run stays); a lost lease always throws.
+ */
 export async function rememberDesired(
   delivery: Delivery,
   deps: ReconcileDeps,
   revision: string,
   ids: readonly string[],
+  need: 'required' | 'best effort' = 'best effort',
 ): Promise<void> {
   if (!deps.fence) return;
   try {
     const storedAt = deps.clock.now().toISOString();
     await writeDesiredSet(deps.db, delivery.name, { revision, ids: [...ids], storedAt }, deps.fence);
   } catch (error) {
-    if (error instanceof LeaseLostError) throw error;
+    if (error instanceof LeaseLostError || need === 'required') throw error;
     deps.log?.(`could not store what revision ${revision} of '${delivery.name}' desires: ${String(error)}`);
   }
 }

@@ -191,10 +191,14 @@ describe('loadManifests: limits checked before parsing', () => {
 });
 
 describe('kustomize builds: the same limits on its output', () => {
+  // Generators: one small input document makes six objects, so the output, not the files
+  // kustomize reads (held to the same limits before it runs), is what passes the limits.
+  const generated = Array.from(
+    { length: 6 },
+    (_, i) => `  - {name: generated-${i}, literals: [key=value-${i}]}`,
+  );
   const kustomization = {
-    'app/kustomization.yaml': 'resources: [a.yaml, b.yaml]\n',
-    'app/a.yaml': docs(3),
-    'app/b.yaml': docs(3, 10),
+    'app/kustomization.yaml': `generatorOptions: {disableNameSuffixHash: true}\nconfigMapGenerator:\n${generated.join('\n')}\n`,
   };
   const buildWith = (buildLimits: BuildLimits) =>
     buildManifests(artifact(kustomization), deliveryWith({ path: 'app' }), 'main@sha256:test', {
@@ -212,10 +216,10 @@ describe('kustomize builds: the same limits on its output', () => {
   });
 
   it('stops kustomize once its output passes maxManifestBytes', async () => {
-    const error = await refusal(buildWith(limits({ maxManifestBytes: 300 })));
+    const error = await refusal(buildWith(limits({ maxManifestBytes: 400 })));
     expect(error.reason).toBe('BuildFailed');
     expect(error.message).toBe(
-      'kustomize build of app/kustomization.yaml: kubectl kustomize was stopped: its output is larger than the limit of 300 bytes (maxManifestBytes)',
+      'kustomize build of app/kustomization.yaml: kubectl kustomize was stopped: its output is larger than the limit of 400 bytes (maxManifestBytes)',
     );
   });
 });

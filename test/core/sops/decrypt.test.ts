@@ -1,6 +1,7 @@
 // SOPS decryption in the build, on files the real sops CLI encrypted (test/fixtures/sops): data
 // keys opened by local-kms (through AWS_ENDPOINT_URL_KMS) and by age identities from Secrets
 // Manager (the local endpoint), MACs checked, and every way a file can be wrong refused, naming it.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,12 +93,16 @@ describe('decrypting sops files', () => {
   it('kustomize (the build and the delivery patches, which run on files) sees only encrypted values', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-kubectl-'));
     const seen = join(dir, 'seen');
+    const [FIND, CAT] = ['find', 'cat'].map((tool) =>
+      execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(),
+    );
     // kubectl that records every file of the temp folder kustomize is run in, then runs the real one.
     const spy = join(dir, 'kubectl');
     const tmp = tmpdir();
     writeFileSync(
       spy,
-      `#!/bin/sh\nrel=\${2#${tmp}/}\nfind "${tmp}/\${rel%%/*}" -type f -exec cat {} + >> ${seen}\nexec ${kubectl()} "$@"\n`,
+      // Absolute paths: kustomize's child runs with nothing on PATH.
+      `#!/bin/sh\nrel=\${2#${tmp}/}\n${FIND} "${tmp}/\${rel%%/*}" -type f -exec ${CAT} {} + >> ${seen}\nexec ${kubectl()} "$@"\n`,
       { mode: 0o755 },
     );
     try {
