@@ -172,8 +172,13 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
         const value = given[key];
         if (value === undefined && definition.default === undefined)
           throw new SsmError('InvalidAutomationExecutionParametersException', `parameter ${key} is required`);
+        const fallback = definition.default;
         parameters[key] =
-          value === undefined ? [String(definition.default)] : (value as unknown[]).map(String);
+          value === undefined
+            ? Array.isArray(fallback)
+              ? fallback.map(String)
+              : [String(fallback)]
+            : (value as unknown[]).map(String);
       }
       let settle!: () => void;
       const settled = new Promise<void>((done) => (settle = done));

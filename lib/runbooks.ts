@@ -50,6 +50,11 @@ export function runbookContent(options: RunbookContentOptions): Record<string, u
         default: '',
       },
       reason: { type: 'String', description: 'Why, e.g. a change ticket', default: '' },
+      deliveries: {
+        type: 'StringList',
+        description: 'The deliveries to open the gate for (empty: every delivery using it)',
+        default: [],
+      },
     },
     mainSteps: [
       {

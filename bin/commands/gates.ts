@@ -98,6 +98,11 @@ function requestCommand(action: GateAction): Command {
       '--revision <tag@sha256:digest>',
       'open for this revision only (as sluice status shows it); any other stays held',
     )
+    .option(
+      '--delivery <name>',
+      'open for this delivery only (repeat it for several); the others using the gate stay held',
+      (name: string, names: string[] = []) => [...names, name],
+    )
     .option('--by <who>', 'locally: who is asking (recorded unverified); default: your OS user')
     .addOption(
       new Option(
@@ -129,6 +134,7 @@ interface RequestOptions {
   readonly for?: string;
   readonly reason?: string;
   readonly revision?: string;
+  readonly delivery?: string[];
   readonly by?: string;
   readonly function?: string;
   readonly url?: string;
@@ -145,6 +151,7 @@ function localEvent(gate: string, action: GateAction, opts: RequestOptions): Rec
     ...(opts.for !== undefined && { window: opts.for }),
     ...(opts.reason !== undefined && { reason: opts.reason }),
     ...(opts.revision !== undefined && { revision: opts.revision }),
+    ...(opts.delivery !== undefined && { deliveries: opts.delivery }),
   };
 }
 
@@ -164,6 +171,7 @@ async function signedRequest(
     ...(opts.for !== undefined && { window: opts.for }),
     ...(opts.reason !== undefined && { reason: opts.reason }),
     ...(opts.revision !== undefined && { revision: opts.revision }),
+    ...(opts.delivery !== undefined && { deliveries: opts.delivery }),
   };
   parseGateEvent(request, { signed: true }); // a bad request fails here, naming the field, before anything is sent
   return sendSignedGateRequest(await gateEntry(opts.function, gate, action, opts.url), request);

@@ -22,6 +22,7 @@ export interface SignedGateRequest {
   readonly window?: string;
   readonly reason?: string;
   readonly revision?: string;
+  readonly deliveries?: readonly string[];
 }
 
 type SignerCredentials = ConstructorParameters<typeof SignatureV4>[0]['credentials'];

@@ -49,6 +49,7 @@ function callerRequest(gate: Gate, event: GateEvent, caller: Caller, now: Date):
     source: event.source,
     ...(windowMs !== undefined && { windowMs }),
     ...(event.revision !== undefined && { revision: event.revision }),
+    ...(event.deliveries !== undefined && { deliveries: event.deliveries }),
   };
 }
 
@@ -86,6 +87,14 @@ async function checkApproval(gate: Gate, request: GateRequest, db: TableClient):
     throw new GateEventError(
       `gate '${gate.name}' opens for one revision at a time (approval: revision): name it with --revision <tag>@sha256:<hex> (event field "revision")${awaiting ? `; awaiting approval: ${awaiting}` : ''}`,
     );
+  }
+  if (request.deliveries !== undefined) {
+    const using = new Set(await deliveriesUsingGate(db, gate.name));
+    const strangers = request.deliveries.filter((name) => !using.has(name));
+    if (strangers.length > 0)
+      throw new GateEventError(
+        `gate '${gate.name}' holds no delivery named ${strangers.map((name) => `'${name}'`).join(', ')}: an open request can be for deliveries that use the gate only (${[...using].sort().join(', ') || 'none does'})`,
+      );
   }
   if (gate.approvers > 1 && !request.verified)
     throw new GateEventError(

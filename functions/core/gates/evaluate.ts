@@ -4,7 +4,7 @@ import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { requestAuthors } from './messages.ts';
-import { gateStateAt, nextOpening, openFor, type GateStatus } from './state.ts';
+import { digestOf, gateStateAt, nextOpening, type GateStatus } from './state.ts';
 
 /** The gates a delivery references, as they stand: closed ones, and open ones pinned to a revision. */
 export interface GateEvaluation {
@@ -39,6 +39,15 @@ export async function evaluateGates(
     }
     const request = await getGateRequest(db, ref.name);
     const status = gateStateAt(gate, request, now);
+    if (status.state === 'open' && status.deliveries !== undefined && !status.deliveries.includes(delivery)) {
+      closed.push({
+        name: ref.name,
+        blocks: ref.blocks,
+        openFor: { deliveries: status.deliveries, approvedBy: requestAuthors(status.lastRequest!) },
+        ...(gate.approval === 'revision' && { approvesRevisions: true }),
+      });
+      continue;
+    }
     if (status.state === 'open') {
       if (status.revision !== undefined) pinned.push({ ref, status });
       continue;
@@ -61,7 +70,11 @@ export async function evaluateGates(
  */
 export function verdictFor(evaluation: GateEvaluation, revision?: string): GateVerdict {
   const elsewhere =
-    revision === undefined ? [] : evaluation.pinned.filter(({ status }) => !openFor(status, revision));
+    revision === undefined
+      ? []
+      : evaluation.pinned.filter(
+          ({ status }) => status.revision !== undefined && digestOf(status.revision) !== digestOf(revision),
+        );
   const holding: BlockingGate[] = [
     ...evaluation.closed,
     ...elsewhere.map(({ ref, status }) => ({

@@ -27,16 +27,32 @@ export interface GateEvent {
   readonly source: RequestSource;
   /** The revision an open request approves: `<tag>@sha256:<hex>` or `sha256:<hex>`. */
   readonly revision?: string;
+  /** The deliveries an open request is for (sorted, distinct); absent: all that use the gate. */
+  readonly deliveries?: readonly string[];
 }
+
+/** How many deliveries one open request may name. */
+export const MAX_REQUEST_DELIVERIES = 50;
+const DELIVERY_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** A gate event that cannot be acted on; nothing was written. */
 export class GateEventError extends Error {
   override readonly name = 'GateEventError';
 }
 
-const FIELDS = ['gate', 'action', 'window', 'reason', 'revision', 'requestedBy', 'requestedAt', 'source'];
+const FIELDS = [
+  'gate',
+  'action',
+  'window',
+  'reason',
+  'revision',
+  'deliveries',
+  'requestedBy',
+  'requestedAt',
+  'source',
+];
 /** A signed request's caller is the verified principal, its time the function's clock, its source the URL. */
-const SIGNED_FIELDS = ['gate', 'action', 'window', 'reason', 'revision'];
+const SIGNED_FIELDS = ['gate', 'action', 'window', 'reason', 'revision', 'deliveries'];
 const SOURCES: readonly RequestSource[] = ['schedule', 'console', 'cli', 'api'];
 const EXAMPLE = '{"gate":"sre-approval","action":"open","window":"1h","reason":"CHG-1234"}';
 
@@ -127,6 +143,8 @@ export function parseGateEvent(raw: unknown, options: { signed?: boolean } = {})
       `"revision": "${revision}" does not name a digest: use <tag>@sha256:<64 hex> or sha256:<64 hex>, as sluice status shows it (a tag alone can move after the approval)`,
     );
 
+  const deliveries = deliveriesOf(event, action);
+
   const reason = auditText(event, 'reason', MAX_REASON_LENGTH);
   const requestedBy = auditText(event, 'requestedBy', MAX_REQUESTED_BY_LENGTH);
   // A schedule's own request is rebuilt from the spec, whoever it names; nobody else may name the system.
@@ -150,5 +168,26 @@ export function parseGateEvent(raw: unknown, options: { signed?: boolean } = {})
     ...(requestedBy && { requestedBy }),
     ...(requestedAt !== undefined && { requestedAt: new Date(requestedAt).toISOString() }),
     ...(revision !== undefined && { revision }),
+    ...(deliveries !== undefined && { deliveries }),
   };
+}
+
+/** `deliveries`: a non-empty list of delivery names, on open requests only; sorted and distinct. */
+function deliveriesOf(event: Record<string, unknown>, action: string): string[] | undefined {
+  const value = event.deliveries;
+  if (value === undefined || value === null) return undefined;
+  if (action !== 'open')
+    throw new GateEventError(
+      `"deliveries" names what an open request is for; it does not apply to "${action}"`,
+    );
+  if (!Array.isArray(value) || value.length === 0)
+    throw new GateEventError(`"deliveries" must be a non-empty list of delivery names`);
+  if (value.length > MAX_REQUEST_DELIVERIES)
+    throw new GateEventError(
+      `"deliveries" names ${value.length} deliveries; at most ${MAX_REQUEST_DELIVERIES} (leave it out to open the gate for every delivery)`,
+    );
+  for (const [index, name] of value.entries())
+    if (typeof name !== 'string' || !DELIVERY_NAME.test(name))
+      throw new GateEventError(`"deliveries"[${index}]: ${JSON.stringify(name)} is not a delivery name`);
+  return [...new Set(value as string[])].sort();
 }

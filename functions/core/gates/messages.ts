@@ -19,6 +19,7 @@ export function describeGate(
   if (status.problem) return `gate '${status.name}' is closed: ${printable(status.problem)}`;
   const parts = [`gate '${status.name}' is ${status.state}`];
   if (status.revision) parts.push(`for ${status.revision} only`);
+  if (status.deliveries) parts.push(`for deliveries ${status.deliveries.join(', ')} only`);
   if (status.until) parts.push(`until ${formatInstant(status.until)}`);
   else if (next) parts.push(`until ${formatInstant(next.at)}`);
   const request = status.lastRequest;
@@ -32,7 +33,7 @@ export function describeGate(
   if (pending) {
     const by = pending.approvals.map((approval) => readablePrincipal(approval.principal, true)).join(', ');
     parts.push(
-      `; ${pending.approvals.length} of ${approvers} approvals${pending.revision ? ` for ${pending.revision}` : ''} (by ${by}), until ${formatInstant(pending.expiresAt)}`,
+      `; ${pending.approvals.length} of ${approvers} approvals${pending.revision ? ` for ${pending.revision}` : ''}${pending.deliveries ? ` (deliveries ${pending.deliveries.join(', ')})` : ''} (by ${by}), until ${formatInstant(pending.expiresAt)}`,
     );
   }
   return parts.join(' ').replace(' ; ', '; ');
@@ -53,6 +54,9 @@ export function waitingMessage(blocking: readonly BlockingGate[], held?: string)
   return blocking
     .map((gate) => {
       const approve = held ? `sluice gate open ${gate.name} --revision ${held}` : undefined;
+      if (gate.openFor?.deliveries) {
+        return `waiting for gate '${gate.name}' (open only for ${gate.openFor.deliveries.join(', ')}, approved by ${gate.openFor.approvedBy}; open it for this delivery with --delivery)`;
+      }
       if (gate.openFor) {
         return `${held ?? 'this revision'} awaits approval at gate '${gate.name}' (open only for ${gate.openFor.revision}, approved by ${gate.openFor.approvedBy})${approve ? `; approve it with: ${approve}` : ''}`;
       }

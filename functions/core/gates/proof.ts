@@ -46,6 +46,7 @@ export interface ProvenFields {
   readonly window?: string;
   readonly reason?: string;
   readonly revision?: string;
+  readonly deliveries?: readonly string[];
 }
 
 /** The hash a proof signs: sha256 over the request's fields in a fixed order (absent ones as null). */
@@ -57,6 +58,8 @@ export function gateRequestDigest(fields: ProvenFields): string {
     fields.window ?? null,
     fields.reason ?? null,
     fields.revision ?? null,
+    // Appended only when present, so that requests without it hash as they always did.
+    ...(fields.deliveries !== undefined ? [fields.deliveries] : []),
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }

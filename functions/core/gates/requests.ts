@@ -157,10 +157,12 @@ export async function handleGateEvent(
     status.state === 'open' &&
     (before.state === 'closed' ||
       before.revision !== status.revision ||
+      String(before.deliveries) !== String(status.deliveries) ||
       (request.source === 'schedule' && outcome === 'accepted'));
   let reconciling: string[] = [];
   if (opened) {
-    reconciling = await deliveriesUsingGate(deps.db, gate.name);
+    const using = await deliveriesUsingGate(deps.db, gate.name);
+    reconciling = status.deliveries ? using.filter((name) => status.deliveries!.includes(name)) : using;
     if (reconciling.length > 0) await deps.reconcileNow?.(reconciling);
   }
   // A window that ends reopens the gate with no invocation of its own: a timer catches up then.

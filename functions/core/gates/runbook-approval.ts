@@ -6,6 +6,8 @@ import { handleGateEvent, type GateDeps, type GateRequestResult } from './reques
 export const RUNBOOK_STEPS = { approve: 'approve', openGate: 'openGate' } as const;
 /** The runbook's parameters: what the requester asks for, read back from AWS's record. */
 export const RUNBOOK_PARAMETERS = ['revision', 'window', 'reason'] as const;
+/** The runbook's list parameter: the deliveries an approval is for. */
+export const RUNBOOK_LIST_PARAMETER = 'deliveries';
 /** An approval older than this (its approve step's end) no longer opens a gate. */
 export const MAX_RUNBOOK_APPROVAL_AGE_MS = 60 * 60_000;
 
@@ -106,13 +108,15 @@ export async function verifyRunbookApproval(
     );
   const approvers = approversOf(step, id);
 
-  const raw: Record<string, string> = { gate, action: 'open' };
+  const raw: Record<string, unknown> = { gate, action: 'open' };
   for (const name of RUNBOOK_PARAMETERS) {
     const values = record.parameters[name] ?? [];
     if (values.length > 1)
       throw new GateEventError(`Automation execution ${id}: parameter ${name} has several values`);
     if (values[0]) raw[name] = values[0];
   }
+  const deliveries = (record.parameters[RUNBOOK_LIST_PARAMETER] ?? []).filter((name) => name !== '');
+  if (deliveries.length > 0) raw.deliveries = deliveries;
   let parsed: GateEvent;
   try {
     parsed = parseGateEvent(raw, { signed: true });

@@ -17,6 +17,8 @@ export interface GateStatus {
   readonly lastRequest?: GateRequest;
   /** The only revision the gate is open for, when the open request in effect names one. */
   readonly revision?: string;
+  /** The only deliveries the gate is open for, when the open request in effect names them. */
+  readonly deliveries?: readonly string[];
   /** Why the stored request cannot be evaluated; the gate counts as closed until a new request replaces it. */
   readonly problem?: string;
 }
@@ -125,6 +127,8 @@ function statusOf(gate: Gate, candidates: readonly GateRequest[], at: number): G
       since: decider.requestedAt,
       ...until,
       ...(decider.action === 'open' && decider.revision !== undefined && { revision: decider.revision }),
+      ...(decider.action === 'open' &&
+        decider.deliveries !== undefined && { deliveries: decider.deliveries }),
     };
   }
   const made = candidates.filter((candidate) => Date.parse(candidate.requestedAt) <= at);
@@ -140,9 +144,13 @@ function statusOf(gate: Gate, candidates: readonly GateRequest[], at: number): G
   };
 }
 
-/** True when the gate lets `revision` through at this status: open, and not pinned to another revision. */
-export function openFor(status: GateStatus, revision: string | undefined): boolean {
+/**
+ * True when the gate lets `revision` of `delivery` through at this status: open, not pinned to
+ * another revision, and not opened for other deliveries only.
+ */
+export function openFor(status: GateStatus, revision: string | undefined, delivery: string): boolean {
   if (status.state !== 'open') return false;
+  if (status.deliveries !== undefined && !status.deliveries.includes(delivery)) return false;
   if (status.revision === undefined) return true;
   return revision !== undefined && digestOf(revision) === digestOf(status.revision);
 }

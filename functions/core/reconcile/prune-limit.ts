@@ -67,7 +67,7 @@ export async function checkPruneLimit(
     } else {
       const request = await getGateRequest(db, gateName);
       // An approval pinned to a revision allows that revision's mass deletion only.
-      if (openFor(gateStateAt(gate, request, now), revision)) return;
+      if (openFor(gateStateAt(gate, request, now), revision, delivery.name)) return;
       const opensAt = nextOpening(gate, request, now);
       closed = { name: gateName, blocks: 'all', ...(opensAt && { opensAt }) };
       const opens = opensAt ? ` (it opens at ${formatInstant(opensAt)})` : '';

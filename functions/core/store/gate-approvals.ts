@@ -14,6 +14,8 @@ import { gateKey, type TableClient } from './table-client.ts';
 export interface PendingApprovals {
   /** The revision they approve; none: any revision. Approvals of different revisions do not add up. */
   readonly revision?: string;
+  /** The deliveries they approve it for; none: every one. Approvals for different deliveries do not add up. */
+  readonly deliveries?: readonly string[];
   /** Each approval: who (ARN), when, who it counts as (the approver key) and for how long it would open the gate. */
   readonly approvals: readonly Approval[];
   /** When the last approval lapses unless the others arrive (PENDING_APPROVAL_MS after the first). */
@@ -135,7 +137,10 @@ async function tryAddApproval(
     now,
     rule.lastClosedAt(seen.request),
   );
-  const current = stored?.revision === request.revision ? stored : undefined;
+  const current =
+    stored && stored.revision === request.revision && String(stored.deliveries) === String(request.deliveries)
+      ? stored
+      : undefined;
   const approver = request.approver ?? rule.keyOf(request.requestedBy);
   const keyOf = (approval: Approval) => approval.approver ?? rule.keyOf(approval.principal);
   if (current?.approvals.some((approval) => keyOf(approval) === approver)) {
@@ -184,6 +189,7 @@ async function tryAddApproval(
     }
     const pending: PendingApprovals = {
       ...(request.revision !== undefined && { revision: request.revision }),
+      ...(request.deliveries !== undefined && { deliveries: request.deliveries }),
       approvals,
       expiresAt: lapsesAt(approvals[0]!.at),
     };

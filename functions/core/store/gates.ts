@@ -31,6 +31,8 @@ export interface GateRequest {
   readonly approver?: string;
   /** The revision an open request approves (`<tag>@sha256:<hex>` or `sha256:<hex>`); others stay held. */
   readonly revision?: string;
+  /** The deliveries an open request is for (sorted, distinct); absent: every delivery using the gate. */
+  readonly deliveries?: readonly string[];
   /** The distinct verified principals whose approvals opened the gate, when it needs more than one. */
   readonly approvedBy?: readonly string[];
   /**
@@ -62,6 +64,13 @@ export function requestProblem(request: GateRequest): string | undefined {
     (typeof raw.revision !== 'string' || !PINNABLE_REVISION.test(raw.revision))
   )
     return `its revision ${JSON.stringify(raw.revision)} is not <tag>@sha256:<hex>`;
+  if (
+    raw.deliveries !== undefined &&
+    (!Array.isArray(raw.deliveries) ||
+      raw.deliveries.length === 0 ||
+      !raw.deliveries.every((name) => typeof name === 'string'))
+  )
+    return `its deliveries ${JSON.stringify(raw.deliveries)} are not a list of delivery names`;
   if (raw.earlierCloses !== undefined) {
     if (!Array.isArray(raw.earlierCloses)) return `its earlier closes are not a list`;
     for (const close of raw.earlierCloses as unknown[]) {

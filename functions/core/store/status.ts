@@ -17,8 +17,12 @@ export interface BlockingGate {
   readonly name: string;
   readonly blocks: 'all' | 'revisions';
   readonly opensAt?: string;
-  /** Set when the gate is open, but only for another revision than the one held. */
-  readonly openFor?: { readonly revision: string; readonly approvedBy: string };
+  /** Set when the gate is open, but only for another revision than the one held, or for other deliveries. */
+  readonly openFor?: {
+    readonly revision?: string;
+    readonly deliveries?: readonly string[];
+    readonly approvedBy: string;
+  };
   /** The gate opens for one named revision at a time (`approval: revision`). */
   readonly approvesRevisions?: boolean;
   /** Why the gate's stored request cannot be evaluated (so it counts as closed). */

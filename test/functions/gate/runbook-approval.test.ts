@@ -12,11 +12,11 @@ import type { GateRequestResult } from '../../../functions/core/gates/requests.t
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { gateHandler, handler as deployedHandler } from '../../../functions/gate/handler.ts';
 import { runbookContent } from '../../../lib/runbooks.ts';
-import { engineDeps } from '../../support/deliveries.ts';
+import { engineDeps, registerDelivery } from '../../support/deliveries.ts';
 import { inProcessGateDeps, registerGate } from '../../support/gates.ts';
 import { testbed, uniqueName } from '../../support/testbed.ts';
 
-testbed();
+const bed = testbed();
 
 const ACCOUNT = '000000000000';
 const identity = (name: string, arn: string): TestIdentity => ({
@@ -39,7 +39,12 @@ const FUNCTION_ARN = `arn:aws:lambda:us-east-1:${ACCOUNT}:function:sluice-gate:r
 
 const deps = engineDeps();
 const gateDeps = inProcessGateDeps(deps);
-const gates = { two: uniqueName('two'), one: uniqueName('one'), strict: uniqueName('strict') };
+const gates = {
+  two: uniqueName('two'),
+  one: uniqueName('one'),
+  strict: uniqueName('strict'),
+  named: uniqueName('named'),
+};
 /** The function's own runbooks, as the construct names them in SLUICE_GATE_RUNBOOKS. */
 const runbooks = new Map(Object.values(gates).map((gate) => [gate, `sluice-${gate}-0123456789`]));
 const invocations: { payload: string; result?: GateRequestResult; error?: string }[] = [];
@@ -77,7 +82,9 @@ beforeAll(async () => {
     requireVerified: true,
     schedules: [{ cron: '0 9 * * ? *', action: 'close' }],
   });
+  const named = await registerGate(deps, { name: gates.named, default: 'closed', window: '1h' });
   const documents = new Map<string, AutomationDocument>([
+    [runbooks.get(gates.named)!, document(named, [ALICE.arn])],
     [runbooks.get(gates.two)!, document(two, [ALICE.arn, BOB.arn])],
     [runbooks.get(gates.one)!, document(one, [ALICE.arn])],
     [runbooks.get(gates.strict)!, document(strict, [ALICE.arn])],
@@ -154,6 +161,25 @@ describe('approving in the console (Systems Manager runbook)', () => {
     await expect(invoke({ ssmExecution: id })).rejects.toThrow(/already used .*a replay changes nothing/);
     expect(await listGateAudit(deps.db, gates.two)).toEqual(audit);
     expect((await getGateRequest(deps.db, gates.two))?.action).toBe('close');
+  });
+
+  it('the runbook names the deliveries an approval is for, and the gate opens for those only', async () => {
+    const delivery = uniqueName('web');
+    await registerDelivery(deps, bed, {
+      name: delivery,
+      repository: uniqueName('web/app'),
+      tag: 'release',
+      gates: [{ name: gates.named, blocks: 'all' }],
+    });
+    const id = await start(gates.named, { reason: ['CHG-9'], deliveries: [delivery] });
+    await signal(ALICE, id, 'Approve');
+    await ssm.settled(id);
+    expect(invocationOf(id)?.error).toBeUndefined();
+    expect(await getGateRequest(deps.db, gates.named)).toMatchObject({
+      deliveries: [delivery],
+      source: 'runbook',
+    });
+    expect(invocationOf(id)?.result?.status).toMatchObject({ state: 'open', deliveries: [delivery] });
   });
 
   it('only an approver the runbook lists can approve; one approval of two leaves the gate closed', async () => {
