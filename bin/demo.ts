@@ -7,7 +7,12 @@ import { componentsEnv, startComponents, stopComponents, type Components } from 
 import { parseCron } from '../functions/core/config/cron.ts';
 import { DEMO_NAMESPACE, demoConfig, freezeDay, releaseFiles, RELEASES, type Release } from './demo/app.ts';
 import { bold, check, DemoFailure, heading, say, shell, sluice } from './demo/narrate.ts';
-import { twoPersonApproval, TWO_PERSON_GATE } from './demo/two-person.ts';
+import {
+  selfApprovalRefused,
+  SELF_APPROVAL_GATE,
+  twoPersonApproval,
+  TWO_PERSON_GATE,
+} from './demo/two-person.ts';
 
 const STEPS = 12;
 const DIR = resolve(process.env.SLUICE_DEMO_DIR ?? '.sluice/demo');
@@ -241,6 +246,9 @@ async function story(components: Components, work: string): Promise<void> {
   );
   await twoPersonApproval(components.sts.endpoint, third);
   await sluice(['gate', 'history', TWO_PERSON_GATE]);
+  say('No approving your own push (preventSelfApproval):');
+  await selfApprovalRefused(components.sts.endpoint, third);
+  await sluice(['gate', 'history', SELF_APPROVAL_GATE]);
 
   heading(12, STEPS, 'Remove the delivery: everything it created is deleted');
   await sluice(['unregister', 'demo']);
