@@ -27,41 +27,67 @@ export async function evaluateGates(
   db: TableClient,
   now: Date,
 ): Promise<GateEvaluation> {
-  const closed: BlockingGate[] = [];
-  const pinned: { ref: GateRef; status: GateStatus }[] = [];
+  const evaluations: GateEvaluation[] = [];
   for (const ref of refs) {
-    const gate = await getGate(db, ref.name);
-    if (!gate) {
+    const evaluation = await evaluateGate(delivery, ref, db, now);
+    if (!evaluation)
       throw new SluiceError(
         'GateClosed',
         `delivery '${delivery}' references gate '${ref.name}', which is not registered; nothing was applied (register the gate, or remove the reference)`,
       );
-    }
-    const request = await getGateRequest(db, ref.name);
-    const status = gateStateAt(gate, request, now);
-    if (status.state === 'open' && status.deliveries !== undefined && !status.deliveries.includes(delivery)) {
-      closed.push({
-        name: ref.name,
-        blocks: ref.blocks,
-        openFor: { deliveries: status.deliveries, approvedBy: requestAuthors(status.lastRequest!) },
-        ...(gate.approval === 'revision' && { approvesRevisions: true }),
-      });
-      continue;
-    }
-    if (status.state === 'open') {
-      if (status.revision !== undefined) pinned.push({ ref, status });
-      continue;
-    }
-    const opensAt = status.problem ? undefined : nextOpening(gate, request, now);
-    closed.push({
-      name: ref.name,
-      blocks: ref.blocks,
-      ...(opensAt && { opensAt }),
-      ...(gate.approval === 'revision' && { approvesRevisions: true }),
-      ...(status.problem && { problem: status.problem }),
-    });
+    evaluations.push(evaluation);
   }
-  return { closed, pinned };
+  return {
+    closed: evaluations.flatMap((evaluation) => evaluation.closed),
+    pinned: evaluations.flatMap((evaluation) => evaluation.pinned),
+  };
+}
+
+/**
+ * Whether one gate holds `revision` of `delivery` at `now` (the brake's pruneLimitGate): the
+ * blocking gate, undefined when it lets the revision through, or 'unregistered'. The same
+ * judgement as a reconcile's (evaluateGates, verdictFor).
+ */
+export async function gateHolding(
+  delivery: string,
+  ref: GateRef,
+  revision: string,
+  db: TableClient,
+  now: Date,
+): Promise<BlockingGate | undefined | 'unregistered'> {
+  const evaluation = await evaluateGate(delivery, ref, db, now);
+  if (!evaluation) return 'unregistered';
+  const verdict = verdictFor(evaluation, revision);
+  return [...verdict.blockAll, ...verdict.blockRevisions][0];
+}
+
+/** One gate as `delivery` sees it at `now`; undefined when it is not registered. */
+async function evaluateGate(
+  delivery: string,
+  ref: GateRef,
+  db: TableClient,
+  now: Date,
+): Promise<GateEvaluation | undefined> {
+  const gate = await getGate(db, ref.name);
+  if (!gate) return undefined;
+  const request = await getGateRequest(db, ref.name);
+  const status = gateStateAt(gate, request, now);
+  const approvesRevisions = gate.approval === 'revision' && { approvesRevisions: true as const };
+  if (status.state === 'open' && status.deliveries !== undefined && !status.deliveries.includes(delivery)) {
+    const openFor = { deliveries: status.deliveries, approvedBy: requestAuthors(status.lastRequest!) };
+    return { closed: [{ name: ref.name, blocks: ref.blocks, openFor, ...approvesRevisions }], pinned: [] };
+  }
+  if (status.state === 'open')
+    return { closed: [], pinned: status.revision !== undefined ? [{ ref, status }] : [] };
+  const opensAt = status.problem ? undefined : nextOpening(gate, request, now);
+  const holding: BlockingGate = {
+    name: ref.name,
+    blocks: ref.blocks,
+    ...(opensAt && { opensAt }),
+    ...approvesRevisions,
+    ...(status.problem && { problem: status.problem }),
+  };
+  return { closed: [holding], pinned: [] };
 }
 
 /**

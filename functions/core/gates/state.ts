@@ -144,17 +144,6 @@ function statusOf(gate: Gate, candidates: readonly GateRequest[], at: number): G
   };
 }
 
-/**
- * True when the gate lets `revision` of `delivery` through at this status: open, not pinned to
- * another revision, and not opened for other deliveries only.
- */
-export function openFor(status: GateStatus, revision: string | undefined, delivery: string): boolean {
-  if (status.state !== 'open') return false;
-  if (status.deliveries !== undefined && !status.deliveries.includes(delivery)) return false;
-  if (status.revision === undefined) return true;
-  return revision !== undefined && digestOf(revision) === digestOf(status.revision);
-}
-
 const crons = new Map<string, CronSchedule>();
 function cronOf(expression: string, timeZone: string): CronSchedule {
   const key = `${expression}\u0000${timeZone}`;

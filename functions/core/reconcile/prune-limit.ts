@@ -4,9 +4,8 @@ import type { Delivery, PruneLimit } from '../config/index.ts';
 import { DEFAULTS } from '../config/defaults.ts';
 import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
-import { gateStateAt, nextOpening, openFor } from '../gates/state.ts';
+import { gateHolding } from '../gates/evaluate.ts';
 import { describeEntry, type InventoryEntry } from '../manifests/inventory.ts';
-import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../store/status.ts';
 import type { TableClient } from '../store/table-client.ts';
 
@@ -61,14 +60,13 @@ export async function checkPruneLimit(
   let approval: string;
   const gateName = delivery.pruneLimitGate;
   if (gateName) {
-    const gate = await getGate(db, gateName);
-    if (!gate) {
+    // An approval pinned to a revision allows that revision's mass deletion only.
+    const holding = await gateHolding(delivery.name, { name: gateName, blocks: 'all' }, revision, db, now);
+    if (holding === undefined) return;
+    if (holding === 'unregistered') {
       approval = `Its pruneLimitGate '${gateName}' is not registered: register it, then open it to allow this`;
     } else {
-      const request = await getGateRequest(db, gateName);
-      // An approval pinned to a revision allows that revision's mass deletion only.
-      if (openFor(gateStateAt(gate, request, now), revision, delivery.name)) return;
-      const opensAt = nextOpening(gate, request, now);
+      const opensAt = holding.opensAt;
       closed = { name: gateName, blocks: 'all', ...(opensAt && { opensAt }) };
       const opens = opensAt ? ` (it opens at ${formatInstant(opensAt)})` : '';
       approval = `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --revision ${revision} --for 15m --reason <why>)`;
