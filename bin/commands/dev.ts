@@ -23,7 +23,10 @@ export function devCommand(): Command {
         process.stdout.write(`local components already running; use them with:  . ${DEV_DIR}/env\n`);
         return;
       }
-      await stopComponents(dir); // leftovers of a half-stopped run
+      // Leftovers of a half-stopped run, or of a start that was interrupted.
+      const leftovers = await stopComponents(dir);
+      if (leftovers.length > 0)
+        process.stdout.write(`stopped ${leftovers.join(', ')}, left running by an earlier start or stop\n`);
       const started = Date.now();
       const c = await startComponents(dir);
       process.stdout.write(
