@@ -9,7 +9,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
-    env: { POWERTOOLS_LOG_LEVEL: 'WARN' },
+    // Handlers run in-process emit their metrics (Embedded Metric Format) to stdout; tests of
+    // metrics use their own recorder, so the suite's output stays readable.
+    env: { POWERTOOLS_LOG_LEVEL: 'WARN', POWERTOOLS_METRICS_DISABLED: 'true' },
     hookTimeout: 120_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
