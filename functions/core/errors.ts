@@ -30,3 +30,14 @@ export class SluiceError extends Error {
     super(message, options);
   }
 }
+
+/** A delivery named by a request, the CLI or the spec function that the table does not hold. */
+export class NotRegisteredError extends Error {
+  override readonly name = 'NotRegisteredError';
+  constructor(
+    readonly delivery: string,
+    hint = '',
+  ) {
+    super(`delivery '${delivery}' is not registered${hint}`);
+  }
+}

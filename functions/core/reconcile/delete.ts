@@ -1,3 +1,4 @@
+import { NotRegisteredError } from '../errors.ts';
 import { KubeClient } from '../kube/client.ts';
 import { impersonating } from '../kube/impersonation.ts';
 import { pruneEntries, type PruneResult } from '../kube/prune.ts';
@@ -26,13 +27,13 @@ export interface DeletionResult extends PruneResult {
  */
 export async function deleteDelivery(name: string, deps: ReconcileDeps): Promise<DeletionResult> {
   const delivery = await getDelivery(deps.db, name);
-  if (!delivery) throw new Error(`delivery '${name}' is not registered`);
+  if (!delivery) throw new NotRegisteredError(name);
   const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, { ttlMs: deps.leaseTtlMs });
   if (!lease) throw new Error(`delivery '${name}' is being reconciled right now; try again in a minute`);
   let result: DeletionResult;
   try {
     // Under the lease, the spec again: another removal may have finished while this one waited.
-    if (!(await getDelivery(deps.db, name))) throw new Error(`delivery '${name}' is not registered`);
+    if (!(await getDelivery(deps.db, name))) throw new NotRegisteredError(name);
     let pruned: PruneResult = { deleted: [], skipped: [], goneWithKind: [], containersKept: [] };
     let kept: KeptObject[] = [];
     if (delivery.deletionPolicy === 'Delete') {

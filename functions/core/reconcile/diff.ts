@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { SluiceError } from '../errors.ts';
+import { NotRegisteredError, SluiceError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
@@ -72,7 +72,7 @@ async function diffTainted(
   options: { readonly revision?: string },
 ): Promise<DeliveryDiff> {
   const delivery = await getDelivery(deps.db, name);
-  if (!delivery) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
+  if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
   const gates = await evaluateGates(name, delivery.gates, deps.db, deps.clock.now());
   const waitingFor = await unreadyDependencies(delivery, deps.db);
 

@@ -1,4 +1,5 @@
 import type { Delivery } from '../config/index.ts';
+import { NotRegisteredError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
@@ -28,7 +29,7 @@ export type { ReconcileResult } from './outcomes.ts';
 /** One reconcile of one delivery: the steps of DESIGN.md "One reconcile, in order". */
 export async function reconcile(name: string, deps: ReconcileDeps): Promise<ReconcileResult> {
   const registered = await getDelivery(deps.db, name);
-  if (!registered) throw new Error(`delivery '${name}' is not registered (sluice register -f <config>)`);
+  if (!registered) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
   if (registered.suspend) return suspended(name);
 
   const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, { ttlMs: deps.leaseTtlMs });

@@ -18,7 +18,9 @@ export interface SopsKeys {
 }
 
 /** No key the delivery names opens the data key; the message says which were tried and why. */
-export class DataKeyError extends Error {}
+export class DataKeyError extends Error {
+  override readonly name = 'DataKeyError';
+}
 
 const why = (error: unknown): string => {
   const { name, message } = error as Error;

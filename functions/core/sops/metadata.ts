@@ -42,7 +42,9 @@ const UNSUPPORTED_KEY_TYPES: Readonly<Record<string, string>> = {
 const RULES = ['unencrypted_suffix', 'encrypted_suffix', 'unencrypted_regex', 'encrypted_regex'] as const;
 
 /** The problem with a document's sops block, thrown as this; the caller names the file. */
-export class MetadataError extends Error {}
+export class MetadataError extends Error {
+  override readonly name = 'MetadataError';
+}
 
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);

@@ -12,7 +12,9 @@ const MAC_ONLY_ENCRYPTED_INIT = Buffer.from(
 export type Node = unknown;
 
 /** Which value failed, by its path (`stringData.password`), never by its content. */
-export class TreeError extends Error {}
+export class TreeError extends Error {
+  override readonly name = 'TreeError';
+}
 
 /** Is the value at `path` encrypted, by the file's rule (sops `shouldBeEncrypted`)? */
 export function isEncryptedPath(path: readonly string[], rule: EncryptionRule): boolean {

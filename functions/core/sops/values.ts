@@ -2,7 +2,9 @@ import { createDecipheriv } from 'node:crypto';
 import { ENCRYPTED_VALUE } from '../manifests/sops-format.ts';
 
 /** A value that does not decrypt; the message never holds the plaintext. */
-export class ValueError extends Error {}
+export class ValueError extends Error {
+  override readonly name = 'ValueError';
+}
 
 /**
  * A sops value decrypted with the data key; `aad` is the value's path (`data:password:`) or, for
