@@ -20,11 +20,14 @@ import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
 import { retryTime } from './retry.ts';
 
+/** Why a run was skipped: nothing was touched. */
+export type SkipReason = 'LeaseHeld' | 'NotRegistered' | 'LeaseLost' | 'Suspended';
+
 export interface ReconcileResult {
   readonly delivery: string;
   /** `Skipped`: another run held the lease, or the delivery is suspended; nothing was touched. */
   readonly outcome: ReconcileOutcome | 'Skipped';
-  readonly reason: string;
+  readonly reason: StatusReason | SkipReason;
   readonly message: string;
   readonly revision?: string;
   readonly changes?: ChangeCounts;

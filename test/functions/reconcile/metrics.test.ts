@@ -16,7 +16,7 @@ function recorder() {
 const result = (outcome: ReconcileResult['outcome']): ReconcileResult => ({
   delivery: 'oddy-test',
   outcome,
-  reason: 'x',
+  reason: 'ReconciliationSucceeded',
   message: 'x',
 });
 const now = new Date('2026-03-27T12:00:00Z');
