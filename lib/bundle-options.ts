@@ -1,9 +1,13 @@
 import type { BuildOptions } from 'esbuild';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HandlerName } from './bundling.ts';
 
 /** The repository root: where package-lock.json and the handlers' sources are. */
+/** The Lambda handlers, each `functions/<name>/handler.ts`. */
+export const HANDLER_NAMES = ['reconcile', 'gate', 'spec-resource'] as const;
+
+export type HandlerName = (typeof HANDLER_NAMES)[number];
+
 export const PROJECT_ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 
 /** `functions/<name>/handler.ts`, exporting `handler`. */

@@ -4,12 +4,9 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleOptions, PROJECT_ROOT } from './bundle-options.ts';
+import { bundleOptions, HANDLER_NAMES, PROJECT_ROOT, type HandlerName } from './bundle-options.ts';
 
-/** The Lambda handlers, each `functions/<name>/handler.ts`. */
-export const HANDLER_NAMES = ['reconcile', 'gate', 'spec-resource'] as const;
-
-export type HandlerName = (typeof HANDLER_NAMES)[number];
+export { HANDLER_NAMES, type HandlerName };
 
 /** What Lambda calls in a handler's bundle: `handler`, exported by `index.mjs`. */
 export const BUNDLE_HANDLER = 'index.handler';

@@ -6,11 +6,13 @@ import { describe, expect, it } from 'vitest';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const core = join(root, 'functions', 'core');
 
-/** Every relative import of each .ts file under functions/, static or dynamic, as absolute paths. */
-function importGraph(): Map<string, string[]> {
-  const files = readdirSync(join(root, 'functions'), { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts'))
-    .map((file) => join(root, 'functions', file));
+/** Every relative import of each .ts file under `folders`, static or dynamic, as absolute paths. */
+function importGraph(folders: readonly string[] = ['functions']): Map<string, string[]> {
+  const files = folders.flatMap((folder) =>
+    readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => join(root, folder, file)),
+  );
   const imports = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)'(\.{1,2}\/[^']+\.ts)'/gm;
   return new Map(
     files.map((file) => [
@@ -91,8 +93,20 @@ describe('the layout in ARCHITECTURE.md', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('has no files that import each other, directly or round about', () => {
-    expect(cycles(graph)).toEqual([]);
+  it('has no files that import each other, directly or round about, in the functions, the construct, the CLI or the dev components', () => {
+    const everything = importGraph(['functions', 'lib', 'bin', 'dev']);
+    expect(everything.get(join(root, 'lib', 'bundling.ts'))).toContain(
+      join(root, 'lib', 'bundle-options.ts'),
+    );
+    expect(cycles(everything)).toEqual([]);
+  });
+
+  it('reads the environment only in the composition root (environment.ts) and the handlers', () => {
+    const readers = [...graph.keys()]
+      .filter((file) => file.startsWith(core) && file !== join(core, 'environment.ts'))
+      .filter((file) => /\bprocess\.env\b/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(root, file));
+    expect(readers).toEqual([]);
   });
 
   it('finds the imports it checks (the check is not vacuous)', () => {

@@ -3,6 +3,7 @@ import { systemClock } from '../../functions/core/clock.ts';
 import {
   credentialsFor,
   dockerConfigCredentials,
+  dockerConfigPath,
   ecrCredentials,
   parseReference,
   pushArtifact,
@@ -49,7 +50,7 @@ export function pushCommand(): Command {
         const provider = opts.provider ?? (host === process.env.SLUICE_REGISTRY ? 'aws' : undefined);
         const providers = {
           aws: ecrCredentials(new ECRClient({}), systemClock),
-          generic: dockerConfigCredentials(),
+          generic: dockerConfigCredentials(dockerConfigPath(process.env.DOCKER_CONFIG)),
         };
         const pushed = await pushArtifact(dir, ref, {
           credentials: credentialsFor({ url: ref, provider }, providers),

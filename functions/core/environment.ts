@@ -18,6 +18,7 @@ import { kubeConfigFor } from './kube/connection.ts';
 import {
   credentialsFor,
   dockerConfigCredentials,
+  dockerConfigPath,
   ecrCredentials,
   parseEcrHost,
   type RegistryCredentials,
@@ -89,7 +90,10 @@ export function reconcileDepsFromEnvironment(options: {
 }): ReconcileDeps {
   const retryTarget = oneTimeScheduleTarget(options.functionArn);
   const clock = systemClock;
-  const providers = { aws: ecrCredentialsByRegion(clock), generic: dockerConfigCredentials() };
+  const providers = {
+    aws: ecrCredentialsByRegion(clock),
+    generic: dockerConfigCredentials(dockerConfigPath(process.env.DOCKER_CONFIG)),
+  };
   const credentials = defaultProvider();
   const bus = process.env.SLUICE_EVENT_BUS;
   const connections = reusedConnections({

@@ -80,14 +80,17 @@ function authsKeyHost(key: string): string {
     .toLowerCase();
 }
 
+/** The user's Docker config file: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`. */
+export const dockerConfigPath = (dockerConfigDir: string | undefined): string =>
+  join(dockerConfigDir ?? join(homedir(), '.docker'), 'config.json');
+
 /**
- * Credentials from the user's Docker config (`$DOCKER_CONFIG/config.json`, else
- * `~/.docker/config.json`): the `auths` entry's base64 `auth` or `username`/`password`.
- * Anonymous when the file or the entry is missing. Credential helpers are not consulted.
+ * Credentials from a Docker config file (see dockerConfigPath): the `auths` entry's base64 `auth`
+ * or `username`/`password`. Anonymous when the file or the entry is missing. Credential helpers
+ * are not consulted.
  */
-export function dockerConfigCredentials(path?: string): RegistryCredentials {
+export function dockerConfigCredentials(file: string): RegistryCredentials {
   return async (host) => {
-    const file = path ?? join(process.env.DOCKER_CONFIG ?? join(homedir(), '.docker'), 'config.json');
     let config: DockerConfig;
     try {
       config = JSON.parse(await readFile(file, 'utf8')) as DockerConfig;

@@ -12,6 +12,7 @@ export {
   anonymousCredentials,
   credentialsFor,
   dockerConfigCredentials,
+  dockerConfigPath,
   ecrCredentials,
   ECR_TOKEN_MARGIN_MS,
   providerOf,
