@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Gate } from '../functions/core/config/index.ts';
 import { RUNBOOK_STEPS } from '../functions/core/gates/runbook-approval.ts';
 import { nagResourceName } from './nag.ts';
+import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 
 /** How long a runbook's approve step waits for its approvers: a working day. */
 export const RUNBOOK_APPROVAL_TIMEOUT_SECONDS = 24 * 3600;
@@ -114,7 +115,7 @@ export class GateRunbooks extends Construct {
     super(scope, id);
     this.gates = new Map(props.gates.map((gate) => [gate.name, gate]));
     props.gateFunction.addEnvironment(
-      'SLUICE_GATE_RUNBOOKS',
+      RUNTIME_ENV.gateRunbooks,
       Lazy.string({
         produce: () =>
           JSON.stringify(

