@@ -3,8 +3,6 @@ import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { applyStaged, dryRun, isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
 import { checkPruneCascade, type KeptContainer } from '../kube/cascade.ts';
-import { KubeClient } from '../kube/client.ts';
-import { impersonating } from '../kube/impersonation.ts';
 import type { DesiredObject } from '../kube/prepare.ts';
 import { pruneEntries } from '../kube/prune.ts';
 import { waitForHealthy } from '../kube/wait.ts';
@@ -22,6 +20,7 @@ import { buildRevision, settleRevision } from './plan.ts';
 import { rememberDesired } from './desired.ts';
 import type { Applied } from './outcomes.ts';
 import { checkPruneLimit } from './prune-limit.ts';
+import { clusterClient } from './cluster-client.ts';
 
 /**
  * Build, validate, write-ahead inventory, apply, prune, record the inventory, health. A run with
@@ -46,10 +45,7 @@ export async function applyRevision(
           return compileHealthCheckExprs(delivery.healthCheckExprs);
         })
       : undefined;
-  const kube = new KubeClient(
-    impersonating(await step('ApplyFailed', () => deps.connect(delivery.cluster)), delivery.impersonate),
-    () => lease.check(),
-  );
+  const kube = await step('ApplyFailed', () => clusterClient(delivery, deps, () => lease.check()));
   const desired = await settleRevision(manifests, kube, delivery);
   await rememberDesired(
     delivery,

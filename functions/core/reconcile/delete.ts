@@ -1,12 +1,11 @@
 import { NotRegisteredError } from '../errors.ts';
-import { KubeClient } from '../kube/client.ts';
-import { impersonating } from '../kube/impersonation.ts';
 import { pruneEntries, type PruneResult } from '../kube/prune.ts';
 import { getDelivery, removeDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
 import { acquireLease } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { objectsOthersNeed, type KeptObject } from './shared-objects.ts';
+import { clusterClient } from './cluster-client.ts';
 
 export type { KeptObject } from './shared-objects.ts';
 
@@ -39,10 +38,7 @@ export async function deleteDelivery(name: string, deps: ReconcileDeps): Promise
     if (delivery.deletionPolicy === 'Delete') {
       const inventory = await readInventory(deps.db, name);
       // Every delete checks the lease first: removal and reconcile are one writer at a time.
-      const kube = new KubeClient(
-        impersonating(await deps.connect(delivery.cluster), delivery.impersonate),
-        () => lease.check(),
-      );
+      const kube = await clusterClient(delivery, deps, () => lease.check());
       // Known before anything is deleted: a delivery that cannot be planned fails the removal here.
       kept = await objectsOthersNeed(delivery, inventory, kube, deps);
       const keep = new Set(kept.map((k) => k.id));

@@ -2,13 +2,13 @@
 // applies, from the objects it settled; a held one builds the revision anyway, as `sluice diff`
 // does. Removing another delivery on the same cluster falls back on it (shared-objects.ts).
 import type { Delivery } from '../config/index.ts';
-import { KubeClient } from '../kube/client.ts';
-import { impersonating } from '../kube/impersonation.ts';
+import type { KubeClient } from '../kube/client.ts';
 import { pullResolved, type Resolved } from '../oci/index.ts';
 import { writeDesiredSet } from '../store/desired-set.ts';
 import { LeaseLostError } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { buildRevision, pullRevision, settleRevision } from './plan.ts';
+import { clusterClient } from './cluster-client.ts';
 
 /**
  * Stores `ids` as what `revision` desires, under the run's fence. A run about to apply `required`s
@@ -46,7 +46,7 @@ export async function rememberHeldRevision(
   let kube: KubeClient | undefined;
   let planned: { revision: string; ids: string[] };
   try {
-    kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
+    kube = await clusterClient(delivery, deps);
     const artifact = resolved
       ? await pullResolved(delivery.source, resolved, {
           credentials: deps.registryCredentials(delivery.source),

@@ -4,8 +4,7 @@ import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
 import { findCascade, type CascadeBlocker } from '../kube/cascade.ts';
-import { apiErrorMessage, KubeClient } from '../kube/client.ts';
-import { impersonating } from '../kube/impersonation.ts';
+import { apiErrorMessage } from '../kube/client.ts';
 import { forEachBounded } from '../kube/pool.ts';
 import { fieldChanges, withoutSecretValues, type FieldChange } from '../manifests/field-diff.ts';
 import { describeEntry, staleEntries } from '../manifests/inventory.ts';
@@ -18,6 +17,7 @@ import { Taint } from '../taint.ts';
 import { withTaint, type ReconcileDeps } from './deps.ts';
 import { ownershipConflicts, type OwnershipConflict } from './ownership.ts';
 import { buildRevision, pullRevision, settleRevision } from './plan.ts';
+import { clusterClient } from './cluster-client.ts';
 
 /** What a reconcile would do now, found without changing anything. */
 export interface DeliveryDiff {
@@ -84,7 +84,7 @@ async function diffTainted(
     ...(blockedBy.length > 0 ? [waitingMessage(blockedBy, artifact.revision)] : []),
   ].join('; ');
   const manifests = await buildRevision(delivery, artifact, deps);
-  const kube = new KubeClient(impersonating(await deps.connect(delivery.cluster), delivery.impersonate));
+  const kube = await clusterClient(delivery, deps);
   const desired = await settleRevision(manifests, kube, delivery);
   const inventory = await readInventory(deps.db, name);
   const live = await listOwned(kube, kindsOf(desired), name);

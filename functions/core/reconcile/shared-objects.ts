@@ -3,13 +3,13 @@ import { resolve } from 'node:path';
 import type { ClusterTarget, Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { apiErrorMessage, KubeClient } from '../kube/client.ts';
-import { impersonating } from '../kube/impersonation.ts';
 import { forEachBounded } from '../kube/pool.ts';
 import { refOf, type InventoryEntry, type ObjectRef } from '../manifests/inventory.ts';
 import { listDeliveries } from '../store/deliveries.ts';
 import { readDesiredSet } from '../store/desired-set.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { planRevision } from './plan.ts';
+import { clusterClient } from './cluster-client.ts';
 
 /** An object of a removed delivery left in the cluster (still under its owner label) for another delivery. */
 export interface KeptObject {
@@ -69,7 +69,7 @@ async function idsNeededByOthers(removed: Delivery, deps: ReconcileDeps): Promis
   await forEachBounded(others, PLAN_CONCURRENCY, async (other) => {
     let kube: KubeClient | undefined;
     try {
-      kube = new KubeClient(impersonating(await deps.connect(other.cluster), other.impersonate));
+      kube = await clusterClient(other, deps);
       const planned = await planRevision(other, kube, deps);
       needed.set(other.name, new Set(planned.desired.map((d) => d.entry.id)));
     } catch (error) {

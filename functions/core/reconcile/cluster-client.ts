@@ -1,0 +1,19 @@
+import type { Delivery } from '../config/index.ts';
+import { KubeClient } from '../kube/client.ts';
+import { impersonating } from '../kube/impersonation.ts';
+import type { ReconcileDeps } from './deps.ts';
+
+/**
+ * A client for `delivery`'s cluster, as the delivery acts on it (impersonating whom it names).
+ * `beforeWrite` runs before every write (a run's lease check); a read-only client takes none.
+ */
+export async function clusterClient(
+  delivery: Pick<Delivery, 'cluster' | 'impersonate'>,
+  deps: Pick<ReconcileDeps, 'connect'>,
+  beforeWrite?: () => Promise<void>,
+): Promise<KubeClient> {
+  return new KubeClient(
+    impersonating(await deps.connect(delivery.cluster), delivery.impersonate),
+    beforeWrite,
+  );
+}
