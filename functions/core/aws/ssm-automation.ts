@@ -27,6 +27,7 @@ export function ssmAutomationReader(ssm: SSMClient): ReadAutomation {
         name: step.StepName ?? '',
         action: step.Action ?? '',
         status: step.StepStatus ?? '',
+        ...(step.ExecutionStartTime && { startTime: step.ExecutionStartTime }),
         ...(step.ExecutionEndTime && { endTime: step.ExecutionEndTime }),
         outputs: step.Outputs ?? {},
       })),

@@ -1,6 +1,9 @@
+import { getGate, getGateRequest } from '../store/gates.ts';
 import { claimRunbookExecution } from '../store/runbook-executions.ts';
+import type { TableClient } from '../store/table-client.ts';
 import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
+import { lastClosedAt } from './state.ts';
 
 /** The names the construct gives a gate runbook's steps; the gate function reads them back from AWS's record. */
 export const RUNBOOK_STEPS = { approve: 'approve', openGate: 'openGate' } as const;
@@ -17,6 +20,7 @@ export interface AutomationStep {
   readonly action: string;
   /** `Pending`, `InProgress`, `Waiting`, `Success`, `TimedOut`, `Cancelling`, `Cancelled`, `Failed`. */
   readonly status: string;
+  readonly startTime?: Date;
   readonly endTime?: Date;
   /** Output name → values (`ApprovalStatus`, `ApproverDecisions` for aws:approve). */
   readonly outputs: Readonly<Record<string, readonly string[]>>;
@@ -55,6 +59,8 @@ export interface RunbookApproval {
   readonly executionId: string;
   /** The principals (ARNs) whose `Approve` signals the approve step recorded, distinct, in order. */
   readonly approvers: readonly string[];
+  /** When the approve step began asking: every approval was given after it. */
+  readonly askedAt: Date;
   readonly startedBy?: string;
   readonly event: GateEvent;
 }
@@ -107,6 +113,10 @@ export async function verifyRunbookApproval(
       `gate '${gate}': the approval of Automation execution ${id} ended ${step.endTime?.toISOString() ?? 'at no recorded time'}, more than an hour ago: start the runbook again`,
     );
   const approvers = approversOf(step, id);
+  if (!step.startTime)
+    throw new GateEventError(
+      `gate '${gate}': Automation execution ${id} records no start of its approve step: nothing changed`,
+    );
 
   const raw: Record<string, unknown> = { gate, action: 'open' };
   for (const name of RUNBOOK_PARAMETERS) {
@@ -127,6 +137,7 @@ export async function verifyRunbookApproval(
     gate,
     executionId: id,
     approvers,
+    askedAt: step.startTime,
     ...(record.executedBy && { startedBy: record.executedBy }),
     event: { ...parsed, source: 'runbook', reason: `${parsed.reason ?? ''} [runbook ${id}]`.trim() },
   };
@@ -175,10 +186,26 @@ export async function handleRunbookApproval(
     throw new GateEventError(
       `Automation execution ${approval.executionId} was already used (gate '${used.gate}', ${used.usedAt}): an execution opens a gate once; a replay changes nothing`,
     );
+  await refuseIfClosedSince(approval, deps.db, now);
   let result: GateRequestResult | undefined;
   for (const approver of approval.approvers) {
     result = await handleGateEvent(approval.event, deps, { principal: approver, verified: true });
     if (result.outcome === 'accepted') break;
   }
   return result!;
+}
+
+/**
+ * Approvals given before the gate's last close (a close request, or a close schedule's firing)
+ * do not open it after that close, as for signed approvals: a runbook whose approve step began
+ * before the close must be started again.
+ */
+async function refuseIfClosedSince(approval: RunbookApproval, db: TableClient, now: Date): Promise<void> {
+  const gate = await getGate(db, approval.gate);
+  if (!gate) return; // handleGateEvent names the unregistered gate
+  const closedAt = lastClosedAt(gate, await getGateRequest(db, gate.name), now);
+  if (approval.askedAt.getTime() <= closedAt)
+    throw new GateEventError(
+      `gate '${gate.name}': Automation execution ${approval.executionId} asked for approval at ${approval.askedAt.toISOString()}, before the gate was last closed (${new Date(closedAt).toISOString()}): approvals given before a close do not open the gate after it; start the runbook again`,
+    );
 }

@@ -44,6 +44,7 @@ const gates = {
   one: uniqueName('one'),
   strict: uniqueName('strict'),
   named: uniqueName('named'),
+  frozen: uniqueName('frozen'),
 };
 /** The function's own runbooks, as the construct names them in SLUICE_GATE_RUNBOOKS. */
 const runbooks = new Map(Object.values(gates).map((gate) => [gate, `sluice-${gate}-0123456789`]));
@@ -83,8 +84,10 @@ beforeAll(async () => {
     schedules: [{ cron: '0 9 * * ? *', action: 'close' }],
   });
   const named = await registerGate(deps, { name: gates.named, default: 'closed', window: '1h' });
+  const frozen = await registerGate(deps, { name: gates.frozen, default: 'closed', window: '1h' });
   const documents = new Map<string, AutomationDocument>([
     [runbooks.get(gates.named)!, document(named, [ALICE.arn])],
+    [runbooks.get(gates.frozen)!, document(frozen, [ALICE.arn])],
     [runbooks.get(gates.two)!, document(two, [ALICE.arn, BOB.arn])],
     [runbooks.get(gates.one)!, document(one, [ALICE.arn])],
     [runbooks.get(gates.strict)!, document(strict, [ALICE.arn])],
@@ -180,6 +183,31 @@ describe('approving in the console (Systems Manager runbook)', () => {
       source: 'runbook',
     });
     expect(invocationOf(id)?.result?.status).toMatchObject({ state: 'open', deliveries: [delivery] });
+  });
+
+  it('a runbook that asked for approval before the gate was last closed opens nothing after that close', async () => {
+    const id = await start(gates.frozen, { reason: ['CHG-10'] });
+    await invoke({
+      gate: gates.frozen,
+      action: 'close',
+      requestedBy: 'oncall',
+      source: 'cli',
+      reason: 'incident',
+    });
+    await signal(ALICE, id, 'Approve');
+    await ssm.settled(id);
+    expect(invocationOf(id)?.error).toMatch(
+      /asked for approval at .*, before the gate was last closed .*: approvals given before a close do not open the gate after it; start the runbook again/,
+    );
+    expect(await getGateRequest(deps.db, gates.frozen)).toMatchObject({
+      action: 'close',
+      requestedBy: 'oncall',
+    });
+    // Started again after the close, it opens the gate.
+    const again = await start(gates.frozen, { reason: ['CHG-10'] });
+    await signal(ALICE, again, 'Approve');
+    await ssm.settled(again);
+    expect(invocationOf(again)?.result?.status.state).toBe('open');
   });
 
   it('only an approver the runbook lists can approve; one approval of two leaves the gate closed', async () => {
