@@ -98,12 +98,14 @@ export async function applyRevision(
   const alsoDeleted = [...cascade.cascaded, ...recreated.map((d) => describeObject(d.object))];
   await checkPruneLimit(
     delivery,
-    artifact.revision,
-    stale.filter((entry) => !keeping.has(entry.id)),
-    oldInventory,
+    {
+      revision: artifact.revision,
+      stale: stale.filter((entry) => !keeping.has(entry.id)),
+      inventory: oldInventory,
+      alsoDeleted,
+    },
     deps.db,
     deps.clock.now(),
-    alsoDeleted,
   );
   deps.log?.(
     `${name}: ${artifact.revision}: ${desired.length} objects, ${changed.length} to apply, ${delivery.prune ? stale.length : 0} to prune`,

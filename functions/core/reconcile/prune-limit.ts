@@ -37,20 +37,29 @@ export function exceedsPruneLimit(limit: PruneLimit, stale: number, inventory: n
 
 const SHOWN = 5;
 
+/** What a run would delete, as the brake weighs it. */
+export interface PlannedDeletions {
+  readonly revision: string;
+  /** The inventory entries the revision leaves out (pruned when `prune` is on). */
+  readonly stale: readonly InventoryEntry[];
+  /** The whole inventory before the run. */
+  readonly inventory: readonly InventoryEntry[];
+  /**
+   * What the run deletes besides the stale entries (objects a pruned CRD or Namespace takes with
+   * it, objects recreated by `sluice.io/force`); counted whether or not `prune` is on.
+   */
+  readonly alsoDeleted?: readonly string[];
+}
+
 /**
  * Throws PruneLimitHold when what the run would delete passes the delivery's limit and its
- * pruneLimitGate (if any) is not open at `now`. `alsoDeleted` names what the run deletes besides
- * the stale entries (objects a pruned CRD or Namespace takes with it, objects recreated by
- * `sluice.io/force`); it counts whether or not `prune` is on.
+ * pruneLimitGate (if any) is not open at `now`.
  */
 export async function checkPruneLimit(
   delivery: Delivery,
-  revision: string,
-  stale: readonly InventoryEntry[],
-  inventory: readonly InventoryEntry[],
+  { revision, stale, inventory, alsoDeleted = [] }: PlannedDeletions,
   db: TableClient,
   now: Date,
-  alsoDeleted: readonly string[] = [],
 ): Promise<void> {
   const limit = delivery.pruneLimit ?? DEFAULTS.pruneLimit;
   const doomed = [...(delivery.prune ? stale.map(describeEntry) : []), ...alsoDeleted];
