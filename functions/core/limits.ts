@@ -50,3 +50,10 @@ export const DEFAULT_UNPACK_LIMITS: UnpackLimits = {
 };
 
 export const DEFAULT_LIMITS: ArtifactLimits = { ...DEFAULT_UNPACK_LIMITS, ...DEFAULT_BUILD_LIMITS };
+
+/** Human-readable byte counts for limit messages. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${+(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
+}

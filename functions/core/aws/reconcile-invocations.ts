@@ -1,5 +1,5 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { forEachBounded } from '../kube/pool.ts';
+import { forEachBounded } from '../pacer.ts';
 
 /**
  * How many Invoke requests one fan-out keeps in flight: the SDK's default socket pool (50), so

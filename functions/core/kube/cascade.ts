@@ -6,7 +6,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { refOf, type InventoryEntry, type ObjectRef } from '../manifests/inventory.ts';
 import { describeObject, groupOf, PRUNE_ANNOTATION } from '../manifests/objects.ts';
 import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
-import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
+import { forEachBounded } from '../pacer.ts';
+import { APPLY_CONCURRENCY } from './pool.ts';
 import { reasonToKeep } from './prunable.ts';
 
 /** A CRD or Namespace whose deletion would delete objects the run does not delete itself. */

@@ -11,7 +11,8 @@ import {
 import { describeObject, OWNER_LABEL } from '../manifests/objects.ts';
 import { findCascade, isContainer, keptOf, type KeptContainer } from './cascade.ts';
 import { apiErrorMessage, isObjectNotFound, statusCodeOf, type KubeClient } from './client.ts';
-import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
+import { forEachBounded } from '../pacer.ts';
+import { APPLY_CONCURRENCY } from './pool.ts';
 import { reasonToKeep } from './prunable.ts';
 import { compareApplyOrder, STAGES, stageOf } from './stages.ts';
 

@@ -4,7 +4,8 @@ import { describeObject } from '../manifests/objects.ts';
 import { statusCodeOf, type KubeClient } from './client.ts';
 import { assessHealth } from './health.ts';
 import { assessByExprs, type HealthCheckExprs } from './health-exprs.ts';
-import { APPLY_CONCURRENCY, forEachBounded } from './pool.ts';
+import { forEachBounded } from '../pacer.ts';
+import { APPLY_CONCURRENCY } from './pool.ts';
 
 const POLL_MS = 250;
 

@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import type { BuildLimits } from '../limits.ts';
-import { formatBytes } from '../oci/errors.ts';
+import { formatBytes } from '../limits.ts';
 import { largestParts } from './count.ts';
 
 const YAML_FILE = /(\.(ya?ml|json)|\/Kustomization)$/i;

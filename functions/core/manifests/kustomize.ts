@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { SluiceError } from '../errors.ts';
 import { DEFAULT_BUILD_LIMITS } from '../limits.ts';
-import { formatBytes } from '../oci/errors.ts';
+import { formatBytes } from '../limits.ts';
 
 /** How to run `kubectl kustomize`: the binary (kustomize is built into kubectl) and its limits. */
 export interface KustomizeOptions {

@@ -1,7 +1,7 @@
 import { Composer, Lexer, LineCounter, Parser, type Document, type YAMLError } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import { DEFAULT_BUILD_LIMITS, type BuildLimits } from '../limits.ts';
-import { formatBytes } from '../oci/errors.ts';
+import { formatBytes } from '../limits.ts';
 import { pacer, type Pacer } from '../pacer.ts';
 import { countDocuments, largestParts, ObjectCounter } from './count.ts';
 import type { Manifest } from './objects.ts';

@@ -1,5 +1,6 @@
 import { causeOf } from './challenge.ts';
-import { artifactError, formatBytes, RegistryError } from './errors.ts';
+import { formatBytes } from '../limits.ts';
+import { artifactError, RegistryError } from './errors.ts';
 
 export type RequestKind = 'manifest' | 'blob' | 'tags' | 'upload';
 

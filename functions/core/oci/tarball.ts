@@ -4,7 +4,8 @@ import { createGunzip, gzipSync } from 'node:zlib';
 import { Header, Parser, Pax, type ReadEntry } from 'tar';
 import type { SluiceError } from '../errors.ts';
 import { DEFAULT_UNPACK_LIMITS, type UnpackLimits } from '../limits.ts';
-import { artifactError, formatBytes } from './errors.ts';
+import { formatBytes } from '../limits.ts';
+import { artifactError } from './errors.ts';
 
 export { DEFAULT_UNPACK_LIMITS, type UnpackLimits } from '../limits.ts';
 

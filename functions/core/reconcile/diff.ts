@@ -5,7 +5,7 @@ import { waitingMessage } from '../gates/messages.ts';
 import { isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
 import { findCascade, type CascadeBlocker } from '../kube/cascade.ts';
 import { apiErrorMessage } from '../kube/client.ts';
-import { forEachBounded } from '../kube/pool.ts';
+import { forEachBounded } from '../pacer.ts';
 import { fieldChanges, withoutSecretValues, type FieldChange } from '../manifests/field-diff.ts';
 import { describeEntry, staleEntries } from '../manifests/inventory.ts';
 import { describeObject } from '../manifests/objects.ts';

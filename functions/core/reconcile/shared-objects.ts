@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { ClusterTarget, Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { apiErrorMessage, KubeClient } from '../kube/client.ts';
-import { forEachBounded } from '../kube/pool.ts';
+import { forEachBounded } from '../pacer.ts';
 import { refOf, type InventoryEntry, type ObjectRef } from '../manifests/inventory.ts';
 import { listDeliveries } from '../store/deliveries.ts';
 import { readDesiredSet } from '../store/desired-set.ts';

@@ -7,7 +7,7 @@ import { DEFAULT_BUILD_LIMITS, type BuildLimits } from '../../../functions/core/
 import { buildManifests } from '../../../functions/core/manifests/build.ts';
 import { countDocuments } from '../../../functions/core/manifests/count.ts';
 import { loadManifests, parseManifests, parseOptions } from '../../../functions/core/manifests/load.ts';
-import { formatBytes } from '../../../functions/core/oci/errors.ts';
+import { formatBytes } from '../../../functions/core/limits.ts';
 import { pacer } from '../../../functions/core/pacer.ts';
 import { artifact, configMap, deliveryWith, kubectl } from './fixtures.ts';
 
