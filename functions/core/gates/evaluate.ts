@@ -1,7 +1,7 @@
 import type { GateRef } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
-import type { BlockingGate } from '../store/status.ts';
+import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { requestAuthors } from './messages.ts';
 import { digestOf, gateStateAt, nextOpening, type GateStatus } from './state.ts';

@@ -1,5 +1,5 @@
 import type { PendingApprovals } from '../store/gate-approvals.ts';
-import type { BlockingGate } from '../store/status.ts';
+import type { BlockingGate } from '../model/status.ts';
 import { printable } from './audit-text.ts';
 import { readablePrincipal } from './caller.ts';
 import type { GateChange, GateStatus } from './state.ts';

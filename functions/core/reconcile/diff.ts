@@ -11,7 +11,7 @@ import { describeEntry, staleEntries } from '../manifests/inventory.ts';
 import { describeObject } from '../manifests/objects.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
-import type { BlockingGate } from '../store/status.ts';
+import type { BlockingGate } from '../model/status.ts';
 import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './depends-on.ts';
 import { Taint } from '../taint.ts';
 import { withTaint, type ReconcileDeps } from './deps.ts';

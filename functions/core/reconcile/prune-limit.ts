@@ -6,7 +6,7 @@ import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
 import { gateHolding } from '../gates/evaluate.ts';
 import { describeEntry, type InventoryEntry } from '../manifests/inventory.ts';
-import type { BlockingGate } from '../store/status.ts';
+import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
 
 /** A run held by the brake: nothing was applied or pruned. `gate` is the closed approval gate, if any. */

@@ -1,0 +1,76 @@
+// The vocabulary of a delivery's status: what a run reports and `sluice status` shows, whatever
+// stores it (store/status.ts) or prints it.
+import type { FailureReason } from '../errors.ts';
+
+export type StatusReason =
+  | FailureReason
+  | 'ReconciliationSucceeded'
+  | 'Progressing'
+  | 'DependencyNotReady'
+  /** Held: the cluster's concurrency limit was reached; retried shortly. */
+  | 'ClusterBusy';
+
+/** A closed gate holding a delivery, and when it is expected to open (if known). */
+export interface BlockingGate {
+  readonly name: string;
+  readonly blocks: 'all' | 'revisions';
+  readonly opensAt?: string;
+  /** Set when the gate is open, but only for another revision than the one held, or for other deliveries. */
+  readonly openFor?: {
+    readonly revision?: string;
+    readonly deliveries?: readonly string[];
+    readonly approvedBy: string;
+  };
+  /** The gate opens for one named revision at a time (`approval: revision`). */
+  readonly approvesRevisions?: boolean;
+  /** Why the gate's stored request cannot be evaluated (so it counts as closed). */
+  readonly problem?: string;
+}
+
+/** What the last reconcile did, as counts of objects. */
+export interface ChangeCounts {
+  readonly created: number;
+  readonly configured: number;
+  readonly unchanged: number;
+  readonly deleted: number;
+}
+
+/** A delivery's status, named like Flux's Kustomization status where Flux has the field. */
+export interface DeliveryStatus {
+  readonly ready: boolean;
+  readonly reason: StatusReason;
+  readonly message: string;
+  readonly lastAppliedRevision?: string;
+  /**
+   * The applied artifact's `org.opencontainers.image.revision` (the Git revision it was pushed
+   * from, e.g. `main@sha1:…`), as Flux's `lastAppliedOriginRevision`; absent when it has none.
+   */
+  readonly lastAppliedOriginRevision?: string;
+  readonly lastAttemptedRevision?: string;
+  readonly inventorySize?: number;
+  readonly changes?: ChangeCounts;
+  /** The closed gates holding the delivery (set while `reason` is `GateClosed`). */
+  readonly blockedBy?: BlockingGate[];
+  /** When the delivery was first held by a gate, kept across blocked runs (for alarms). */
+  readonly blockedSince?: string;
+  /** A newer revision held by a change freeze (`blocks: revisions`). */
+  readonly pendingRevision?: string;
+  /** When a failed delivery is retried (`retryInterval`), if a retry is scheduled. */
+  readonly nextRetryAt?: string;
+  /**
+   * CRDs and Namespaces the applied revision leaves out, kept (not deleted) because they hold
+   * objects the prune does not delete: each named with the first objects holding it.
+   */
+  readonly kept?: readonly KeptContainerStatus[];
+  readonly lastReconcileAt: string;
+  readonly lastSuccessAt?: string;
+  readonly durationMs?: number;
+}
+
+/** A kept CRD or Namespace, as the status records it. */
+export interface KeptContainerStatus {
+  /** `Namespace/<name>` or `CustomResourceDefinition/<name>`. */
+  readonly container: string;
+  /** The first objects it holds that the prune does not delete (`Kind/namespace/name`). */
+  readonly objects: readonly string[];
+}
