@@ -73,10 +73,38 @@ async function buildCommonJs(): Promise<void> {
   }
 }
 
+/**
+ * The ES build: each entry point bundled over tsc's output of it (its other JavaScript files
+ * removed, the declarations kept), as the CommonJS build is. A bundle imports only the packages its
+ * code uses, where tsc's files import every module they name: the construct's store and OCI modules
+ * would otherwise load the CLI's packages (lib-dynamodb, the ECR client, tar) at synth.
+ */
+async function bundleEsEntries(): Promise<void> {
+  for (const file of readdirSync(DIST, { recursive: true, encoding: 'utf8' })) {
+    if (file.endsWith('.js') && /^(lib|functions)\//.test(file)) rmSync(join(DIST, file));
+  }
+  await Promise.all(
+    CJS_ENTRIES.map((entry) =>
+      build({
+        entryPoints: [join(PROJECT_ROOT, `${entry}.ts`)],
+        outfile: join(DIST, `${entry}.js`),
+        absWorkingDir: PROJECT_ROOT,
+        bundle: true,
+        packages: 'external',
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        logLevel: 'error',
+      }),
+    ),
+  );
+}
+
 const started = Date.now();
 rmSync(DIST, { recursive: true, force: true });
 compile();
 rewriteDeclarationImports();
+await bundleEsEntries();
 // The CLI, one file with the packages only it uses (bin/cli-bundle.ts).
 await build(cliBundleOptions(join(DIST, 'bin', 'sluice.js')));
 // `sluice dev up` builds kube-apiserver and etcd with it on first use (dev/provision.ts, bundled
