@@ -13,8 +13,12 @@ const context = (key: string): string | undefined => {
   return typeof value === 'string' && value !== '' ? value : undefined;
 };
 
-const account = context('account') ?? process.env.CDK_DEFAULT_ACCOUNT ?? '123456789012';
-const region = context('region') ?? process.env.CDK_DEFAULT_REGION ?? 'ap-northeast-1';
+// The CDK CLI always sets CDK_DEFAULT_REGION (us-east-1 when nothing is configured), but sets
+// CDK_DEFAULT_ACCOUNT only with credentials: its region is the target's only beside its account.
+// Offline, without either in context, the placeholders are 123456789012 in ap-northeast-1.
+const cliAccount = process.env.CDK_DEFAULT_ACCOUNT;
+const account = context('account') ?? cliAccount ?? '123456789012';
+const region = context('region') ?? (cliAccount && process.env.CDK_DEFAULT_REGION) ?? 'ap-northeast-1';
 const clusterName = context('clusterName') ?? 'prod';
 const clusterRegion = context('clusterRegion') ?? region;
 const clusterRoleArn = context('clusterRoleArn');

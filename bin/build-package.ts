@@ -1,5 +1,5 @@
-// `npm run build`, run by `npm pack` (prepack): the package's dist/. The library, its config types
-// and the CLI compiled to JavaScript with declarations (tsconfig.build.json), and each Lambda
+// `npm run build`, run by `npm pack` (prepack): the package's dist/. The library and its config
+// types compiled to JavaScript with declarations (tsconfig.build.json), the CLI bundled, and each Lambda
 // handler bundled as a clone of the repository bundles it at synth (lib/bundle-options.ts), so an
 // installed package synthesizes without esbuild and without the handlers' sources.
 import { build } from 'esbuild';
@@ -8,6 +8,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { dirname, join, relative } from 'node:path';
 import { bundleOptions, PROJECT_ROOT } from '../lib/bundle-options.ts';
 import { HANDLER_NAMES } from '../lib/bundling.ts';
+import { cliBundleOptions } from './cli-bundle.ts';
 
 const DIST = join(PROJECT_ROOT, 'dist');
 
@@ -72,16 +73,53 @@ async function buildCommonJs(): Promise<void> {
   }
 }
 
+/**
+ * The ES build: each entry point bundled over tsc's output of it (its other JavaScript files
+ * removed, the declarations kept), as the CommonJS build is. A bundle imports only the packages its
+ * code uses, where tsc's files import every module they name: the construct's store and OCI modules
+ * would otherwise load the CLI's packages (lib-dynamodb, the ECR client, tar) at synth.
+ */
+async function bundleEsEntries(): Promise<void> {
+  for (const file of readdirSync(DIST, { recursive: true, encoding: 'utf8' })) {
+    if (file.endsWith('.js') && /^(lib|functions)\//.test(file)) rmSync(join(DIST, file));
+  }
+  await Promise.all(
+    CJS_ENTRIES.map((entry) =>
+      build({
+        entryPoints: [join(PROJECT_ROOT, `${entry}.ts`)],
+        outfile: join(DIST, `${entry}.js`),
+        absWorkingDir: PROJECT_ROOT,
+        bundle: true,
+        packages: 'external',
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        logLevel: 'error',
+      }),
+    ),
+  );
+}
+
 const started = Date.now();
 rmSync(DIST, { recursive: true, force: true });
 compile();
 rewriteDeclarationImports();
-// `sluice dev up` builds kube-apiserver and etcd with it on first use (dev/provision.ts).
+await bundleEsEntries();
+// The CLI, one file with the packages only it uses (bin/cli-bundle.ts).
+await build(cliBundleOptions(join(DIST, 'bin', 'sluice.js')));
+// `sluice dev up` builds kube-apiserver and etcd with it on first use (dev/provision.ts, bundled
+// into dist/bin/sluice.js, looks beside itself).
 copyFileSync(
   join(PROJECT_ROOT, 'dev', 'build-kube-binaries.sh'),
-  join(DIST, 'dev', 'build-kube-binaries.sh'),
+  join(DIST, 'bin', 'build-kube-binaries.sh'),
 );
 mkdirSync(CJS);
 await buildCommonJs();
-await Promise.all(HANDLER_NAMES.map((name) => build(bundleOptions(name, join(DIST, 'handlers', name)))));
+// Without source maps: minified stack traces in the functions' logs are the price of a package
+// (and deployed assets) half the size; a clone bundles at synth with them (lib/bundle-options.ts).
+await Promise.all(
+  HANDLER_NAMES.map((name) =>
+    build({ ...bundleOptions(name, join(DIST, 'handlers', name)), sourcemap: false }),
+  ),
+);
 process.stderr.write(`dist/ built in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);

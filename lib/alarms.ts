@@ -31,14 +31,45 @@ export function deliveryMetric(
 
 /** How many intervals without a completed reconcile make a delivery stale. */
 export const STALE_INTERVALS = 3;
-/** CloudWatch evaluates at most a day of periods for an alarm. */
-const MAX_EVALUATION_MS = 86_400_000;
+/**
+ * The fewest intervals a staleness window may hold when CloudWatch cannot look back three: at
+ * least one whole run must have been missed, whatever the schedule's spread.
+ */
+export const MIN_STALE_INTERVALS = 2;
+/** CloudWatch evaluates an alarm over at most 7 days (period × evaluation periods)... */
+export const MAX_ALARM_RANGE_MS = 7 * 86_400_000;
+/** ...and over at most a day when its period is shorter than an hour (PutMetricAlarm). */
+const SHORT_PERIOD_MS = 3_600_000;
+const SHORT_PERIOD_RANGE_MS = 86_400_000;
 
-/** The staleness alarm's period and how many of them: three intervals, within CloudWatch's one day. */
-export function stalenessWindow(intervalMs: number): { periodMinutes: number; periods: number } {
-  const windowMs = Math.min(STALE_INTERVALS * intervalMs, MAX_EVALUATION_MS);
-  const periodMinutes = Math.max(1, Math.floor(Math.min(intervalMs, windowMs / STALE_INTERVALS) / 60_000));
-  return { periodMinutes, periods: Math.max(1, Math.floor(windowMs / (periodMinutes * 60_000))) };
+/** A staleness alarm's period, in whole minutes as CloudWatch wants them, and how many of them. */
+export interface StalenessWindow {
+  readonly periodMinutes: number;
+  readonly periods: number;
+}
+
+/**
+ * The staleness alarm's period and how many of them: three intervals, or as many as CloudWatch's
+ * 7 days hold; undefined when those hold fewer than two (an interval longer than 3d12h), which no
+ * alarm can watch without firing between runs.
+ */
+export function stalenessWindow(intervalMs: number): StalenessWindow | undefined {
+  const windowMs = Math.min(STALE_INTERVALS * intervalMs, MAX_ALARM_RANGE_MS);
+  if (windowMs < MIN_STALE_INTERVALS * intervalMs) return undefined;
+  const periodMinutes = Math.max(1, Math.floor(windowMs / STALE_INTERVALS / 60_000));
+  const periods = Math.max(1, Math.floor(windowMs / (periodMinutes * 60_000)));
+  const rangeMs = periodMinutes * periods * 60_000;
+  const limit = periodMinutes * 60_000 < SHORT_PERIOD_MS ? SHORT_PERIOD_RANGE_MS : MAX_ALARM_RANGE_MS;
+  return rangeMs <= limit ? { periodMinutes, periods } : undefined;
+}
+
+/** The longest interval a staleness alarm can watch (3d12h: two intervals in CloudWatch's 7 days). */
+export const MAX_WATCHED_INTERVAL_MS = MAX_ALARM_RANGE_MS / MIN_STALE_INTERVALS;
+
+/** Why CloudWatch cannot watch a delivery of this interval for staleness, or undefined when it can. */
+export function stalenessProblem(intervalMs: number): string | undefined {
+  if (stalenessWindow(intervalMs)) return undefined;
+  return `${formatDuration(intervalMs)} is too long for the delivery's staleness alarm: it must watch at least ${MIN_STALE_INTERVALS} intervals (${formatDuration(MIN_STALE_INTERVALS * intervalMs)}) without a completed reconcile, and CloudWatch evaluates an alarm over at most 7d. Use an interval of at most ${formatDuration(MAX_WATCHED_INTERVAL_MS)}, or suspend the delivery`;
 }
 
 /**
@@ -119,7 +150,10 @@ export function staleAlarm(
   dimensions: Record<string, string>,
   description: (window: string) => string,
 ): cloudwatch.Alarm {
-  const { periodMinutes, periods } = stalenessWindow(intervalMs);
+  const window = stalenessWindow(intervalMs);
+  // resolveSpecs refused such intervals already (stalenessProblem), naming the delivery.
+  if (!window) throw new Error(`${id}: ${stalenessProblem(intervalMs)}`);
+  const { periodMinutes, periods } = window;
   return new cloudwatch.Alarm(scope, id, {
     alarmDescription: description(formatDuration(periods * periodMinutes * 60_000)),
     metric: new cloudwatch.Metric({

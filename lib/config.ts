@@ -12,6 +12,7 @@ import {
 } from '../functions/core/config/index.ts';
 import { healthCheckExprIssues } from '../functions/core/cel/check-config.ts';
 import { formatPath, isRecord } from '../functions/core/config/issues.ts';
+import { stalenessProblem } from './alarms.ts';
 import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps } from './props.ts';
 import { ecrRepositoryOf } from './sources.ts';
 
@@ -109,6 +110,13 @@ function checkFunctionProps(props: SluiceProps, issues: Issues): void {
     !(Number.isInteger(memory) && memory >= 128 && memory <= 10240)
   )
     issues.add(['reconcileMemorySize'], `${memory} is not a Lambda memory size (128 to 10240 MB)`);
+  const reserved = props.reconcileReservedConcurrency;
+  if (
+    reserved !== undefined &&
+    !Token.isUnresolved(reserved) &&
+    !(Number.isInteger(reserved) && reserved > 0)
+  )
+    issues.add(['reconcileReservedConcurrency'], `${reserved} is not a positive integer`);
   const roleName = props.deployerRoleName;
   if (roleName !== undefined && !Token.isUnresolved(roleName) && !/^[\w+=,.@-]{1,64}$/.test(roleName))
     issues.add(
@@ -219,6 +227,21 @@ function parsedOrUndefined(input: unknown): Delivery | undefined {
   }
 }
 
+/**
+ * The deliveries whose interval a staleness alarm watches: each one not suspended, or with
+ * `monitoring: 'fleet'` the one of the shortest interval (the fleet's alarm watches that). Only
+ * those with an interval Scheduler takes (whole minutes): the others are refused for that.
+ */
+function stalenessWatched(deliveries: readonly (Delivery | undefined)[], props: SluiceProps): Set<Delivery> {
+  const minute = MIN_INTERVAL.toMilliseconds();
+  const active = deliveries.filter(
+    (d): d is Delivery =>
+      d !== undefined && !d.suspend && d.intervalMs >= minute && d.intervalMs % minute === 0,
+  );
+  if (props.monitoring !== 'fleet' || active.length === 0) return new Set(active);
+  return new Set([active.reduce((shortest, d) => (d.intervalMs < shortest.intervalMs ? d : shortest))]);
+}
+
 /** What the schema cannot know: Scheduler's rates, the function's timeout, what Lambda can reach. */
 function checkServiceLimits(
   deliveries: readonly (Delivery | undefined)[],
@@ -231,6 +254,7 @@ function checkServiceLimits(
       ? timeout.toMilliseconds()
       : LAMBDA_MAX_TIMEOUT.toMilliseconds();
   const margin = RECONCILE_MARGIN.toMilliseconds();
+  const watchedForStaleness = stalenessWatched(deliveries, props);
   deliveries.forEach((delivery, index) => {
     if (!delivery) return;
     const path = ['deliveries', index];
@@ -251,6 +275,10 @@ function checkServiceLimits(
         [...path, 'interval'],
         `${interval} is not whole minutes, as EventBridge Scheduler rates must be`,
       );
+    }
+    if (watchedForStaleness.has(delivery)) {
+      const problem = stalenessProblem(delivery.intervalMs);
+      if (problem) issues.add([...path, 'interval'], problem);
     }
     if (delivery.timeoutMs + margin > functionTimeout) {
       issues.add(

@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -19,6 +20,10 @@ export interface SluiceFunctionProps {
   /** @default - none */
   readonly layers?: lambda.ILayerVersion[];
   readonly logRetention: logs.RetentionDays;
+  /** @default - CloudWatch Logs' own encryption */
+  readonly logEncryptionKey?: kms.IKey;
+  /** @default - none reserved */
+  readonly reservedConcurrentExecutions?: number;
   /** @default - not in a VPC */
   readonly vpc?: ec2.IVpc;
   readonly vpcSubnets?: ec2.SubnetSelection;
@@ -34,6 +39,7 @@ export class SluiceFunction extends Construct {
     super(scope, id);
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.logRetention,
+      encryptionKey: props.logEncryptionKey,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.logGroup.grantWrite(props.role);
@@ -48,6 +54,7 @@ export class SluiceFunction extends Construct {
       timeout: props.timeout,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       layers: props.layers,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       logGroup: this.logGroup,
       vpc: props.vpc,
       vpcSubnets: props.vpc ? props.vpcSubnets : undefined,

@@ -20,7 +20,14 @@ export {
 } from './schedules.ts';
 export { EcrPushTriggers, ecrRepositories, type EcrPushTriggersProps } from './triggers.ts';
 export { ClusterAccess, clusterAdminPolicy, type ClusterAccessProps } from './cluster-access.ts';
-export { DeliveryAlarms, deliveryMetric, stalenessWindow, type DeliveryAlarmsProps } from './alarms.ts';
+export {
+  DeliveryAlarms,
+  deliveryMetric,
+  stalenessWindow,
+  type DeliveryAlarmsProps,
+  type StalenessWindow,
+} from './alarms.ts';
+export { REGIONS_WITHOUT_FUNCTION_URLS } from './regions.ts';
 export { ecrRepositoryOf, type EcrRepository } from './sources.ts';
 export { GateEntries, type GateEntriesProps, type GateRequestGrantOptions } from './gate-entries.ts';
 export { FailureRoutes, type FailureRoutesProps } from './failure-routes.ts';

@@ -427,6 +427,15 @@ export interface SluiceProps {
    */
   readonly reconcileMemorySize?: number;
   /**
+   * Reserved concurrency of the reconcile function: at most this many reconciles run at once, in
+   * all, and the account's other functions can never take them. Invocations beyond it are
+   * throttled (the throttles alarm fires); asynchronous ones are retried by Lambda for up to an
+   * hour, then go to the failure queue. A positive integer, within the account's unreserved
+   * concurrency.
+   * @default - none reserved: the account's unreserved concurrency
+   */
+  readonly reconcileReservedConcurrency?: number;
+  /**
    * Timeout of the reconcile function; every delivery's timeout must leave a minute of it.
    * @default Duration.minutes(15)
    */
@@ -451,6 +460,14 @@ export interface SluiceProps {
    * @default logs.RetentionDays.THREE_MONTHS
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Encrypts every log group sluice creates (the reconcile, gate and spec functions' and the spec
+   * provider's) with this KMS key. Its key policy must let CloudWatch Logs use it: sluice adds
+   * that statement to a key made in the same app (`logs.<region>.amazonaws.com`, for this
+   * account's log groups only); for an imported key, add it yourself.
+   * @default - CloudWatch Logs' own encryption
+   */
+  readonly logEncryptionKey?: kms.IKey;
 }
 
 // The props mirror the config schema field for field: a field added to the schema fails here until added above.

@@ -8,6 +8,9 @@ import { Construct } from 'constructs';
 import { formatDuration, type Delivery, type Gate } from '../functions/core/config/index.ts';
 import { stalenessWindow } from './alarms.ts';
 
+/** EventBridge Scheduler's longest flexible time window. */
+const MAX_FLEXIBLE_WINDOW_MINUTES = 1440;
+
 export interface GateSchedulesProps {
   readonly gates: readonly Gate[];
   readonly gateFunction: lambda.IFunction;
@@ -92,14 +95,15 @@ export interface IntervalSchedulesProps {
  * choosing within the window after the scheduled time, so a thousand deliveries of a 5-minute
  * interval arrive over 5 minutes, not at once. The window is the interval, but small enough that
  * two runs (at most interval + window apart) always fall inside the staleness alarm's window:
- * half of what that window leaves beyond one interval. Whole minutes; none (OFF) when that is less
- * than one (a daily delivery, whose staleness window is a day).
+ * half of what that window leaves beyond one interval. Whole minutes, at most Scheduler's 1440;
+ * none (OFF) when that is less than one. An interval no staleness alarm watches (a fleet's longer
+ * ones, a suspended delivery) is spread over the interval itself.
  */
 export function intervalTimeWindow(intervalMs: number): scheduler.TimeWindow {
-  const { periodMinutes, periods } = stalenessWindow(intervalMs);
-  const staleMinutes = periodMinutes * periods;
   const intervalMinutes = Math.floor(intervalMs / 60_000);
-  const minutes = Math.floor(Math.min(intervalMinutes, (staleMinutes - intervalMinutes) / 2));
+  const window = stalenessWindow(intervalMs);
+  const room = window ? (window.periodMinutes * window.periods - intervalMinutes) / 2 : intervalMinutes;
+  const minutes = Math.floor(Math.min(intervalMinutes, room, MAX_FLEXIBLE_WINDOW_MINUTES));
   return minutes >= 1 ? scheduler.TimeWindow.flexible(Duration.minutes(minutes)) : scheduler.TimeWindow.off();
 }
 

@@ -2,6 +2,7 @@ import { KubectlV33Layer } from '@aws-cdk/lambda-layer-kubectl-v33';
 import { CustomResource, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
@@ -12,6 +13,8 @@ import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
 import { FunctionAlarms } from './function-alarms.ts';
 import { warnOfRiskyChoices } from './warnings.ts';
+import { allowLogsToUse } from './log-encryption.ts';
+import { checkFunctionUrlRegion } from './regions.ts';
 import { ClusterAccess } from './cluster-access.ts';
 import { resolveSpecs, type SluiceSpecs } from './config.ts';
 import { sluicePropsFromConfigFile, type SluiceConfigFileOverrides } from './config-file.ts';
@@ -111,6 +114,9 @@ export class Sluice extends Construct {
     const logRetention = props.logRetention ?? logs.RetentionDays.THREE_MONTHS;
     const repositories = ecrRepositories(config.deliveries);
     const fleetMonitoring = props.monitoring === 'fleet';
+    checkFunctionUrlRegion(stack.region, config.gates);
+    const logEncryptionKey = props.logEncryptionKey;
+    if (logEncryptionKey) allowLogsToUse(this, logEncryptionKey);
 
     const table = new SluiceTable(this, 'Table', {
       encryptionKey: props.encryptionKey,
@@ -207,6 +213,8 @@ export class Sluice extends Construct {
         ...(fleetMonitoring && { [RUNTIME_ENV.metricsScope]: 'fleet' }),
       },
       logRetention,
+      logEncryptionKey,
+      reservedConcurrentExecutions: props.reconcileReservedConcurrency,
       ...vpcPlacement,
     }).function;
     this.reconcileFunction = reconcile;
@@ -236,6 +244,7 @@ export class Sluice extends Construct {
         ...eventBusEnv,
       },
       logRetention,
+      logEncryptionKey,
     }).function;
     this.gateFunction = gate;
     failures.routeAsyncInvocations(gate, ASYNC_MAX_EVENT_AGE);
@@ -278,6 +287,7 @@ export class Sluice extends Construct {
         [RUNTIME_ENV.kubectl]: LAYER_KUBECTL,
       },
       logRetention,
+      logEncryptionKey,
       ...vpcPlacement,
     }).function;
     spec.node.addDependency(invokesReconcile);
@@ -324,7 +334,7 @@ export class Sluice extends Construct {
       role: deployerRole,
       accessPolicies: props.clusterAccessPolicies,
     });
-    const specProviderRole = this.specResources(spec, access, logRetention);
+    const specProviderRole = this.specResources(spec, access, logRetention, logEncryptionKey);
 
     const blockedAlarmThreshold = props.blockedAlarmThreshold ?? Duration.hours(24);
     if (fleetMonitoring) {
@@ -376,6 +386,7 @@ export class Sluice extends Construct {
       deliveries: config.deliveries,
       selfApprovalGates,
       narrowedAccessPolicies: props.clusterAccessPolicies !== undefined,
+      accessEntryDeliveries: new Set(clusters.keys()),
       alarmTopic: props.alarmTopic !== undefined,
       unwatchedRepositories: pushTriggers.unwatched,
       environmentAgnostic: Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region),
@@ -446,9 +457,13 @@ export class Sluice extends Construct {
     spec: lambda.IFunction,
     access: ClusterAccess,
     logRetention: logs.RetentionDays,
+    encryptionKey: kms.IKey | undefined,
   ): iam.Role {
     const stack = Stack.of(this);
-    const frameworkLogs = new logs.LogGroup(this, 'SpecProviderLogs', { retention: logRetention });
+    const frameworkLogs = new logs.LogGroup(this, 'SpecProviderLogs', {
+      retention: logRetention,
+      encryptionKey,
+    });
     const frameworkRole = new iam.Role(this, 'SpecProviderRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: 'sluice: the CloudFormation custom resource provider of delivery and gate specs',

@@ -9,6 +9,11 @@ export interface RiskyChoices {
   readonly selfApprovalGates: readonly Gate[];
   /** True when `clusterAccessPolicies` narrows the access entries from cluster admin. */
   readonly narrowedAccessPolicies: boolean;
+  /**
+   * The deliveries whose cluster sluice creates the access entry for (an `eks.ICluster`): the
+   * others' access (a named cluster, a `roleArn`) is granted outside sluice, so it cannot tell.
+   */
+  readonly accessEntryDeliveries: ReadonlySet<string>;
   readonly alarmTopic: boolean;
   /** ECR repositories without a push rule: their events do not reach this stack's bus. */
   readonly unwatchedRepositories: readonly EcrRepository[];
@@ -33,7 +38,11 @@ export const WARNINGS = {
 export function warnOfRiskyChoices(scope: Construct, choices: RiskyChoices): void {
   const annotations = Annotations.of(scope);
   const clusterAdmin = choices.deliveries.filter(
-    (d) => !d.source.verify && !d.impersonate && !choices.narrowedAccessPolicies,
+    (d) =>
+      choices.accessEntryDeliveries.has(d.name) &&
+      !d.source.verify &&
+      !d.impersonate &&
+      !choices.narrowedAccessPolicies,
   );
   if (clusterAdmin.length > 0)
     annotations.addWarningV2(

@@ -12,8 +12,11 @@ interface Synthesized {
   readonly stack: { terminationProtection?: boolean };
 }
 
-async function synthApp(context: Record<string, string>): Promise<Synthesized> {
-  const { templatePath, cleanup } = await synthExampleApp(context);
+async function synthApp(
+  context: Record<string, string>,
+  cliEnv: Record<string, string> = {},
+): Promise<Synthesized> {
+  const { templatePath, cleanup } = await synthExampleApp(context, undefined, cliEnv);
   try {
     const manifest = JSON.parse(readFileSync(join(dirname(templatePath), 'manifest.json'), 'utf8')) as {
       artifacts: Record<string, { properties?: { templateFile?: string; terminationProtection?: boolean } }>;
@@ -33,9 +36,11 @@ async function synthApp(context: Record<string, string>): Promise<Synthesized> {
 const ofType = (resources: Resources, type: string) =>
   Object.values(resources).filter((resource) => resource.Type === type);
 
-// Both apps at once: each is a node process of its own.
-const [defaults, staging] = await Promise.all([
+// The apps at once: each is a node process of its own.
+const [defaults, underCli, staging] = await Promise.all([
   synthApp({}),
+  // What `npx cdk synth` sets without credentials: its default region, no account.
+  synthApp({}, { CDK_DEFAULT_REGION: 'us-east-1' }),
   synthApp({
     stackName: 'SluiceStaging',
     account: '210987654321',
@@ -63,6 +68,14 @@ describe('bin/app.ts', () => {
       url: 'oci://123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/oddy-test',
       tag: 'v1',
     });
+  });
+
+  it("keeps the placeholder region under the CDK CLI without credentials (its us-east-1 is a default, not the user's)", () => {
+    const spec = JSON.parse(
+      ofType(underCli.resources, 'Custom::SluiceDelivery')[0]!.Properties.Spec as string,
+    );
+    expect(spec.source.url).toBe('oci://123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/oddy-test');
+    expect(spec.cluster).toEqual({ eks: { name: 'prod', region: 'ap-northeast-1' } });
   });
 
   it('takes the account, region, cluster, role, repository, role name and alarm topic from context', () => {

@@ -236,6 +236,8 @@ export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
 export async function synthExampleApp(
   context: Record<string, string>,
   app: { file: string; stackName: string } = { file: join('bin', 'app.ts'), stackName: 'Sluice' },
+  /** CDK_* variables as the CDK CLI sets them for the app (none by default). */
+  cliEnv: Record<string, string> = {},
 ): Promise<{ templatePath: string; cleanup: () => void }> {
   const outdir = mkdtempSync(join(tmpdir(), 'sluice-app-'));
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(AWS_|CDK_)/.test(key)));
@@ -243,6 +245,7 @@ export async function synthExampleApp(
     cwd: PROJECT_ROOT,
     env: {
       ...env,
+      ...cliEnv,
       CDK_OUTDIR: outdir,
       // CloudFormation's own template checks run in the construct tests; here only cdk-nag.
       CDK_VALIDATION: 'false',

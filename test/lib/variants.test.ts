@@ -339,9 +339,9 @@ describe('options', () => {
   it.each([
     [Duration.minutes(1), 60, 3],
     [Duration.hours(1), 3600, 3],
-    // CloudWatch looks back at most a day: past 8 hours the window is a day, in three periods.
-    [Duration.hours(12), 8 * 3600, 3],
-    [Duration.hours(24), 8 * 3600, 3],
+    // Periods of an hour or more may look back 7 days: three intervals, each a period.
+    [Duration.hours(12), 12 * 3600, 3],
+    [Duration.hours(24), 24 * 3600, 3],
   ])(
     'a delivery every %s is stale after %i s × %i periods without a completed reconcile',
     (interval, period, periods) => {
@@ -359,8 +359,8 @@ describe('options', () => {
     [Duration.minutes(1), 1],
     [Duration.minutes(5), 5],
     [Duration.hours(1), 60],
-    // The staleness alarm looks back a day at most: two runs must fall within it.
-    [Duration.hours(12), 360],
+    // Two runs (an interval and the window apart) must fall within the staleness alarm's three intervals.
+    [Duration.hours(12), 720],
   ])(
     'a delivery every %s runs within a flexible window of %i minutes after each firing',
     (interval, minutes) => {
@@ -372,11 +372,11 @@ describe('options', () => {
     },
   );
 
-  it('a daily delivery is not spread: its staleness window (a day) has no room for it', () => {
+  it('a daily delivery is spread over a day, the longest flexible window Scheduler takes', () => {
     const { template } = synth(() => ({ deliveries: [delivery({ interval: Duration.hours(24) })] }));
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
       Target: Match.objectLike({ Input: Match.stringLikeRegexp('"delivery"') }),
-      FlexibleTimeWindow: { Mode: 'OFF' },
+      FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 1440 },
     });
   });
 

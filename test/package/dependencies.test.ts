@@ -1,14 +1,17 @@
-// The package's dependencies are exactly what its compiled code imports: the construct, the config
-// types and the CLI (the handlers' own imports are inside their prebuilt bundles).
+// The package's dependencies are exactly what its compiled code imports: the construct and the
+// config types, what a CDK app needs to synthesize. The CLI's own packages are bundled into it, and
+// the handlers' into their prebuilt bundles.
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { satisfies } from 'semver';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/bundle-options.ts';
+import { CLI_EXTERNAL, cliBundleOptions } from '../../bin/cli-bundle.ts';
 
-/** The entry points of package.json's exports and bin, as sources. */
-const SHIPPED = ['lib/index.ts', 'functions/core/config/index.ts', 'bin/sluice.ts'];
+/** The entry points of package.json's exports, as sources. */
+const SHIPPED = ['lib/index.ts', 'functions/core/config/index.ts'];
 const PEERS = ['aws-cdk-lib', 'constructs'];
 
 const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
@@ -40,7 +43,7 @@ async function importedPackages(): Promise<string[]> {
 }
 
 describe('package.json dependencies', () => {
-  it('are the packages the construct, the config types and the CLI import, besides the peers', async () => {
+  it('are the packages the construct and the config types import, besides the peers', async () => {
     const imported = await importedPackages();
     expect(Object.keys(pkg.dependencies).sort()).toEqual(imported.filter((name) => !PEERS.includes(name)));
     expect(imported).toEqual(expect.arrayContaining(PEERS));
@@ -52,5 +55,23 @@ describe('package.json dependencies', () => {
       expect(pkg.dependencies[peer]).toBeUndefined();
       expect(satisfies(pkg.devDependencies[peer]!, pkg.peerDependencies[peer]!)).toBe(true);
     }
+  });
+
+  it("leave out the CLI's packages: its bundle imports only Node built-ins, the dependencies and the peers", async () => {
+    const { metafile } = await build({
+      ...cliBundleOptions(join(PROJECT_ROOT, 'unused.js')),
+      write: false,
+      metafile: true,
+    });
+    const external = Object.values(metafile.outputs)
+      .flatMap((output) => output.imports)
+      .filter((i) => i.external && !i.path.startsWith('node:'))
+      .map((i) => /^(@[^/]+\/[^/]+|[^/]+)/.exec(i.path)![1]!)
+      .filter((name) => !builtinModules.includes(name));
+    expect(external.length).toBeGreaterThan(0);
+    for (const name of external) expect(CLI_EXTERNAL).toContain(name);
+    // What it bundles instead, e.g. the Kubernetes client, is no dependency of the package.
+    expect(Object.keys(metafile.inputs).some((path) => path.includes('@kubernetes/client-node'))).toBe(true);
+    expect(pkg.dependencies['@kubernetes/client-node']).toBeUndefined();
   });
 });
