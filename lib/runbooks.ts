@@ -7,8 +7,8 @@ import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import type { Gate } from '../functions/core/config/index.ts';
 import { RUNBOOK_STEPS } from '../functions/core/gates/runbook-approval.ts';
-import { nagResourceName } from './nag.ts';
 import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
+import { nagResourceName } from './nag.ts';
 
 /** How long a runbook's approve step waits for its approvers: a working day. */
 export const RUNBOOK_APPROVAL_TIMEOUT_SECONDS = 24 * 3600;
@@ -125,13 +125,26 @@ export class GateRunbooks extends Construct {
     );
   }
 
-  /** The runbook's document name: fixed by the stack and gate, so the gate function knows it without a reference. */
+  /**
+   * The runbook's document name, fixed by the stack, the gate and its approvers, so the gate
+   * function knows it without a reference. A change of approvers names a new document (the old one
+   * is replaced), so an execution of the old one, started or approved by someone no longer an
+   * approver, is not one of the function's runbooks and opens nothing.
+   */
   documentName(gate: string): string {
-    const hash = createHash('sha256')
-      .update(`${Stack.of(this).stackName}/${this.node.path}`)
-      .digest('hex')
-      .slice(0, 10);
-    return `sluice-${gate}-${hash}`;
+    return Lazy.string({
+      produce: () => {
+        const approvers = (this.runbooks.get(gate)?.approvers ?? []).map((arn) =>
+          JSON.stringify(Stack.of(this).resolve(arn)),
+        );
+        const resolved = approvers.sort().join(',');
+        const hash = createHash('sha256')
+          .update(`${Stack.of(this).stackName}/${this.node.path}|${resolved}`)
+          .digest('hex')
+          .slice(0, 10);
+        return `sluice-${gate}-${hash}`;
+      },
+    });
   }
 
   /** Adds the principal behind `grantee` to the gate's approvers and lets it approve and reject. */

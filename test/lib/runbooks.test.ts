@@ -1,6 +1,6 @@
 // Approving in the AWS console: a Systems Manager runbook per gate someone may approve, its
 // automation role and grants; the gate function's shareable console test events; requireVerified.
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
@@ -47,7 +47,7 @@ const { template, sluice } = synth(
   },
 );
 const resources = template.toJSON().Resources;
-const runbookName = sluice.gateRunbookName('two-person');
+const runbookName = Stack.of(sluice).resolve(sluice.gateRunbookName('two-person')) as string;
 const document = logicalId(template, 'AWS::SSM::Document');
 const alias = logicalId(template, 'AWS::Lambda::Alias', (p) => p.Name === 'runbooks');
 const automationRole = logicalId(template, 'AWS::IAM::Role', (p) =>
@@ -59,6 +59,29 @@ const executions = {
 };
 
 describe('gate runbooks', () => {
+  it('names a new document when the approvers change, and the same one for the same approvers', () => {
+    const nameWith = (approvers: string[]) => {
+      const { sluice: other } = synth(
+        (cluster) => ({
+          gates: GATES,
+          deliveries: [{ ...seedDelivery(cluster), gates: [{ name: 'two-person' }] }],
+        }),
+        {
+          then: (built, stack) => {
+            for (const name of approvers)
+              built.grantGateRequests(new iam.User(stack, name), 'two-person', { actions: ['open'] });
+          },
+        },
+      );
+      return Stack.of(other).resolve(other.gateRunbookName('two-person')) as string;
+    };
+    // An approver removed from the runbook cannot use an execution of the old document: the
+    // function knows only the new document's name.
+    expect(nameWith(['Alice', 'Bob'])).not.toBe(nameWith(['Alice']));
+    expect(nameWith(['Alice', 'Bob'])).toBe(nameWith(['Alice', 'Bob']));
+    expect(nameWith(['Bob', 'Alice'])).toBe(nameWith(['Alice', 'Bob']));
+  });
+
   it('one Automation runbook, for the gate someone may approve: approve by its open grantees, then invoke the gate function', () => {
     expect(runbookName).toMatch(/^sluice-two-person-[0-9a-f]{10}$/);
     const { Properties } = resources[document]!;
