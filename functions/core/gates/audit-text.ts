@@ -16,9 +16,11 @@ export const RESERVED_PRINCIPAL_PREFIXES: readonly string[] = ['schedule/', 'slu
  * newline and ESC, DEL, C1), the Unicode line and paragraph separators, and every format
  * character (category Cf: bidirectional overrides and isolates, which reorder what follows
  * them, and invisible ones such as zero-width spaces and joiners, which make two names that
- * differ look alike).
+ * differ look alike), and the other characters that print as nothing (Unicode's
+ * Default_Ignorable_Code_Point: Hangul fillers, variation selectors, the combining grapheme
+ * joiner) or as a blank (the braille blank).
  */
-const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+const CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u2800]/gu;
 
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -53,7 +55,13 @@ export function controlCharacterIn(text: string): string | undefined {
  * Characters a claimed name may not contain: the CLI and status print a claim as
  * `<name> (unverified)`, so a name with parentheses could print as a different marker.
  */
-export const CLAIM_MARKERS = /[()]/;
+export const CLAIM_MARKERS = /[()\uFF08\uFF09\uFE59\uFE5A\u207D\u207E\u208D\u208E]/;
+
+/**
+ * Blanks a claimed name may not have: any but a plain space, a leading or trailing one, or two
+ * in a row (a run of spaces pushes the "(unverified)" mark out of sight).
+ */
+export const NAME_BLANKS = /[^\S ]|^ | $| {2}/;
 
 /** The reserved prefix `principal` claims, if any (compared without case or leading spaces). */
 export function reservedPrefixOf(principal: string): string | undefined {

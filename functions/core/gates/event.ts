@@ -7,6 +7,7 @@ import {
   MAX_REQUESTED_BY_LENGTH,
   characters,
   CLAIM_MARKERS,
+  NAME_BLANKS,
   controlCharacterIn,
   reservedPrefixOf,
 } from './audit-text.ts';
@@ -157,6 +158,10 @@ export function parseGateEvent(raw: unknown, options: { signed?: boolean } = {})
   if (requestedBy !== undefined && source !== 'schedule' && CLAIM_MARKERS.test(requestedBy))
     throw new GateEventError(
       `"requestedBy": "${requestedBy}" contains a parenthesis, which the audit trail uses to mark how a name was verified; name yourself without one`,
+    );
+  if (requestedBy !== undefined && source !== 'schedule' && NAME_BLANKS.test(requestedBy))
+    throw new GateEventError(
+      `"requestedBy": ${JSON.stringify(requestedBy)} has blanks other than single spaces between words; name yourself plainly`,
     );
 
   return {

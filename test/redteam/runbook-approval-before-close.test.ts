@@ -1,0 +1,161 @@
+// Red team: a console (runbook) approval is timed by when its execution id reaches the gate
+// function, not by when the approver decided. An approval given before the gate's last close
+// therefore still opens it afterwards (promise: "approvals made before the last close do not
+// count"), both when the close lands between the approve step and the invoke step, and when an
+// execution whose invoke step failed is replayed within the hour after an incident close.
+import { SendAutomationSignalCommand, SSMClient, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSsmEndpoint, type AutomationDocument, type SsmEndpoint } from '../../dev/ssm-endpoint.ts';
+import type { TestIdentity } from '../../dev/sigv4-identity.ts';
+import { ssmAutomationReader } from '../../functions/core/aws/ssm-automation.ts';
+import type { Gate } from '../../functions/core/config/index.ts';
+import {
+  gateStatus,
+  handleGateEvent,
+  type GateDeps,
+  type GateRequestResult,
+} from '../../functions/core/gates/requests.ts';
+import { gateHandler } from '../../functions/gate/handler.ts';
+import { runbookContent } from '../../lib/runbooks.ts';
+import { engineDeps } from '../support/deliveries.ts';
+import { manualClock, registerGate } from '../support/gates.ts';
+import { testbed, uniqueName } from '../support/testbed.ts';
+
+testbed();
+
+const ACCOUNT = '000000000000';
+const identity = (name: string, arn: string): TestIdentity => ({
+  accessKeyId: `AKIA${name.toUpperCase().padEnd(16, 'X')}`,
+  secretAccessKey: `secret-of-${name}-${'k'.repeat(20)}`,
+  arn,
+});
+const BOB = identity('bob', `arn:aws:iam::${ACCOUNT}:user/bob`);
+const REQUESTER = identity('requester', `arn:aws:sts::${ACCOUNT}:assumed-role/Developer/dev`);
+const GATE_FUNCTION = identity('gatefn', `arn:aws:sts::${ACCOUNT}:assumed-role/sluice-gate/fn`);
+const FUNCTION_ARN = `arn:aws:lambda:us-east-1:${ACCOUNT}:function:sluice-gate:runbooks`;
+const ALICE_ARN = `arn:aws:iam::${ACCOUNT}:user/alice`;
+const CAROL_ARN = `arn:aws:iam::${ACCOUNT}:user/carol`;
+
+const deps = engineDeps();
+const clock = manualClock(new Date().toISOString());
+const gateDeps: GateDeps = { db: deps.db, clock };
+const gates = { race: uniqueName('race'), replay: uniqueName('replay') };
+const runbooks = new Map(Object.values(gates).map((gate) => [gate, `sluice-${gate}-0123456789`]));
+/** What the invoke step does, per test: by default the function is throttled and never runs. */
+let onInvoke: (payload: string) => Promise<GateRequestResult> = async () => {
+  throw new Error('Rate exceeded (TooManyRequestsException)');
+};
+let ssm: SsmEndpoint;
+let endpoint: string;
+
+const client = (who: TestIdentity) =>
+  new SSMClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
+  });
+const handler = gateHandler(
+  () => gateDeps,
+  () => ({ runbooks, readAutomation: ssmAutomationReader(client(GATE_FUNCTION)) }),
+);
+
+/** A request whose author STS verified (what handleProvenRequest passes on after checking the proof). */
+const verified = (
+  gate: string,
+  action: 'open' | 'close',
+  principal: string,
+  reason: string,
+  windowMs?: number,
+) =>
+  handleGateEvent(
+    { gate, action, source: 'url', reason, ...(windowMs !== undefined && { windowMs }) },
+    gateDeps,
+    { principal, verified: true },
+  );
+
+beforeAll(async () => {
+  const specs: Record<string, unknown> = { default: 'closed', window: '1h', requireVerified: true };
+  const race = await registerGate(deps, { name: gates.race, ...specs });
+  const replay = await registerGate(deps, { name: gates.replay, ...specs });
+  const document = (gate: Gate) =>
+    runbookContent({
+      gate,
+      approvers: [BOB.arn],
+      functionArn: FUNCTION_ARN,
+      assumeRoleArn: `arn:aws:iam::${ACCOUNT}:role/sluice-automation`,
+    }) as unknown as AutomationDocument;
+  ssm = createSsmEndpoint({
+    identities: [BOB, REQUESTER, GATE_FUNCTION],
+    documents: new Map([
+      [runbooks.get(gates.race)!, document(race)],
+      [runbooks.get(gates.replay)!, document(replay)],
+    ]),
+    invoke: async (_name, payload) => {
+      try {
+        return { statusCode: 200, payload: JSON.stringify(await onInvoke(payload)) };
+      } catch (error) {
+        return {
+          statusCode: 200,
+          payload: JSON.stringify({ errorMessage: (error as Error).message }),
+          functionError: 'Unhandled',
+        };
+      }
+    },
+  });
+  await new Promise<void>((ready) => ssm.server.listen(0, '127.0.0.1', ready));
+  endpoint = `http://127.0.0.1:${(ssm.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((done) => ssm.server.close(done));
+});
+
+async function approvedExecution(gate: string): Promise<string> {
+  const { AutomationExecutionId: id } = await client(REQUESTER).send(
+    new StartAutomationExecutionCommand({
+      DocumentName: runbooks.get(gate),
+      Parameters: { window: ['1h'], reason: ['CHG-1'] },
+    }),
+  );
+  await client(BOB).send(
+    new SendAutomationSignalCommand({ AutomationExecutionId: id, SignalType: 'Approve' }),
+  );
+  await ssm.settled(id!);
+  return id!;
+}
+
+describe('runbook approvals are timed by the invocation, not the decision', () => {
+  it('an execution replayed after an incident close does not reopen the gate', async () => {
+    const gate = gates.replay;
+    clock.set(new Date().toISOString());
+    // Alice (verified) opened the gate for 4h; Bob approved a runbook execution whose invoke
+    // step was throttled, so its id was never used.
+    await verified(gate, 'open', ALICE_ARN, 'CHG-0', 4 * 3_600_000);
+    onInvoke = async () => {
+      throw new Error('Rate exceeded (TooManyRequestsException)');
+    };
+    const id = await approvedExecution(gate);
+    // Ten minutes later an incident: Carol (verified) closes the gate until further notice.
+    clock.advance(10 * 60_000);
+    await verified(gate, 'close', CAROL_ARN, 'incident 42');
+    expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
+    // Twenty minutes later someone sends the old execution id: Bob approved before the incident.
+    clock.advance(10 * 60_000);
+    await handler({ ssmExecution: id }).catch(() => undefined);
+    expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
+  });
+
+  it('a close landing between the approve step and the invoke step holds', async () => {
+    const gate = gates.race;
+    clock.set(new Date().toISOString());
+    // The invoke step reaches the gate function a moment after a verified close was made.
+    onInvoke = async (payload) => {
+      clock.advance(1_000);
+      await verified(gate, 'close', CAROL_ARN, 'incident 43');
+      clock.advance(1_000);
+      return (await handler(JSON.parse(payload) as object)) as GateRequestResult;
+    };
+    await approvedExecution(gate);
+    expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
+  });
+});
