@@ -13,6 +13,12 @@ const FEDERATED = /^(arn:aws[\w-]*):sts::(\d{12}):federated-user\/.+$/;
  * (GetFederationToken names them as it likes) count once per account.
  */
 export function approverKey(arn: string, gate: Pick<Gate, 'sessionNamedRoles'>): string {
+  // IAM names users and roles without regard to case (and Identity Center its user names), so
+  // one principal written in two cases is one approver.
+  return keyOf(arn, gate).toLowerCase();
+}
+
+function keyOf(arn: string, gate: Pick<Gate, 'sessionNamedRoles'>): string {
   const role = ASSUMED_ROLE.exec(arn);
   if (role) {
     const [, partition, account, name, session] = role;
@@ -30,6 +36,6 @@ export function approverKey(arn: string, gate: Pick<Gate, 'sessionNamedRoles'>):
 function namesPeople(gate: Pick<Gate, 'sessionNamedRoles'>, account: string, name: string): boolean {
   return (gate.sessionNamedRoles ?? []).some((listed) => {
     const arn = /^arn:aws[\w-]*:iam::(\d{12}):role\/(?:.*\/)?([^/]+)$/.exec(listed);
-    return arn !== null && arn[1] === account && arn[2] === name;
+    return arn !== null && arn[1] === account && arn[2]!.toLowerCase() === name.toLowerCase();
   });
 }

@@ -142,7 +142,7 @@ async function tryAddApproval(
       ? stored
       : undefined;
   const approver = request.approver ?? rule.keyOf(request.requestedBy);
-  const keyOf = (approval: Approval) => approval.approver ?? rule.keyOf(approval.principal);
+  const keyOf = (approval: Approval) => (approval.approver ?? rule.keyOf(approval.principal)).toLowerCase();
   if (current?.approvals.some((approval) => keyOf(approval) === approver)) {
     await db.doc.send(
       new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'pending', now) }),

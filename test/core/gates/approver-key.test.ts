@@ -14,7 +14,8 @@ describe('approverKey', () => {
   it('sessions of a role count once, whatever their names', () => {
     const key = (session: string) =>
       approverKey(`arn:aws:sts::111111111111:assumed-role/Approver/${session}`, {});
-    expect(key('mallory')).toBe('arn:aws:iam::111111111111:role/Approver');
+    expect(key('mallory')).toBe('arn:aws:iam::111111111111:role/approver');
+    expect(approverKey('arn:aws:sts::111111111111:assumed-role/APPROVER/x', {})).toBe(key('mallory'));
     expect(key('mallory-as-bob')).toBe(key('mallory'));
   });
 
