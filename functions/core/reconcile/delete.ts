@@ -2,7 +2,7 @@ import { NotRegisteredError } from '../errors.ts';
 import { pruneEntries, type PruneResult } from '../kube/prune.ts';
 import { getDelivery, removeDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
-import { acquireLease } from '../store/lease.ts';
+import { acquireLease, LeaseHeldError } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { objectsOthersNeed, type KeptObject } from './shared-objects.ts';
 import { clusterClient } from './cluster-client.ts';
@@ -28,7 +28,7 @@ export async function deleteDelivery(name: string, deps: ReconcileDeps): Promise
   const delivery = await getDelivery(deps.db, name);
   if (!delivery) throw new NotRegisteredError(name);
   const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, { ttlMs: deps.leaseTtlMs });
-  if (!lease) throw new Error(`delivery '${name}' is being reconciled right now; try again in a minute`);
+  if (!lease) throw new LeaseHeldError(name);
   let result: DeletionResult;
   try {
     // Under the lease, the spec again: another removal may have finished while this one waited.

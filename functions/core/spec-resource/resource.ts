@@ -6,6 +6,7 @@ import { getDelivery, putDelivery } from '../store/deliveries.ts';
 import { getGate, putGate, removeGate } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { getSpecOwner, putSpecOwner, type SpecResourceKind } from '../store/spec-owners.ts';
+import { LeaseHeldError } from '../store/lease.ts';
 
 /** The custom resource's properties, as the Sluice construct writes them. */
 export interface SpecResourceProperties {
@@ -167,8 +168,7 @@ async function deleteWhenFree(name: string, deps: SpecDeps): Promise<DeletedDeli
     try {
       return await deps.deleteDelivery(name);
     } catch (error) {
-      // deleteDelivery reports a held lease only by its message.
-      const leaseHeld = error instanceof Error && /is being reconciled right now/.test(error.message);
+      const leaseHeld = error instanceof LeaseHeldError;
       if (!leaseHeld || deps.clock.now().getTime() + LEASE_POLL_MS > deadline) throw error;
       deps.log?.(`delivery ${name} is being reconciled; waiting to delete it`);
       await sleep(LEASE_POLL_MS);

@@ -23,6 +23,14 @@ export interface Fence {
 }
 
 /** Thrown by a fenced write or a lease check once another run holds the delivery's lease. */
+/** Another run holds the lease: whatever needed it was not done, and may be tried again shortly. */
+export class LeaseHeldError extends Error {
+  override readonly name = 'LeaseHeldError';
+  constructor(readonly delivery: string) {
+    super(`delivery '${delivery}' is being reconciled right now; try again in a minute`);
+  }
+}
+
 export class LeaseLostError extends Error {
   override readonly name = 'LeaseLostError';
   constructor(readonly delivery: string) {

@@ -7,6 +7,7 @@ import {
   type SpecDeps,
 } from '../../../functions/core/spec-resource/resource.ts';
 import { putDelivery } from '../../../functions/core/store/deliveries.ts';
+import { LeaseHeldError } from '../../../functions/core/store/lease.ts';
 import {
   deliveriesOfRepository,
   deliveriesUsingGate,
@@ -45,8 +46,7 @@ function specDeps(deleteDelivery: SpecDeps['deleteDelivery'], leaseWaitMs: numbe
   return { specDeps, slept };
 }
 
-const leaseHeld = (name: string) =>
-  new Error(`delivery '${name}' is being reconciled right now; try again in a minute`);
+const leaseHeld = (name: string) => new LeaseHeldError(name);
 
 describe('spec resource delete', () => {
   it('waits while a reconcile holds the lease, then deletes', async () => {
