@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { parse, parseDocument } from 'yaml';
+import { parse, parseAllDocuments, parseDocument } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import { isRecord } from '../config/issues.ts';
 
@@ -8,6 +8,8 @@ const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomi
 
 /** Fields whose entries may name another kustomization directory (so may be remote in kustomize). */
 const DIRECTORY_LISTS = ['resources', 'bases', 'components', 'generators', 'transformers', 'validators'];
+/** Fields whose file entries are generator, transformer or validator configs, which kustomize reads as plugins. */
+const PLUGIN_LISTS = ['generators', 'transformers', 'validators'];
 /** Fields whose entries are files. */
 const FILE_LISTS = ['crds', 'configurations', 'patchesStrategicMerge'];
 /** Lists of objects with a `path` file. */
@@ -46,6 +48,8 @@ interface Reference {
   readonly field: string;
   readonly value: string;
   readonly mayBeDirectory: boolean;
+  /** A file here is a plugin config: its own references are checked too. */
+  readonly pluginFile?: boolean;
   /** Refused whatever the value says. */
   readonly problem?: string;
 }
@@ -80,9 +84,19 @@ export function inspectKustomizations(files: ReadonlyMap<string, Buffer>, dir: s
       }
       const target = posix.normalize(posix.join(current || '.', reference.value)).replace(/\/+$/, '');
       if (reference.mayBeDirectory) queue.push(target === '.' ? '' : target);
+      if (reference.pluginFile && files.has(target))
+        for (const config of pluginConfigs(files, target))
+          for (const inner of [...referencesOf(config), ...pluginReferences(config)]) {
+            const innerProblem = referenceProblem(files, current, inner);
+            if (innerProblem)
+              problems.push(
+                `${target} (${reference.field}): ${inner.field}${inner.problem ? '' : ` "${inner.value}"`} ${innerProblem}`,
+              );
+          }
     }
   }
   if (problems.length > 0) {
+    problems.splice(0, problems.length, ...new Set(problems)); // a path also found as a remote string
     const more = problems.length > MAX_LISTED ? ` (and ${problems.length - MAX_LISTED} more)` : '';
     const advice = problems.some((problem) => problem.endsWith(REMOTE))
       ? '. The artifact must be self-contained: vendor remote bases into it and refer to them by relative paths'
@@ -125,7 +139,22 @@ function declaresOriginAnnotations(kustomization: Record<string, unknown>): bool
   return Array.isArray(metadata) && metadata.includes('originAnnotations');
 }
 
-/** An entry that is inline YAML (an object, or text holding one) rather than a path. */
+/** The YAML documents of a plugin config file that are objects. */
+function pluginConfigs(files: ReadonlyMap<string, Buffer>, file: string): Record<string, unknown>[] {
+  const documents = parseAllDocuments(files.get(file)!.toString('utf8'));
+  const configs: Record<string, unknown>[] = [];
+  for (const document of documents) {
+    if (document.errors.length > 0) continue; // kustomize reports it; nothing in it can be read
+    const value: unknown = document.toJS({ maxAliasCount: 100 });
+    if (isRecord(value)) configs.push(value);
+  }
+  return configs;
+}
+
+/**
+ * An entry that may be inline YAML (an object, or text holding one). A one-line string is also a
+ * path to kustomize, which tries it as a path first, so it is checked as one too (referencesOf).
+ */
 function inlineConfig(entry: unknown): Record<string, unknown> | undefined {
   if (isRecord(entry)) return entry;
   if (typeof entry !== 'string' || !/[\n{:]/.test(entry)) return undefined;
@@ -138,11 +167,38 @@ function inlineConfig(entry: unknown): Record<string, unknown> | undefined {
   return isRecord(value) ? value : undefined;
 }
 
-/** `files`, `envs`, `env` and `path` of an inline generator or transformer config. */
+/**
+ * The files a generator or transformer config names (`files`, `envs`, `env`, `path`, `paths`),
+ * and every other string in it that reads as a remote address, wherever it is: builtin plugins
+ * have many fields kustomize may read from.
+ */
 function* pluginReferences(config: Record<string, unknown>): Generator<Reference> {
   yield* generatorReferences(config, '');
   if (typeof config.path === 'string') yield { field: 'path', value: config.path, mayBeDirectory: false };
+  if (Array.isArray(config.paths))
+    for (const [i, path] of config.paths.entries())
+      if (typeof path === 'string') yield { field: `paths[${i}]`, value: path, mayBeDirectory: false };
+  yield* remoteStrings(config, '');
 }
+
+/** Every string under `value` that reads as a remote address, as a refused reference. */
+function* remoteStrings(value: unknown, at: string): Generator<Reference> {
+  if (typeof value === 'string') {
+    if (looksRemote(value))
+      yield { field: at || '(value)', value, mayBeDirectory: false, problem: `"${value}" ${REMOTE}` };
+  } else if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) yield* remoteStrings(item, `${at}[${i}]`);
+  } else if (isRecord(value)) {
+    for (const [key, item] of Object.entries(value))
+      // Labels and annotations are values written into objects, never read from.
+      if (!TEXT_VALUES.has(key)) yield* remoteStrings(item, at ? `${at}.${key}` : key);
+  }
+}
+
+const TEXT_VALUES = new Set(['metadata', 'labels', 'annotations', 'commonLabels', 'commonAnnotations']);
+
+const looksRemote = (value: string): boolean =>
+  value.startsWith('//') || SCHEME.test(value) || /^git::|^git@/.test(value) || REMOTE_QUERY.test(value);
 
 function* generatorReferences(generator: Record<string, unknown>, at: string): Generator<Reference> {
   const prefix = at === '' ? '' : `${at}.`;
@@ -188,8 +244,15 @@ function* referencesOf(kustomization: Record<string, unknown>): Generator<Refere
           yield { ...reference, field: `${at}.${reference.field}` };
         for (const reference of pluginReferences(inline))
           yield { ...reference, field: `${at}.${reference.field}` };
-      } else if (typeof entry === 'string') {
-        yield { field: at, value: entry, mayBeDirectory: DIRECTORY_LISTS.includes(field) };
+      }
+      // kustomize tries a one-line entry as a path (or URL) before it reads it as inline YAML.
+      if (typeof entry === 'string' && !entry.includes('\n')) {
+        yield {
+          field: at,
+          value: entry,
+          mayBeDirectory: DIRECTORY_LISTS.includes(field),
+          pluginFile: PLUGIN_LISTS.includes(field),
+        };
       }
     }
   }
