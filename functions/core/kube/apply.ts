@@ -146,6 +146,10 @@ function isImmutableError(error: unknown): boolean {
 }
 
 const mayRecreate = (object: KubernetesObject) => annotatedAs(object, FORCE_ANNOTATION, 'enabled');
+/** A CRD or Namespace: deleting one deletes everything in it, so force never recreates one. */
+const isContainer = ({ apiVersion, kind }: KubernetesObject) =>
+  (kind === 'Namespace' && apiVersion === 'v1') ||
+  (kind === 'CustomResourceDefinition' && apiVersion?.startsWith('apiextensions.k8s.io/') === true);
 const IMMUTABLE_HINT = `(annotate the object with ${FORCE_ANNOTATION}: enabled to let sluice recreate it)`;
 
 /**
@@ -167,13 +171,15 @@ export async function dryRun(
       await kube.apply(object, { dryRun: true });
     } catch (error) {
       const immutable = isImmutableError(error);
-      if (immutable && mayRecreate(object) && owned.has(desired.entry.id))
+      if (immutable && mayRecreate(object) && owned.has(desired.entry.id) && !isContainer(object))
         return void recreated.push(desired);
       const hint = !immutable
         ? ''
-        : mayRecreate(object)
-          ? ` (${FORCE_ANNOTATION} recreates only objects labelled ${OWNER_LABEL}=${object.metadata?.labels?.[OWNER_LABEL]}; this one is not, and is left alone)`
-          : ` ${IMMUTABLE_HINT}`;
+        : mayRecreate(object) && isContainer(object)
+          ? ` (${FORCE_ANNOTATION} never recreates a ${object.kind}: deleting it would delete everything in it; change it by hand)`
+          : mayRecreate(object)
+            ? ` (${FORCE_ANNOTATION} recreates only objects labelled ${OWNER_LABEL}=${object.metadata?.labels?.[OWNER_LABEL]}; this one is not, and is left alone)`
+            : ` ${IMMUTABLE_HINT}`;
       problems.push(
         `${origin}: ${describeObject(object)}: ${apiErrorMessage(error, desired.sensitive)}${hint}`,
       );
