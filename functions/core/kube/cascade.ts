@@ -170,6 +170,7 @@ export async function findCascade(
       if (object.metadata?.uid) byUid.set(object.metadata.uid, object);
       byKey.set(objectKey(object), object);
     }
+  const outside = await ownersElsewhere(kube, held, byUid);
   const verdicts = new Map<KubernetesObject, Verdict | undefined>();
   const judging = new Set<KubernetesObject>();
 
@@ -184,11 +185,17 @@ export async function findCascade(
   ) => {
     const live = byUid.get(owner.uid);
     if (live) return judge(live) !== undefined;
-    // Not held here (cluster-scoped, or pruned already): it goes if the run prunes it.
+    // Not held here (cluster-scoped, or gone already): it goes only if the run really prunes it:
+    // stale, this delivery's without prune: disabled, and no CRD or Namespace (which may be kept).
     const group = groupOf(owner.apiVersion);
-    return (
+    const stale =
       staleKeys.has(keyOf(group, owner.kind, namespace, owner.name)) ||
-      staleKeys.has(keyOf(group, owner.kind, '', owner.name))
+      staleKeys.has(keyOf(group, owner.kind, '', owner.name));
+    const found = outside.get(owner.uid);
+    if (found === 'gone') return stale;
+    if (found === undefined || found === 'unknown') return false;
+    return (
+      stale && reasonToKeep(found, deliveryName) === undefined && !isContainer({ group, kind: owner.kind })
     );
   };
   const isFurniture = (object: KubernetesObject): boolean => {
@@ -301,4 +308,35 @@ async function namespaceContents(
     }
   });
   return { container, objects, desired: desired.filter((ref) => ref.namespace === namespace) };
+}
+
+/**
+ * The live owners of held objects that are not held themselves (cluster-scoped owners), by uid:
+ * the object, 'gone' when no object of that name and uid exists, 'unknown' when it cannot be read.
+ */
+async function ownersElsewhere(
+  kube: KubeClient,
+  held: readonly Held[],
+  byUid: ReadonlyMap<string, KubernetesObject>,
+): Promise<Map<string, KubernetesObject | 'gone' | 'unknown'>> {
+  const owners = new Map<string, { apiVersion: string; kind: string; name: string; namespace?: string }>();
+  for (const { objects } of held)
+    for (const object of objects)
+      for (const owner of object.metadata?.ownerReferences ?? [])
+        if (!byUid.has(owner.uid) && !owners.has(owner.uid))
+          owners.set(owner.uid, { ...owner, namespace: object.metadata?.namespace });
+  const found = new Map<string, KubernetesObject | 'gone' | 'unknown'>();
+  await forEachBounded(
+    [...owners],
+    APPLY_CONCURRENCY,
+    async ([uid, { apiVersion, kind, name, namespace }]) => {
+      try {
+        const live = await kube.get({ apiVersion, kind, metadata: { name, namespace } });
+        found.set(uid, live?.metadata?.uid === uid ? live : 'gone');
+      } catch {
+        found.set(uid, 'unknown');
+      }
+    },
+  );
+  return found;
 }
