@@ -30,11 +30,15 @@ export async function putSluiceEvent(
   }
 }
 
-/** Publishes `Reconcile Succeeded|Failed|Blocked` events with source `sluice` to a bus. */
+/** The detail type of the event a delivery newly held at a gate publishes. */
+export const RELEASE_WAITING = 'Release Waiting';
+
+/** Publishes `Reconcile Succeeded|Failed|Blocked` and `Release Waiting` events with source `sluice` to a bus. */
 export function eventBridgeSink(client: EventBridgeClient, busName = 'default'): EventSink {
   return {
     publish: (event) =>
       putSluiceEvent(client, busName, `Reconcile ${event.outcome}`, event, new Date(event.time)),
+    releaseWaiting: (event) => putSluiceEvent(client, busName, RELEASE_WAITING, event, new Date(event.time)),
   };
 }
 
