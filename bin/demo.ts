@@ -131,7 +131,7 @@ async function story(components: Components, work: string): Promise<void> {
   check(!nothing.deployment && !nothing.pdb, 'nothing applied while the gate is closed', 'objects exist');
   const dashboard = '<stack>-Sluice-<region>';
   say(
-    `deployed with the construct, this run publishes a 'Release Waiting' event (delivery demo, ${first}, gate sre-approval, how to approve) to the event bus and the approval topic, and the CloudWatch dashboard ${dashboard} shows it: ${dashboardUrl('<region>', dashboard)} (the stack's DashboardUrl output)`,
+    `deployed with the construct, this run publishes a 'Release Waiting' event (delivery demo, ${first}, gate sre-approval, how to approve) to the event bus and the approval topic, and the CloudWatch dashboard ${dashboard} shows it: ${dashboardUrl('<region>', dashboard)} (a stack output)`,
   );
 
   heading(5, STEPS, 'An SRE approves exactly that revision, for one hour: the delivery reconciles at once');
