@@ -6,7 +6,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Gate } from '../functions/core/config/index.ts';
-import { RELEASE_WAITING } from '../functions/core/aws/eventbridge-events.ts';
+import { RELEASE_WAITING } from '../functions/core/reconcile/events.ts';
 
 export interface ReleaseNotificationsProps {
   readonly gates: readonly Gate[];

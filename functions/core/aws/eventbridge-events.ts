@@ -1,6 +1,6 @@
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { Clock } from '../clock.ts';
-import type { EventSink } from '../reconcile/events.ts';
+import { RELEASE_WAITING, type EventSink } from '../reconcile/events.ts';
 
 /** Puts one event with source `sluice` on a bus; a refused entry is an error naming the bus. */
 export async function putSluiceEvent(
@@ -29,9 +29,6 @@ export async function putSluiceEvent(
     );
   }
 }
-
-/** The detail type of the event a delivery newly held at a gate publishes. */
-export const RELEASE_WAITING = 'Release Waiting';
 
 /** Publishes `Reconcile Succeeded|Failed|Blocked` and `Release Waiting` events with source `sluice` to a bus. */
 export function eventBridgeSink(client: EventBridgeClient, busName = 'default'): EventSink {

@@ -1,6 +1,9 @@
 import type { ReconcileEvent } from '../store/events.ts';
 import type { BlockingGate } from '../store/status.ts';
 
+/** The detail type of the event a delivery newly held at a gate publishes. */
+export const RELEASE_WAITING = 'Release Waiting';
+
 /**
  * `Release Waiting`: a delivery has just become held at a gate (closed, or open only for another
  * revision or other deliveries), and how to let it through. Published once, on the transition into
