@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { componentsEnv, startComponents, stopComponents, type Components } from '../dev/components.ts';
 import { parseCron } from '../functions/core/config/cron.ts';
+import { dashboardUrl } from '../lib/dashboard.ts';
 import { DEMO_NAMESPACE, demoConfig, freezeDay, releaseFiles, RELEASES, type Release } from './demo/app.ts';
 import { bold, check, DemoFailure, heading, say, shell, sluice } from './demo/narrate.ts';
 import {
@@ -128,6 +129,10 @@ async function story(components: Components, work: string): Promise<void> {
   check(first.startsWith('1.0.0@sha256:'), `the run names the revision to approve: ${first}`, held);
   const nothing = await appState(kc);
   check(!nothing.deployment && !nothing.pdb, 'nothing applied while the gate is closed', 'objects exist');
+  const dashboard = '<stack>-Sluice-<region>';
+  say(
+    `deployed with the construct, this run publishes a 'Release Waiting' event (delivery demo, ${first}, gate sre-approval, how to approve) to the event bus and the approval topic, and the CloudWatch dashboard ${dashboard} shows it: ${dashboardUrl('<region>', dashboard)} (a stack output)`,
+  );
 
   heading(5, STEPS, 'An SRE approves exactly that revision, for one hour: the delivery reconciles at once');
   await approve(first, 'CHG-1001 first release');

@@ -354,9 +354,20 @@ export interface SluiceProps {
    */
   readonly alarmTopic?: sns.ITopic;
   /**
+   * A CloudWatch dashboard of the deliveries (latest run, revision, time since the last success,
+   * outcomes, run durations, objects applied and pruned) and gates (open or closed, requests,
+   * pending approvals, releases waiting), with how to approve; the stack outputs its console URL.
+   * Its log widgets query the reconcile function's log lines (CloudWatch Logs Insights, billed per
+   * GB scanned when viewed); it adds no custom metrics.
+   * @default true
+   */
+  readonly dashboard?: boolean;
+  /**
    * Where the gates' Systems Manager runbooks send approval requests (aws:approve's
    * NotificationArn): approvers subscribe to it. The automation role is granted sns:Publish on it;
-   * Systems Manager's documentation asks for a topic name beginning with `Automation`.
+   * Systems Manager's documentation asks for a topic name beginning with `Automation`. With an
+   * `eventBus`, the reconcile function's `Release Waiting` events (a release newly held at a gate)
+   * are sent to it too, by one EventBridge rule per gate, as a message naming how to approve.
    * @default - the alarmTopic; with neither, approvers find pending approvals in the Systems Manager console
    */
   readonly approvalTopic?: sns.ITopic;

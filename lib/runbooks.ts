@@ -114,15 +114,25 @@ export class GateRunbooks extends Construct {
   ) {
     super(scope, id);
     this.gates = new Map(props.gates.map((gate) => [gate.name, gate]));
-    props.gateFunction.addEnvironment(
-      RUNTIME_ENV.gateRunbooks,
-      Lazy.string({
-        produce: () =>
-          JSON.stringify(
-            Object.fromEntries([...this.runbooks.keys()].map((gate) => [gate, this.documentName(gate)])),
-          ),
-      }),
-    );
+    props.gateFunction.addEnvironment(RUNTIME_ENV.gateRunbooks, this.names());
+  }
+
+  /**
+   * `{"<gate>": "<document name>"}` of the runbooks made by synthesis (`SLUICE_GATE_RUNBOOKS`): the
+   * names are fixed by the stack and gate, so a function can know them without a reference.
+   */
+  names(): string {
+    return Lazy.string({
+      produce: () =>
+        JSON.stringify(
+          Object.fromEntries([...this.runbooks.keys()].map((gate) => [gate, this.documentName(gate)])),
+        ),
+    });
+  }
+
+  /** Whether `gate` has a runbook (someone was granted its open requests). */
+  has(gate: string): boolean {
+    return this.runbooks.has(gate);
   }
 
   /**

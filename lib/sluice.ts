@@ -1,6 +1,7 @@
 import { KubectlV33Layer } from '@aws-cdk/lambda-layer-kubectl-v33';
 import { CustomResource, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -9,6 +10,8 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
+import { SluiceDashboard } from './dashboard.ts';
+import { ReleaseNotifications } from './release-notifications.ts';
 import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
 import { FunctionAlarms } from './function-alarms.ts';
@@ -89,6 +92,13 @@ export class Sluice extends Construct {
   readonly failures: FailureRoutes;
   /** The validated, normalised deliveries and gates. */
   readonly specs: SluiceSpecs;
+  /** The CloudWatch dashboard of deliveries and gates; undefined with `dashboard: false`. */
+  readonly dashboard?: cloudwatch.Dashboard;
+  /**
+   * Per gate, the EventBridge rule sending its `Release Waiting` events to the approval topic
+   * (`approvalTopic`, else `alarmTopic`); empty without an `eventBus` or a topic.
+   */
+  readonly releaseWaitingRules: ReadonlyMap<string, events.Rule>;
   private readonly gateEntries: GateEntries;
   private readonly gateRunbooks: GateRunbooks;
 
@@ -196,7 +206,7 @@ export class Sluice extends Construct {
     for (const statement of oneTimeScheduleStatements) deployerRole.addToPrincipalPolicy(statement);
 
     const kubectlLayer = new KubectlV33Layer(this, 'KubectlLayer');
-    const reconcile = new SluiceFunction(this, 'Reconcile', {
+    const reconcileFunction = new SluiceFunction(this, 'Reconcile', {
       handler: 'reconcile',
       description: 'sluice: reconcile deliveries (pull from ECR, build, apply, prune)',
       role: deployerRole,
@@ -216,7 +226,8 @@ export class Sluice extends Construct {
       logEncryptionKey,
       reservedConcurrentExecutions: props.reconcileReservedConcurrency,
       ...vpcPlacement,
-    }).function;
+    });
+    const reconcile = reconcileFunction.function;
     this.reconcileFunction = reconcile;
     failures.routeAsyncInvocations(reconcile, ASYNC_MAX_EVENT_AGE);
 
@@ -255,6 +266,10 @@ export class Sluice extends Construct {
       gateRole,
       notificationTopic: props.approvalTopic ?? props.alarmTopic,
     });
+    // Release Waiting events name the gate's runbook (names fixed by stack and gate: no reference).
+    reconcile.addEnvironment(RUNTIME_ENV.gateRunbooks, this.gateRunbooks.names());
+    const runbookOf = (name: string) =>
+      this.gateRunbooks.has(name) ? this.gateRunbooks.documentName(name) : undefined;
     const testEvents = props.consoleTestEvents ?? 'create';
     if (testEvents !== 'none' && config.gates.length > 0)
       new GateTestEvents(this, 'GateTestEvents', {
@@ -371,6 +386,29 @@ export class Sluice extends Construct {
       ],
       alarmTopic: props.alarmTopic,
     }).alarms;
+
+    const approvalTopic = props.approvalTopic ?? props.alarmTopic;
+    this.releaseWaitingRules =
+      props.eventBus && approvalTopic
+        ? new ReleaseNotifications(this, 'ReleaseWaiting', {
+            gates: config.gates,
+            eventBus: props.eventBus,
+            topic: approvalTopic,
+            gateFunction: gate,
+            runbookOf,
+            deadLetterQueue: failures.queue,
+          }).rules
+        : new Map();
+    if (props.dashboard ?? true) {
+      this.dashboard = new SluiceDashboard(this, 'Dashboard', {
+        deliveries: config.deliveries,
+        gates: config.gates,
+        reconcileLogs: reconcileFunction.logGroup,
+        gateFunction: gate,
+        runbookOf,
+        fleet: fleetMonitoring,
+      }).dashboard;
+    }
 
     const selfApprovalGates = config.gates.filter((g) => g.preventSelfApproval);
     if (selfApprovalGates.length > 0) {

@@ -18,6 +18,8 @@ describe('npm run demo', () => {
       });
       for (const line of [
         '✓ nothing applied while the gate is closed',
+        "publishes a 'Release Waiting' event (delivery demo, 1.0.0@sha256:",
+        'https://console.aws.amazon.com/cloudwatch/home?region=<region>#dashboards/dashboard/<stack>-Sluice-<region>',
         '✓ four objects applied: Deployment, Service, HPA, PDB',
         '✓ 1.1.0 held although the gate is open: the approval names 1.0.0',
         '✓ nothing pruned before the approval',

@@ -118,7 +118,20 @@ export function reconcileDepsFromEnvironment(options: {
     reconcileNow: options.functionArn
       ? lambdaReconcileNow(new LambdaClient({}), options.functionArn)
       : undefined,
+    gateRunbooks: gateRunbooksFromEnvironment(),
+    gateFunction: process.env.SLUICE_GATE_FUNCTION || undefined,
   };
+}
+
+/** SLUICE_GATE_RUNBOOKS (`{"<gate>": "<runbook document name>"}`, set by the construct), or none. */
+function gateRunbooksFromEnvironment(): Map<string, string> {
+  try {
+    return new Map(
+      Object.entries(JSON.parse(process.env[RUNTIME_ENV.gateRunbooks] || '{}') as Record<string, string>),
+    );
+  } catch {
+    throw new Error('SLUICE_GATE_RUNBOOKS is not JSON: {"<gate>": "<runbook document name>"}');
+  }
 }
 
 /** Half of the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, MB) for kustomize; the default elsewhere. */
@@ -159,12 +172,6 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
  * by the construct) and GetAutomationExecution (AWS_ENDPOINT_URL_SSM locally).
  */
 export function runbookDepsFromEnvironment(): RunbookDeps {
-  let runbooks: Record<string, string> = {};
-  try {
-    runbooks = JSON.parse(process.env[RUNTIME_ENV.gateRunbooks] || '{}') as Record<string, string>;
-  } catch {
-    throw new Error('SLUICE_GATE_RUNBOOKS is not JSON: {"<gate>": "<runbook document name>"}');
-  }
   // The SSM client is loaded only when a runbook invokes the function (it is large to import).
   let reader: Promise<ReadAutomation> | undefined;
   const readAutomation: ReadAutomation = async (executionId) => {
@@ -173,5 +180,5 @@ export function runbookDepsFromEnvironment(): RunbookDeps {
     );
     return (await reader)(executionId);
   };
-  return { runbooks: new Map(Object.entries(runbooks)), readAutomation };
+  return { runbooks: gateRunbooksFromEnvironment(), readAutomation };
 }

@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import type {
   APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer,
   LambdaFunctionURLEventWithIAMAuthorizer as FunctionUrlEvent,
@@ -15,8 +16,23 @@ import {
   recordImagePush,
   type ImagePushOutcome,
 } from '../core/gates/self-approval.ts';
+import { GATE_METRICS, recordGateMetrics } from './metrics.ts';
 
 const logger = new Logger({ serviceName: 'sluice-gate' });
+const metrics = new Metrics({ namespace: GATE_METRICS.namespace, serviceName: GATE_METRICS.service });
+
+/** Logs a request's result and records its metrics. */
+function report(result: GateRequestResult, fields: Record<string, unknown> = {}): GateRequestResult {
+  logger.info(result.message, {
+    gate: result.gate,
+    action: result.action,
+    outcome: result.outcome,
+    state: result.status.state,
+    ...fields,
+  });
+  recordGateMetrics(metrics, result);
+  return result;
+}
 
 /** What the function needs of Lambda's context: the ARN it was invoked as (with the alias). */
 export interface GateInvocation {
@@ -42,19 +58,13 @@ export function gateHandler(
     if (isFunctionUrlEvent(event)) return urlRequest(event, context, deps());
     if (isRunbookEvent(event)) {
       const result = await handleRunbookApproval(event, deps(), runbookDeps());
-      logger.info(result.message, {
-        gate: result.gate,
-        action: result.action,
-        outcome: result.outcome,
-        runbook: event.ssmExecution,
-      });
-      return result;
+      return report(result, { runbook: event.ssmExecution });
     }
-    const result = hasProof(event)
-      ? await handleProvenRequest(event, 'invoke', context?.invokedFunctionArn, deps())
-      : await handleGateEvent(parseGateEvent(event), deps());
-    logger.info(result.message, { gate: result.gate, action: result.action, outcome: result.outcome });
-    return result;
+    return report(
+      hasProof(event)
+        ? await handleProvenRequest(event, 'invoke', context?.invokedFunctionArn, deps())
+        : await handleGateEvent(parseGateEvent(event), deps()),
+    );
   };
 }
 
@@ -90,13 +100,9 @@ async function urlRequest(
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw new GateEventError('the request body must be a JSON object');
-    const result = await handleProvenRequest(
-      raw as Record<string, unknown>,
-      'url',
-      context?.invokedFunctionArn,
-      deps,
+    const result = report(
+      await handleProvenRequest(raw as Record<string, unknown>, 'url', context?.invokedFunctionArn, deps),
     );
-    logger.info(result.message, { gate: result.gate, action: result.action, outcome: result.outcome });
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
   } catch (error) {
     if (error instanceof ProofRefused) return answer(403, error.message);

@@ -1,6 +1,6 @@
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { Clock } from '../clock.ts';
-import type { EventSink } from '../reconcile/events.ts';
+import { RELEASE_WAITING, type EventSink } from '../reconcile/events.ts';
 
 /** Puts one event with source `sluice` on a bus; a refused entry is an error naming the bus. */
 export async function putSluiceEvent(
@@ -30,11 +30,12 @@ export async function putSluiceEvent(
   }
 }
 
-/** Publishes `Reconcile Succeeded|Failed|Blocked` events with source `sluice` to a bus. */
+/** Publishes `Reconcile Succeeded|Failed|Blocked` and `Release Waiting` events with source `sluice` to a bus. */
 export function eventBridgeSink(client: EventBridgeClient, busName = 'default'): EventSink {
   return {
     publish: (event) =>
       putSluiceEvent(client, busName, `Reconcile ${event.outcome}`, event, new Date(event.time)),
+    releaseWaiting: (event) => putSluiceEvent(client, busName, RELEASE_WAITING, event, new Date(event.time)),
   };
 }
 

@@ -48,6 +48,13 @@ export interface ReconcileDeps {
    * `withTaint`). @default none: nothing decrypted is remembered, so nothing is scrubbed
    */
   readonly taint?: Taint;
+  /** Per gate, its Systems Manager runbook (named in `Release Waiting` events). @default - none */
+  readonly gateRunbooks?: ReadonlyMap<string, string>;
+  /**
+   * The gate function's name, for the CLI line of `Release Waiting` events.
+   * @default - the line says `<gate function>`
+   */
+  readonly gateFunction?: string;
 }
 
 /** `deps` for one run: a fresh taint, and a log that scrubs it. */

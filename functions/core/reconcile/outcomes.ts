@@ -18,6 +18,7 @@ import {
 import { dependencyMessage, isUpToDate, waitingDependents, type UnreadyDependency } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
+import { announceWaiting } from './release-waiting.ts';
 import { retryTime } from './retry.ts';
 
 /** Why a run was skipped: nothing was touched. */
@@ -37,6 +38,8 @@ export interface ReconcileResult {
   readonly blockedSince?: string;
   /** CRDs and Namespaces the run left out but kept, as they hold objects it does not delete. */
   readonly kept?: readonly KeptContainer[];
+  /** When a run of the delivery last succeeded (this one, if it did), if ever. */
+  readonly lastSuccessAt?: string;
 }
 
 /** What a run that applied its revision did. */
@@ -81,6 +84,10 @@ export async function scheduleRetry(
   }
 }
 
+/** The previous run's record of the last success, for the result. */
+const lastSuccessOf = (run: Run) =>
+  run.previous?.lastSuccessAt ? { lastSuccessAt: run.previous.lastSuccessAt } : {};
+
 /** When the delivery was first held, in this run or an earlier one still holding it. */
 const heldSince = (run: Run): string => run.previous?.blockedSince ?? run.started.toISOString();
 
@@ -97,6 +104,8 @@ export async function hold(
 ): Promise<ReconcileResult> {
   const blockedSince = heldSince(run);
   await finish(run, 'Blocked', { ...status, ready: false, reason, message, blockedSince });
+  if (status.blockedBy)
+    await announceWaiting(run.delivery.name, run.previous, status.blockedBy, revision, run.deps);
   return {
     delivery: run.delivery.name,
     outcome: 'Blocked',
@@ -105,6 +114,7 @@ export async function hold(
     blockedSince,
     ...(revision && { revision }),
     ...(typeof status.nextRetryAt === 'string' && { nextRetryAt: status.nextRetryAt }),
+    ...lastSuccessOf(run),
   };
 }
 
@@ -212,6 +222,7 @@ export async function succeed(
 ): Promise<ReconcileResult> {
   const { previous } = run;
   const message = withKept(`Applied revision: ${artifact.revision}`, kept);
+  const lastSuccessAt = run.deps.clock.now().toISOString();
   const steady =
     kept.length === 0 &&
     changes.created + changes.configured + changes.deleted === 0 &&
@@ -231,7 +242,7 @@ export async function succeed(
       lastAttemptedRevision: artifact.revision,
       inventorySize: inventorySizeOf(changes),
       changes,
-      lastSuccessAt: run.deps.clock.now().toISOString(),
+      lastSuccessAt,
       blockedBy: null,
       blockedSince: null,
       pendingRevision: null,
@@ -249,6 +260,7 @@ export async function succeed(
     revision: artifact.revision,
     changes,
     ...(kept.length > 0 && { kept }),
+    lastSuccessAt,
   };
 }
 
@@ -276,6 +288,7 @@ export async function fail(run: Run, error: unknown, revision: string | undefine
     message: failure.message,
     revision,
     ...(nextRetryAt && { nextRetryAt }),
+    ...lastSuccessOf(run),
   };
 }
 

@@ -1,0 +1,171 @@
+// The widgets of the sluice dashboard, per delivery and per gate, from what the functions already
+// write: the reconcile function's metrics and log lines (`reconciled: …` with delivery, outcome,
+// revision, changes, durationMs, secondsSinceSuccess; `release waiting: …`) and the gate
+// function's GateOpen and PendingApprovals metrics.
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type { Delivery, Gate } from '../functions/core/config/index.ts';
+import { GATE_METRICS } from '../functions/gate/metrics.ts';
+import { RECONCILE_METRICS } from '../functions/reconcile/metrics.ts';
+import { deliveryMetric } from './alarms.ts';
+
+/** Where the reconcile function logs. */
+export interface ReconcileLogs {
+  readonly logGroupName: string;
+}
+
+const query = (
+  logs: ReconcileLogs,
+  title: string,
+  lines: string[],
+  view: cloudwatch.LogQueryVisualizationType,
+  width = 12,
+  height = 6,
+) =>
+  new cloudwatch.LogQueryWidget({
+    title,
+    logGroupNames: [logs.logGroupName],
+    queryLines: lines,
+    view,
+    width,
+    height,
+  });
+
+/** The latest run of each delivery: outcome, reason, revision, seconds since its last success. */
+export function deliveriesTable(logs: ReconcileLogs, height: number): cloudwatch.IWidget {
+  return query(
+    logs,
+    'Deliveries: latest run (outcome, revision, seconds since the last success)',
+    [
+      'filter ispresent(outcome) and ispresent(delivery)',
+      'stats latest(outcome) as lastOutcome, latest(reason) as lastReason, latest(revision) as lastRevision, latest(secondsSinceSuccess) as secondsSinceSuccess, max(@timestamp) as lastRun by delivery',
+      'sort delivery asc',
+    ],
+    cloudwatch.LogQueryVisualizationType.TABLE,
+    24,
+    height,
+  );
+}
+
+/** A delivery's row: latest run, outcomes over time, run durations, objects applied and pruned. */
+export function deliveryWidgets(
+  delivery: Delivery,
+  logs: ReconcileLogs,
+  fleet: boolean,
+): cloudwatch.IWidget[] {
+  const name = delivery.name;
+  const runs = `filter delivery = "${name}" and ispresent(outcome)`;
+  const widgets: cloudwatch.IWidget[] = [
+    query(
+      logs,
+      `Delivery ${name}: latest run`,
+      [
+        runs,
+        'stats latest(outcome) as lastOutcome, latest(reason) as lastReason, latest(revision) as revision, latest(secondsSinceSuccess) as secondsSinceSuccess, max(@timestamp) as lastRun',
+      ],
+      cloudwatch.LogQueryVisualizationType.TABLE,
+      12,
+      3,
+    ),
+    query(
+      logs,
+      `Delivery ${name}: latest runs`,
+      [runs, 'fields @timestamp, outcome, reason, revision', 'sort @timestamp desc', 'limit 5'],
+      cloudwatch.LogQueryVisualizationType.TABLE,
+      12,
+      3,
+    ),
+    fleet
+      ? query(
+          logs,
+          `Delivery ${name}: outcomes`,
+          [runs, 'stats count(*) as runs by outcome, bin(1h)'],
+          cloudwatch.LogQueryVisualizationType.BAR,
+        )
+      : new cloudwatch.GraphWidget({
+          title: `Delivery ${name}: outcomes and time held`,
+          width: 12,
+          height: 6,
+          left: [
+            deliveryMetric(RECONCILE_METRICS.succeeded, delivery, { statistic: 'Sum', label: 'succeeded' }),
+            deliveryMetric(RECONCILE_METRICS.failed, delivery, { statistic: 'Sum', label: 'failed' }),
+            deliveryMetric(RECONCILE_METRICS.blocked, delivery, { statistic: 'Sum', label: 'held' }),
+          ],
+          right: [
+            deliveryMetric(RECONCILE_METRICS.blockedSeconds, delivery, {
+              statistic: 'Maximum',
+              label: 'held for (s)',
+            }),
+          ],
+        }),
+    query(
+      logs,
+      `Delivery ${name}: run duration (ms)`,
+      [
+        `${runs} and ispresent(durationMs)`,
+        'stats avg(durationMs) as average, max(durationMs) as longest by bin(15m)',
+      ],
+      cloudwatch.LogQueryVisualizationType.LINE,
+    ),
+    query(
+      logs,
+      `Delivery ${name}: objects applied and pruned`,
+      [
+        `${runs} and ispresent(changes.created)`,
+        'stats sum(changes.created) as created, sum(changes.configured) as configured, sum(changes.deleted) as pruned by bin(1h)',
+      ],
+      cloudwatch.LogQueryVisualizationType.BAR,
+      24,
+    ),
+  ];
+  return widgets;
+}
+
+const gateMetric = (metricName: string, gate: Gate, statistic: string, label: string) =>
+  new cloudwatch.Metric({
+    namespace: GATE_METRICS.namespace,
+    metricName,
+    dimensionsMap: { service: GATE_METRICS.service, [GATE_METRICS.dimension]: gate.name },
+    period: Duration.minutes(5),
+    statistic,
+    label,
+  });
+
+/** A gate's row: open or closed at each request, requests and pending approvals, the releases that came to wait at it. */
+export function gateWidgets(gate: Gate, logs: ReconcileLogs): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.GraphWidget({
+      title: `Gate ${gate.name}: open (1) or closed (0) after each request`,
+      width: 8,
+      height: 6,
+      left: [gateMetric(GATE_METRICS.open, gate, 'Maximum', 'open')],
+      leftYAxis: { min: 0, max: 1 },
+    }),
+    new cloudwatch.GraphWidget({
+      title: `Gate ${gate.name}: requests and pending approvals`,
+      width: 8,
+      height: 6,
+      left: [gateMetric(GATE_METRICS.open, gate, 'SampleCount', 'requests')],
+      right: [
+        gateMetric(
+          GATE_METRICS.pendingApprovals,
+          gate,
+          'Maximum',
+          `approvals pending (of ${gate.approvers})`,
+        ),
+      ],
+    }),
+    query(
+      logs,
+      `Gate ${gate.name}: releases that came to wait at it`,
+      [
+        `filter message like "release waiting: " and message like "gate '${gate.name}'"`,
+        'fields @timestamp, message',
+        'sort @timestamp desc',
+        'limit 20',
+      ],
+      cloudwatch.LogQueryVisualizationType.TABLE,
+      8,
+    ),
+  ];
+}

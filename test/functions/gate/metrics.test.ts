@@ -1,0 +1,64 @@
+// The gate function's metrics: GateOpen (1 or 0) and PendingApprovals per gate after each request; nothing for a status read.
+import { describe, expect, it } from 'vitest';
+import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
+import { recordGateMetrics } from '../../../functions/gate/metrics.ts';
+
+function recorder() {
+  const calls: unknown[][] = [];
+  const metrics = {
+    addDimension: (...args: unknown[]) => calls.push(['dimension', ...args]),
+    addMetric: (...args: unknown[]) => calls.push(['metric', ...args]),
+    publishStoredMetrics: () => calls.push(['publish']),
+  };
+  return { calls, metrics: metrics as unknown as Parameters<typeof recordGateMetrics>[0] };
+}
+
+const result = (fields: Partial<GateRequestResult> & Pick<GateRequestResult, 'action'>): GateRequestResult =>
+  ({
+    gate: 'sre-approval',
+    outcome: 'accepted',
+    status: { name: 'sre-approval', state: 'closed' },
+    reconciling: [],
+    message: 'x',
+    ...fields,
+  }) as GateRequestResult;
+
+describe('gate metrics', () => {
+  it('an open request: GateOpen 1, PendingApprovals 0, with the gate as dimension, published at once', () => {
+    const { calls, metrics } = recorder();
+    recordGateMetrics(
+      metrics,
+      result({
+        action: 'open',
+        status: { name: 'sre-approval', state: 'open' } as GateRequestResult['status'],
+      }),
+    );
+    expect(calls).toEqual([
+      ['dimension', 'gate', 'sre-approval'],
+      ['metric', 'GateOpen', 'Count', 1],
+      ['metric', 'PendingApprovals', 'Count', 0],
+      ['publish'],
+    ]);
+  });
+
+  it('a first of two approvals: the gate still closed, one approval pending', () => {
+    const { calls, metrics } = recorder();
+    const pendingApprovals = { approvals: [{}], expiresAt: '2026-06-02T09:00:00Z' };
+    recordGateMetrics(
+      metrics,
+      result({
+        action: 'open',
+        outcome: 'pending',
+        pendingApprovals: pendingApprovals as unknown as GateRequestResult['pendingApprovals'],
+      }),
+    );
+    expect(calls).toContainEqual(['metric', 'GateOpen', 'Count', 0]);
+    expect(calls).toContainEqual(['metric', 'PendingApprovals', 'Count', 1]);
+  });
+
+  it('a status read records nothing', () => {
+    const { calls, metrics } = recorder();
+    recordGateMetrics(metrics, result({ action: 'status', outcome: 'status' }));
+    expect(calls).toEqual([]);
+  });
+});

@@ -1,0 +1,218 @@
+// The construct's CloudWatch dashboard (per delivery, per gate, how to approve, its URL as an
+// output) and the rules sending Release Waiting events to the approval topic, in the synthesized template.
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import {
+  ACCOUNT,
+  functionId,
+  largeVariant,
+  logicalId,
+  refOf,
+  REGION,
+  SEED_GATES,
+  seedDelivery,
+  synth,
+} from './synth.ts';
+
+/** The dashboard's body with the template's references written as `{Ref:…}` / `{GetAtt:…}`. */
+function dashboardBody(template: Template): string {
+  const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+  expect(dashboards).toHaveLength(1);
+  const body = (dashboards[0]!.Properties as { DashboardBody: unknown }).DashboardBody as {
+    'Fn::Join': [string, unknown[]];
+  };
+  return body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
+}
+
+const widgetTitles = (body: string) =>
+  (
+    JSON.parse(body.replace(/\{"(Ref|Fn::GetAtt)":[^}]*\}/g, 'X')) as {
+      widgets: { properties: { title?: string } }[];
+    }
+  ).widgets
+    .map((w) => w.properties.title)
+    .filter((title): title is string => title !== undefined);
+
+describe('the dashboard', () => {
+  const { template, sluice, stack } = synth((cluster, s) => largeVariant(cluster, s), {
+    then: (sluice, s) =>
+      sluice.grantGateRequests(
+        new iam.Role(s, 'Approver', { assumedBy: new iam.AccountRootPrincipal() }),
+        'release-approval',
+      ),
+  });
+  const body = dashboardBody(template);
+  const titles = widgetTitles(body);
+
+  it('has a row per delivery: latest run, outcomes, run durations, objects applied and pruned', () => {
+    for (const delivery of ['oddy-test', 'platform', 'eu-app', 'shared']) {
+      expect(titles).toEqual(
+        expect.arrayContaining([
+          `Delivery ${delivery}: latest run`,
+          `Delivery ${delivery}: outcomes and time held`,
+          `Delivery ${delivery}: run duration (ms)`,
+          `Delivery ${delivery}: objects applied and pruned`,
+        ]),
+      );
+      expect(body).toContain(`filter delivery = \\"${delivery}\\" and ispresent(outcome)`);
+      expect(body).toContain(`"delivery","${delivery}"`);
+    }
+    expect(titles).toContain('Deliveries: latest run (outcome, revision, seconds since the last success)');
+    // The log widgets query the reconcile function's log group.
+    const reconcileLogs = logicalId(template, 'AWS::Logs::LogGroup', (_, id) => id.includes('Reconcile'));
+    expect(body).toContain(JSON.stringify(refOf(reconcileLogs)));
+    expect(body).toContain('secondsSinceSuccess');
+  });
+
+  it('has a row per gate: open or closed, requests and pending approvals, releases waiting', () => {
+    for (const gate of [
+      'no-deploy-friday',
+      'sre-approval',
+      'maintenance',
+      'release-approval',
+      'two-person',
+    ]) {
+      expect(titles).toEqual(
+        expect.arrayContaining([
+          `Gate ${gate}: open (1) or closed (0) after each request`,
+          `Gate ${gate}: requests and pending approvals`,
+          `Gate ${gate}: releases that came to wait at it`,
+        ]),
+      );
+      expect(body).toContain(`"GateOpen","gate","${gate}","service","sluice-gate"`);
+    }
+    expect(body).toContain('approvals pending (of 2)');
+  });
+
+  it('explains how to approve: the runbooks in the console, and the CLI line with the gate function', () => {
+    const gate = functionId(template, 'open and close gates');
+    expect(body).toContain('Systems Manager → Automation → Execute automation');
+    expect(body).toContain(`\`release-approval\`: runbook \`${sluice.gateRunbookName('release-approval')}\``);
+    expect(body).toContain(
+      `sluice gate open <gate> --revision <tag@sha256:…> --reason <why> --function ${JSON.stringify(refOf(gate))}`,
+    );
+  });
+
+  it('is exposed, named by stack, construct and region, and its console URL is an output', () => {
+    const name = `${stack.stackName}-Sluice-${REGION}`;
+    template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: name });
+    expect(sluice.dashboard).toBeDefined();
+    const outputs = Object.values(
+      template.findOutputs('*', { Description: Match.stringLikeRegexp('dashboard') }),
+    );
+    expect(outputs).toHaveLength(1);
+    expect(JSON.stringify(outputs[0]!.Value)).toContain(`#dashboards/dashboard/`);
+    expect(JSON.stringify(outputs[0]!.Value)).toContain(
+      'https://console.aws.amazon.com/cloudwatch/home?region=',
+    );
+  });
+
+  it("with monitoring: fleet, counts each delivery's outcomes from its log lines", () => {
+    const fleet = dashboardBody(
+      synth((cluster) => ({ gates: SEED_GATES, deliveries: [seedDelivery(cluster)], monitoring: 'fleet' }))
+        .template,
+    );
+    expect(widgetTitles(fleet)).toContain('Delivery oddy-test: outcomes');
+    expect(fleet).not.toContain('"delivery","oddy-test"');
+  });
+
+  it('dashboard: false creates none, and no output', () => {
+    const { template: none, sluice: without } = synth((cluster) => ({
+      gates: SEED_GATES,
+      deliveries: [seedDelivery(cluster)],
+      dashboard: false,
+    }));
+    none.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(Object.keys(none.findOutputs('*'))).toEqual([]);
+    expect(without.dashboard).toBeUndefined();
+  });
+});
+
+describe('Release Waiting notifications', () => {
+  it('one rule per gate on the event bus sends its Release Waiting events to the approval topic, naming how to approve', () => {
+    const { template, sluice } = synth(
+      (cluster, stack) => ({
+        gates: SEED_GATES,
+        deliveries: [seedDelivery(cluster)],
+        eventBus: events.EventBus.fromEventBusName(stack, 'Bus', 'platform-events'),
+        alarmTopic: sns.Topic.fromTopicArn(stack, 'Alarms', `arn:aws:sns:${REGION}:${ACCOUNT}:oncall`),
+        approvalTopic: sns.Topic.fromTopicArn(
+          stack,
+          'Approvals',
+          `arn:aws:sns:${REGION}:${ACCOUNT}:AutomationApprovals`,
+        ),
+      }),
+      {
+        then: (s, stack) =>
+          s.grantGateRequests(
+            new iam.Role(stack, 'Approver', { assumedBy: new iam.AccountRootPrincipal() }),
+            'sre-approval',
+          ),
+      },
+    );
+    const gate = functionId(template, 'open and close gates');
+    const queue = logicalId(template, 'AWS::SQS::Queue');
+    expect([...sluice.releaseWaitingRules.keys()]).toEqual(['no-deploy-friday', 'sre-approval']);
+    for (const name of ['no-deploy-friday', 'sre-approval']) {
+      template.hasResourceProperties('AWS::Events::Rule', {
+        EventBusName: 'platform-events',
+        EventPattern: { source: ['sluice'], 'detail-type': ['Release Waiting'], detail: { gate: [name] } },
+        Targets: [
+          Match.objectLike({
+            Arn: `arn:aws:sns:${REGION}:${ACCOUNT}:AutomationApprovals`,
+            DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queue, 'Arn'] } },
+            InputTransformer: {
+              InputPathsMap: {
+                'detail-delivery': '$.detail.delivery',
+                'detail-revision': '$.detail.revision',
+              },
+              InputTemplate: Match.anyValue(),
+            },
+          }),
+        ],
+      });
+    }
+    const rules = Object.values(template.findResources('AWS::Events::Rule')).filter((r) =>
+      JSON.stringify(r).includes('Release Waiting'),
+    );
+    const message = (name: string) =>
+      JSON.stringify(rules.find((r) => JSON.stringify(r).includes(`"gate":["${name}"]`)));
+    expect(message('sre-approval')).toContain(`runbook ${sluice.gateRunbookName('sre-approval')}`);
+    expect(message('sre-approval')).toContain(
+      `sluice gate open sre-approval --revision <detail-revision> --reason <why> --function \\",{\\"Ref\\":\\"${gate}\\"}`.slice(
+        0,
+        60,
+      ),
+    );
+    expect(message('no-deploy-friday')).not.toContain('runbook');
+    // The reconcile function knows the runbooks' names for its events.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('reconcile deliveries'),
+      Environment: {
+        Variables: Match.objectLike({ SLUICE_GATE_RUNBOOKS: Match.stringLikeRegexp('sre-approval') }),
+      },
+    });
+  });
+
+  it('none without an event bus (the reconcile function publishes no events then) or without a topic', () => {
+    for (const props of [
+      (stack: import('aws-cdk-lib').Stack) => ({
+        alarmTopic: sns.Topic.fromTopicArn(stack, 'Alarms', `arn:aws:sns:${REGION}:${ACCOUNT}:oncall`),
+      }),
+      (stack: import('aws-cdk-lib').Stack) => ({
+        eventBus: events.EventBus.fromEventBusName(stack, 'Bus', 'platform-events'),
+      }),
+    ]) {
+      const { template, sluice } = synth((cluster, stack) => ({
+        gates: SEED_GATES,
+        deliveries: [seedDelivery(cluster)],
+        ...props(stack),
+      }));
+      expect(sluice.releaseWaitingRules.size).toBe(0);
+      expect(JSON.stringify(template.findResources('AWS::Events::Rule'))).not.toContain('Release Waiting');
+    }
+  });
+});
