@@ -1,5 +1,6 @@
 // The construct's CloudWatch dashboard (per delivery, per gate, how to approve, its URL as an
 // output) and the rules sending Release Waiting events to the approval topic, in the synthesized template.
+import { Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -90,7 +91,9 @@ describe('the dashboard', () => {
   it('explains how to approve: the runbooks in the console, and the CLI line with the gate function', () => {
     const gate = functionId(template, 'open and close gates');
     expect(body).toContain('Systems Manager → Automation → Execute automation');
-    expect(body).toContain(`\`release-approval\`: runbook \`${sluice.gateRunbookName('release-approval')}\``);
+    expect(body).toContain(
+      `\`release-approval\`: runbook \`${Stack.of(sluice).resolve(sluice.gateRunbookName('release-approval'))}\``,
+    );
     expect(body).toContain(
       `sluice gate open <gate> --revision <tag@sha256:…> --reason <why> --function ${JSON.stringify(refOf(gate))}`,
     );
@@ -180,7 +183,9 @@ describe('Release Waiting notifications', () => {
     );
     const message = (name: string) =>
       JSON.stringify(rules.find((r) => JSON.stringify(r).includes(`"gate":["${name}"]`)));
-    expect(message('sre-approval')).toContain(`runbook ${sluice.gateRunbookName('sre-approval')}`);
+    expect(message('sre-approval')).toContain(
+      `runbook ${Stack.of(sluice).resolve(sluice.gateRunbookName('sre-approval'))}`,
+    );
     expect(message('sre-approval')).toContain(
       `sluice gate open sre-approval --revision <detail-revision> --reason <why> --function \\",{\\"Ref\\":\\"${gate}\\"}`.slice(
         0,

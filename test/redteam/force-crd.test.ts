@@ -66,8 +66,12 @@ describe('sluice.io/force on a CRD whose change is immutable', () => {
     const names = async () => {
       try {
         // All namespaces (works whatever the CRD's scope is now).
-        const list = (await custom.listClusterCustomObject({ group, version: 'v1', plural })) as { items: { metadata: { name: string; labels?: Record<string, string> } }[] };
-        return list.items.map((item) => `${item.metadata.name}:${item.metadata.labels?.[OWNER_LABEL] ?? '-'}`).sort();
+        const list = (await custom.listClusterCustomObject({ group, version: 'v1', plural })) as {
+          items: { metadata: { name: string; labels?: Record<string, string> } }[];
+        };
+        return list.items
+          .map((item) => `${item.metadata.name}:${item.metadata.labels?.[OWNER_LABEL] ?? '-'}`)
+          .sort();
       } catch (error) {
         return [`cannot list: ${(error as Error).message.slice(0, 80)}`];
       }
