@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { ensureTable } from '../functions/core/store/table.ts';
@@ -14,6 +14,7 @@ import {
   onFreshPortsIfTaken,
   startDaemon,
   stopDaemon,
+  stopSpawnedIn,
   waitUntilReady,
 } from './processes.ts';
 import { startLocalKms } from './local-kms.ts';
@@ -196,19 +197,22 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
 /** Stops the components recorded in `dir` by process id. Returns the names it stopped. */
 export async function stopComponents(dir: string): Promise<string[]> {
   const file = join(dir, STATE_FILE);
-  if (!existsSync(file)) return [];
-  const { pids } = JSON.parse(readFileSync(file, 'utf8')) as Components;
-  // The API server goes first so it does not log etcd connection errors on the way down.
-  const order = ['kubeApiserver', 'ecr', 'kms', 'registry', 'dynamodb', 'etcd'];
   const stopped: string[] = [];
-  for (const name of order) {
-    const pid = pids[name];
-    if (pid !== undefined && isAlive(pid)) {
-      await stopDaemon(pid);
-      stopped.push(name);
+  if (existsSync(file)) {
+    const { pids } = JSON.parse(readFileSync(file, 'utf8')) as Components;
+    // The API server goes first so it does not log etcd connection errors on the way down.
+    const order = ['kubeApiserver', 'ecr', 'kms', 'registry', 'dynamodb', 'etcd'];
+    for (const name of order) {
+      const pid = pids[name];
+      if (pid !== undefined && isAlive(pid)) {
+        await stopDaemon(pid);
+        stopped.push(name);
+      }
     }
+    rmSync(file);
   }
-  rmSync(file);
+  // Daemons a start spawned but had not recorded yet (it was killed while they came up).
+  for (const command of await stopSpawnedIn(dir)) stopped.push(basename(command));
   rmSync(join(dir, 'etcd-data'), { recursive: true, force: true });
   rmSync(join(dir, 'registry-data'), { recursive: true, force: true });
   rmSync(join(dir, 'kms-data'), { recursive: true, force: true });

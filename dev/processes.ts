@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { openSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
 
 /** Starts a long-running server in its own process group, logging to `logFile`; returns its pid. */
@@ -18,7 +19,41 @@ export function startDaemon(
   });
   child.unref();
   if (child.pid === undefined) throw new Error(`could not start ${command}`);
+  // Recorded at once, beside its log: a start killed before the daemon is ready leaves it listed.
+  appendFileSync(join(dirname(logFile), SPAWNED), `${child.pid} ${command}\n`);
   return child.pid;
+}
+
+const SPAWNED = 'spawned.pids';
+
+/**
+ * Stops every daemon startDaemon started with its log in `dir` that is still running the same
+ * command (a pid since taken by another program is left alone), and forgets them. Returns their
+ * commands.
+ */
+export async function stopSpawnedIn(dir: string): Promise<string[]> {
+  const file = join(dir, SPAWNED);
+  if (!existsSync(file)) return [];
+  const stopped: string[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+    const [pid, ...rest] = line.split(' ');
+    const command = rest.join(' ');
+    if (isAlive(Number(pid)) && commandOf(Number(pid)) === command) {
+      await stopDaemon(Number(pid));
+      stopped.push(command);
+    }
+  }
+  rmSync(file, { force: true });
+  return stopped;
+}
+
+/** The program a process runs (the first word of /proc/<pid>/cmdline), or undefined. */
+function commandOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+  } catch {
+    return undefined;
+  }
 }
 
 export function isAlive(pid: number): boolean {

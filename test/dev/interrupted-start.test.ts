@@ -42,11 +42,17 @@ describe('sluice dev up after an interrupted start', () => {
     const left = await killedHalfway();
     const running = Object.entries(left).filter(([, pid]) => isAlive(pid));
     expect(running.length).toBeGreaterThan(0);
+    // Every daemon the start spawned, recorded or still coming up when it was killed.
+    const spawned = readFileSync(join(cwd, '.sluice', 'dev', 'spawned.pids'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => Number(line.split(' ')[0]));
+    expect(spawned.length).toBeGreaterThanOrEqual(running.length);
 
     const { stdout } = await devCommand('up');
     expect(stdout).toMatch(/^stopped .+, left running by an earlier start or stop$/m);
     for (const [name] of running) expect(stdout).toContain(name);
-    for (const [, pid] of running) expect(isAlive(pid)).toBe(false);
+    for (const pid of spawned) expect(isAlive(pid), `process ${pid} of the killed start`).toBe(false);
     expect(stdout).toContain('local components up in');
     expect(JSON.parse(readFileSync(state, 'utf8'))).toHaveProperty('kube');
   }, 600_000); // two starts of every component, on a machine that may be busy
