@@ -8,7 +8,8 @@ const VARIABLE = /(\$)?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::=([^}]*))?\}/g;
 /**
  * Flux's postBuild.substitute: `${var}` and `${var:=default}` in each object's YAML, so a
  * substituted number stays a number; `$${var}` is left as the literal `${var}`. An undefined
- * variable without a default is an error naming the object and the variable.
+ * variable without a default is an error naming the object and the variable, but for a Secret,
+ * whose values (decrypted ones among them) no message quotes, not even in part.
  */
 export function substituteVariables(
   manifests: readonly Manifest[],
@@ -26,7 +27,9 @@ export function substituteVariables(
         const value = variables[name] ?? fallback;
         if (value === undefined) {
           problems.push(
-            `${manifest.origin}: ${describeObject(manifest.object)}: variable "${name}" is not defined (set it in postBuild.substitute or give a default: \${${name}:=value})`,
+            manifest.object.kind === 'Secret'
+              ? `${manifest.origin}: ${describeObject(manifest.object)}: a variable is not defined (not named: it may be part of a Secret value; set it in postBuild.substitute or give it a default)`
+              : `${manifest.origin}: ${describeObject(manifest.object)}: variable "${name}" is not defined (set it in postBuild.substitute or give a default: \${${name}:=value})`,
           );
           return match;
         }

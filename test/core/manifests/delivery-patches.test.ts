@@ -305,6 +305,18 @@ describe('order: build, patches and images, substitution, common metadata', () =
     expect(error.message).toMatch(/^deploy\/web\.yaml: Deployment\/web: variable "replicas" is not defined/);
   });
 
+  it('does not name an undefined variable of a Secret: it may be part of a (decrypted) value', async () => {
+    const secret =
+      'apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: {password: "hunter${TOKEN_PART}2"}\n';
+    const error = await buildError(
+      { 'deploy/db.yaml': secret },
+      { path: 'deploy', postBuild: { substitute: { other: 'x' } } },
+    );
+    expect(error.reason).toBe('ValidationFailed');
+    expect(error.message).toMatch(/^deploy\/db\.yaml: Secret\/db: a variable is not defined \(not named/);
+    expect(error.message).not.toContain('TOKEN_PART');
+  });
+
   it('names the file of a kustomize-built object with an undefined variable', async () => {
     const error = await buildError(
       {
