@@ -94,39 +94,12 @@ export function envFile(c: Components): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The components recorded in `dir`, if their start finished and every one of their processes is still alive. */
+/** The components recorded in `dir`, if every one of their processes is still alive. */
 export function runningComponents(dir: string): Components | undefined {
   const file = join(dir, STATE_FILE);
   if (!existsSync(file)) return undefined;
-  const state = JSON.parse(readFileSync(file, 'utf8')) as Components | StartingState;
-  if (!('kube' in state)) return undefined; // a start that was interrupted
+  const state = JSON.parse(readFileSync(file, 'utf8')) as Components;
   return Object.values(state.pids).every(isAlive) ? state : undefined;
-}
-
-/** What `components.json` holds while a start is under way: the processes started so far. */
-interface StartingState {
-  readonly starting: true;
-  readonly pids: Readonly<Record<string, number>>;
-}
-
-/**
- * Records each process as it starts, so that a start interrupted before it finished (Ctrl-C, a
- * killed shell) leaves behind a list of what to stop, which the next start or `dev down` stops.
- */
-function recordingPids(dir: string): Record<string, number> {
-  const pids: Record<string, number> = {};
-  const write = () =>
-    writeFileSync(join(dir, STATE_FILE), JSON.stringify({ starting: true, pids } satisfies StartingState), {
-      mode: 0o600,
-    });
-  write();
-  return new Proxy(pids, {
-    set(target, name, pid: number) {
-      target[name as string] = pid;
-      write();
-      return true;
-    },
-  });
 }
 
 /**
@@ -143,7 +116,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
   const kubectl = kubectlBinary();
   const kmsBin = localKmsBinary();
 
-  const pids = recordingPids(dir);
+  const pids: Record<string, number> = {};
   try {
     // All four settle before a failure is thrown, so each one that did start is recorded and stopped.
     const [etcd, registry, dynamodb, kms] = await allStarted([
@@ -182,7 +155,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       kms: { endpoint: kms.endpoint },
       kubectl,
       region,
-      pids: { ...pids },
+      pids,
     };
     writeFileSync(kubeconfig, kubeconfigYaml(components.kube), { mode: 0o600 });
     writeFileSync(join(dir, 'env'), envFile(components));
