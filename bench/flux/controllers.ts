@@ -12,6 +12,8 @@ export interface FluxControllers {
   readonly registrySecret: string;
   readonly pids: { readonly sourceController: number; readonly kustomizeController: number };
   stop(): Promise<void>;
+  /** Starts both controllers again (after stop), with `concurrency` workers or their defaults. */
+  restart(concurrency: number | undefined): Promise<FluxControllers>;
 }
 
 export const FLUX_NAMESPACE = 'flux-system';
@@ -32,6 +34,12 @@ export async function startFlux(
   dir: string,
   kubectlCache: string,
 ): Promise<FluxControllers> {
+  const registrySecret = await installFlux(components, binaries, kubectlCache);
+  return startControllers(components, binaries, dir, registrySecret, FLUX_CONCURRENCY);
+}
+
+/** Flux's CRDs, its namespace and the registry Secret; returns the Secret's name. */
+async function installFlux(components: Components, binaries: FluxBinaries, kubectlCache: string) {
   const run = (args: string[]) => kubectl(components, args, kubectlCache);
   await run(['apply', '--server-side', '-f', binaries.crdDir]);
   await run(['wait', '--for=condition=Established', '--timeout=60s', '-f', binaries.crdDir]);
@@ -48,14 +56,31 @@ export async function startFlux(
     `--docker-username=${components.registry.username}`,
     `--docker-password=${components.registry.password}`,
   ]);
+  return registrySecret;
+}
 
+/**
+ * Starts both controllers with `concurrency` workers each (`--concurrent`; undefined: each
+ * controller's own default) and waits until both report healthy.
+ */
+export async function startControllers(
+  components: Components,
+  binaries: FluxBinaries,
+  dir: string,
+  registrySecret: string,
+  concurrency: number | undefined,
+): Promise<FluxControllers> {
   const env = { ...process.env, KUBECONFIG: components.kube.kubeconfig, RUNTIME_NAMESPACE: FLUX_NAMESPACE };
   const storage = join(dir, 'flux-storage');
   mkdirSync(storage, { recursive: true });
   const [storagePort, sourceHealth, sourceMetrics, kustomizeHealth, kustomizeMetrics] = await Promise.all(
     Array.from({ length: 5 }, () => freePort()),
   );
-  const common = ['--enable-leader-election=false', '--log-level=error', `--concurrent=${FLUX_CONCURRENCY}`];
+  const common = [
+    '--enable-leader-election=false',
+    '--log-level=error',
+    ...(concurrency === undefined ? [] : [`--concurrent=${concurrency}`]),
+  ];
   const sourceLog = join(dir, 'source-controller.log');
   const sourceController = startDaemon(
     binaries.sourceController,
@@ -88,6 +113,7 @@ export async function startFlux(
       await stopDaemon(kustomizeController);
       await stopDaemon(sourceController);
     },
+    restart: (workers) => startControllers(components, binaries, dir, registrySecret, workers),
   };
 }
 

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECRClient } from '@aws-sdk/client-ecr';
 import { EKSClient } from '@aws-sdk/client-eks';
@@ -14,6 +16,8 @@ import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timer
 import type { GateDeps } from './gates/requests.ts';
 import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
+import { ClusterSessions } from './kube/cluster-sessions.ts';
+import { ArtifactCache } from './oci/artifact-cache.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
   credentialsFor,
@@ -88,6 +92,8 @@ export function reconcileDepsFromEnvironment(options: {
   runId: string;
   log?: (message: string) => void;
   functionArn?: string;
+  /** Keep pulled artifacts by digest under the temp dir, as a warm Lambda container does. @default false */
+  cacheArtifacts?: boolean;
 }): ReconcileDeps {
   const retryTarget = oneTimeScheduleTarget(options.functionArn);
   const clock = systemClock;
@@ -108,6 +114,8 @@ export function reconcileDepsFromEnvironment(options: {
     clock,
     registryCredentials: (source) => credentialsFor(source, providers),
     connect: async (cluster) => kubeConfigFor(await connections(cluster)),
+    clusterSessions: new ClusterSessions(),
+    artifactCache: options.cacheArtifacts ? new ArtifactCache(join(tmpdir(), 'sluice')) : undefined,
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,
     log: options.log,

@@ -93,6 +93,7 @@ export const handler = reconcileHandler((context) => {
       runId: context.awsRequestId,
       log: (message) => logger.info(message),
       functionArn,
+      cacheArtifacts: true,
     });
     containerDeps.set(functionArn, deps);
   }

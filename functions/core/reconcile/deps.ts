@@ -1,5 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../clock.ts';
+import type { ClusterSessions } from '../kube/cluster-sessions.ts';
+import type { ArtifactCache } from '../oci/artifact-cache.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
 import type { Decryptor } from '../manifests/encrypted.ts';
@@ -18,6 +20,16 @@ export interface ReconcileDeps {
   readonly registryCredentials: (source: OciSource) => RegistryCredentials;
   /** A client configuration for the delivery's cluster. */
   readonly connect: (cluster: Delivery['cluster']) => Promise<KubeConfig>;
+  /**
+   * Connections and discovery kept per cluster across the runs of one warm container.
+   * @default none: every run connects and learns the API anew
+   */
+  readonly clusterSessions?: ClusterSessions;
+  /**
+   * Manifests and layers pulled before, by digest (a warm Lambda container's /tmp).
+   * @default none: every run pulls its artifact anew
+   */
+  readonly artifactCache?: ArtifactCache;
   readonly events?: EventSink;
   /** Identifies this run in the lease (e.g. the Lambda request id). */
   readonly runId: string;

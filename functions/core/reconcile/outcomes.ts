@@ -5,14 +5,17 @@ import { SluiceError } from '../errors.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { keptMessage, type KeptContainer } from '../kube/cascade.ts';
 import { ANNOTATION_REVISION, type Artifact } from '../oci/index.ts';
-import { recordEvent, type ReconcileOutcome } from '../store/events.ts';
+import { type ReconcileOutcome } from '../store/events.ts';
+import { recordRunEnd } from '../store/run-end.ts';
+import type { Lease } from '../store/lease.ts';
 import {
-  getStatus,
+  statusFromItem,
   updateStatus,
   type BlockingGate,
   type ChangeCounts,
   type DeliveryStatus,
   type StatusReason,
+  type StatusFields,
   type StatusUpdate,
 } from '../store/status.ts';
 import { dependencyMessage, isUpToDate, waitingDependents, type UnreadyDependency } from './depends-on.ts';
@@ -58,9 +61,9 @@ export interface Run {
   readonly previous: DeliveryStatus | undefined;
 }
 
-/** Starts a run: reads the status the previous run left, once. */
-export async function startRun(delivery: Delivery, deps: ReconcileDeps): Promise<Run> {
-  return { delivery, deps, started: deps.clock.now(), previous: await getStatus(deps.db, delivery.name) };
+/** Starts a run with the status the previous run left, as the lease's claim read it. */
+export function startRun(delivery: Delivery, deps: ReconcileDeps, lease: Pick<Lease, 'statusItem'>): Run {
+  return { delivery, deps, started: deps.clock.now(), previous: statusFromItem(lease.statusItem) };
 }
 
 /**
@@ -319,19 +322,17 @@ async function finish(
   const now = deps.clock.now();
   // The last scrub before the table and the event bus (fail() scrubbed already; holds name objects).
   if (deps.taint) status = { ...status, message: status.message && deps.taint.scrub(status.message) };
-  await updateStatus(
-    deps.db,
-    delivery.name,
-    {
-      // A retry is only pending after a failed or held run, which sets it.
-      nextRetryAt: null,
-      ...status,
-      lastReconcileAt: now.toISOString(),
-      durationMs: now.getTime() - started.getTime(),
-    },
-    deps.fence,
-  );
-  if (options.quiet) return;
+  const update: StatusFields = {
+    // A retry is only pending after a failed or held run, which sets it.
+    nextRetryAt: null,
+    ...status,
+    lastReconcileAt: now.toISOString(),
+    durationMs: now.getTime() - started.getTime(),
+  };
+  if (options.quiet) {
+    await updateStatus(deps.db, delivery.name, update, deps.fence);
+    return;
+  }
   const event = {
     delivery: delivery.name,
     outcome,
@@ -342,7 +343,7 @@ async function finish(
     ...((status.kept?.length ?? 0) > 0 && { type: 'Warning' as const }),
     time: now.toISOString(),
   };
-  await recordEvent(deps.db, event, deps.fence);
+  await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence);
   await deps.events
     ?.publish(event)
     .catch((error: unknown) => deps.log?.(`could not publish the reconcile event: ${String(error)}`));

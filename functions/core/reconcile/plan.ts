@@ -16,7 +16,13 @@ import { step } from './guards.ts';
 
 type PlanDeps = Pick<
   ReconcileDeps,
-  'registryCredentials' | 'kubectl' | 'kustomizeMemoryBytes' | 'limits' | 'decryptor' | 'taint'
+  | 'registryCredentials'
+  | 'kubectl'
+  | 'kustomizeMemoryBytes'
+  | 'limits'
+  | 'decryptor'
+  | 'taint'
+  | 'artifactCache'
 >;
 
 /** What a delivery's source holds now, built and settled against its cluster. */
@@ -44,7 +50,9 @@ export async function pullRevision(delivery: Delivery, deps: PlanDeps, revision?
   const source = sourceAt(delivery, revision);
   const credentials = deps.registryCredentials(source);
   const resolved = await step('ArtifactFailed', () => resolveArtifact(source, { credentials }));
-  return step('ArtifactFailed', () => pullResolved(source, resolved, { credentials, limits: deps.limits }));
+  return step('ArtifactFailed', () =>
+    pullResolved(source, resolved, { credentials, limits: deps.limits, cache: deps.artifactCache }),
+  );
 }
 
 /** The artifact built (plain files or kustomize), the delivery's transforms applied, decrypted. */

@@ -76,7 +76,7 @@ async function reconcileHeld(
   deps: ReconcileDeps,
   lease: Lease,
 ): Promise<ReconcileResult> {
-  const run = await startRun(delivery, deps);
+  const run = startRun(delivery, deps, lease);
   let revision: string | undefined;
   try {
     const unready = await unreadyDependencies(delivery, deps.db);
@@ -114,7 +114,7 @@ async function reconcileHeld(
       target = { digest: digestOf(lastApplied), revision: lastApplied };
     }
     const artifact = await step('ArtifactFailed', () =>
-      pullResolved(delivery.source, target, { credentials, limits: deps.limits }),
+      pullResolved(delivery.source, target, { credentials, limits: deps.limits, cache: deps.artifactCache }),
     );
     revision = artifact.revision;
     const turn = clusterTurn(delivery, deps);
