@@ -75,30 +75,55 @@ export class FluxApi {
     );
   }
 
-  /** A watch of every object of `kind` in the namespace: the latest state of each, and waits on them. */
+  /**
+   * A watch of every object of `kind` in the namespace: the latest state of each, and waits on them.
+   * A watch the API server ends (a timeout, 429 under load) is started again, as an informer does;
+   * each start lists every object again.
+   */
   async watch(kind: FluxKind): Promise<FluxWatch> {
     const latest = new Map<string, FluxObject>();
     const waiters = new Set<() => void>();
+    const wakeAll = () => {
+      for (const wake of waiters) wake();
+    };
     let failure: Error | undefined;
-    const controller = await new Watch(this.kubeConfig).watch(
-      pathOf(kind, this.namespace),
-      {},
-      (phase: string, object: FluxObject) => {
-        if (phase === 'DELETED') latest.delete(object.metadata.name);
-        else latest.set(object.metadata.name, object);
-        for (const wake of waiters) wake();
-      },
-      (error: unknown) => {
-        if (error) failure = error instanceof Error ? error : new Error(String(error));
-        for (const wake of waiters) wake();
-      },
-    );
+    let failuresInARow = 0;
+    let stopped = false;
+    let controller: AbortController | undefined;
+    const start = async (): Promise<void> => {
+      try {
+        controller = await new Watch(this.kubeConfig).watch(
+          pathOf(kind, this.namespace),
+          {},
+          (phase: string, object: FluxObject) => {
+            failuresInARow = 0;
+            if (phase === 'DELETED') latest.delete(object.metadata.name);
+            else latest.set(object.metadata.name, object);
+            wakeAll();
+          },
+          (error: unknown) => restart(error),
+        );
+      } catch (error) {
+        restart(error);
+      }
+    };
+    const restart = (error: unknown) => {
+      if (stopped) return;
+      if (error && ++failuresInARow > 50) {
+        failure = error instanceof Error ? error : new Error(String(error));
+        wakeAll();
+        return;
+      }
+      setTimeout(() => void start(), error ? 200 : 0);
+    };
+    await start();
     return {
       latest: (name) => latest.get(name),
       async until(names, satisfied, timeoutMs = 600_000) {
         const deadline = Date.now() + timeoutMs;
         for (;;) {
-          if (failure) throw new Error(`the watch of Flux ${kind}s ended: ${failure.message}`);
+          if (failure)
+            throw new Error(`the watch of Flux ${kind}s failed 50 times in a row: ${failure.message}`);
           const waiting = names.filter((name) => {
             const object = latest.get(name);
             return !object || !satisfied(object);
@@ -120,7 +145,10 @@ export class FluxApi {
           });
         }
       },
-      stop: () => controller.abort(),
+      stop: () => {
+        stopped = true;
+        controller?.abort();
+      },
     };
   }
 

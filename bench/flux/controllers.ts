@@ -12,6 +12,8 @@ export interface FluxControllers {
   readonly registrySecret: string;
   readonly pids: { readonly sourceController: number; readonly kustomizeController: number };
   stop(): Promise<void>;
+  /** Resolves once neither controller has work queued or in progress (their workqueue metrics). */
+  idle(): Promise<void>;
   /** Starts both controllers again (after stop), with `concurrency` workers or their defaults. */
   restart(concurrency: number | undefined): Promise<FluxControllers>;
 }
@@ -113,6 +115,7 @@ export async function startControllers(
       await stopDaemon(kustomizeController);
       await stopDaemon(sourceController);
     },
+    idle: () => waitForIdle([sourceMetrics!, kustomizeMetrics!]),
     restart: (workers) => startControllers(components, binaries, dir, registrySecret, workers),
   };
 }
@@ -121,4 +124,25 @@ export async function startControllers(
 export function peakRss(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) * 1024 : 0;
+}
+
+/**
+ * Waits until every workqueue of the controllers serving metrics on `ports` is empty and no worker
+ * is busy (controller-runtime's `workqueue_depth` and `controller_runtime_active_workers`).
+ */
+async function waitForIdle(ports: readonly number[], timeoutMs = 600_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const busy = (metrics: string) =>
+    metrics
+      .split('\n')
+      .filter((line) => /^(workqueue_depth|controller_runtime_active_workers)\{/.test(line))
+      .some((line) => Number(line.slice(line.lastIndexOf(' ') + 1)) > 0);
+  for (;;) {
+    const texts = await Promise.all(
+      ports.map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
+    );
+    if (!texts.some(busy)) return;
+    if (Date.now() > deadline) throw new Error(`Flux's controllers still busy after ${timeoutMs / 1000}s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -19,9 +19,12 @@ export interface CachedManifest {
  * digest, so that a run of a revision the container has pulled before asks the registry only
  * what the tag points at. Content is addressed by its sha256 and checked again on every read: a
  * file that does not hash to its name is dropped and fetched anew. The oldest layers go first
- * past `maxBytes`.
+ * past `maxBytes`. It also remembers which registries take Basic auth, so a run's first request
+ * carries the credentials.
  */
 export class ArtifactCache {
+  /** Registries known to take Basic auth (RegistryClientOptions.basicAuthHosts). */
+  readonly basicAuthHosts = new Set<string>();
   private readonly dir: string;
   private readonly manifests = new Map<string, CachedManifest>();
   /** Layer digest → size, oldest first. */

@@ -61,10 +61,16 @@ interface ImageManifest {
 
 function clientFor(
   host: string,
-  deps: { credentials: RegistryCredentials; fetch?: typeof fetch },
+  deps: { credentials: RegistryCredentials; fetch?: typeof fetch; cache?: ArtifactCache },
   insecure?: boolean,
 ) {
-  return new RegistryClient({ host, credentials: deps.credentials, insecure, fetch: deps.fetch });
+  return new RegistryClient({
+    host,
+    credentials: deps.credentials,
+    insecure,
+    fetch: deps.fetch,
+    basicAuthHosts: deps.cache?.basicAuthHosts,
+  });
 }
 
 /** Resolves the source to a digest and revision without downloading it (a cheap "has it changed?"). */

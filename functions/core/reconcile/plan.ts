@@ -49,7 +49,9 @@ export function sourceAt(delivery: Delivery, revision: string | undefined): Deli
 export async function pullRevision(delivery: Delivery, deps: PlanDeps, revision?: string): Promise<Artifact> {
   const source = sourceAt(delivery, revision);
   const credentials = deps.registryCredentials(source);
-  const resolved = await step('ArtifactFailed', () => resolveArtifact(source, { credentials }));
+  const resolved = await step('ArtifactFailed', () =>
+    resolveArtifact(source, { credentials, cache: deps.artifactCache }),
+  );
   return step('ArtifactFailed', () =>
     pullResolved(source, resolved, { credentials, limits: deps.limits, cache: deps.artifactCache }),
   );

@@ -89,14 +89,18 @@ async function reconcileHeld(
     const credentials = deps.registryCredentials(delivery.source);
     if (closed.blockAll.length > 0) {
       // Best effort: the held revision names what to approve; an unreachable registry changes nothing here.
-      const held = await resolveArtifact(delivery.source, { credentials }).catch(() => undefined);
+      const held = await resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }).catch(
+        () => undefined,
+      );
       if (held) await rememberHeldRevision(delivery, deps, held);
       return await block(run, [...closed.blockAll, ...closed.blockRevisions], held?.revision);
     }
     const lastApplied = run.previous?.lastAppliedRevision;
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
     // the tag moves while this run goes on.
-    const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
+    const current = await step('ArtifactFailed', () =>
+      resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
+    );
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
     if (gates.blockAll.length > 0) {

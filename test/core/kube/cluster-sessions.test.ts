@@ -30,7 +30,8 @@ describe('ClusterSessions', () => {
   it('lets the next run of a cluster use the discovery the previous run learned, until its TTL', async () => {
     let now = 0;
     const sessions = new ClusterSessions(30_000, () => now);
-    const client = () => new KubeClient(proxy.kubeConfig(), undefined, sessions.sessionFor(proxy.kubeConfig()));
+    const client = () =>
+      new KubeClient(proxy.kubeConfig(), undefined, sessions.sessionFor(proxy.kubeConfig()));
     countDiscovery();
     expect(await client().resource('v1', 'ConfigMap')).toEqual({ namespaced: true });
     expect(discovery).toHaveLength(2);

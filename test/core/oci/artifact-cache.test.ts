@@ -42,8 +42,9 @@ async function pushed(repository: string) {
 }
 
 describe('ArtifactCache', () => {
-  it('pulls a revision it has pulled before without fetching its manifest or layer again', async () => {
-    const source = await pushed(uniqueName('cache/hit'));
+  it('pulls a revision it has pulled before asking the registry only what the tag points at, once', async () => {
+    const repository = uniqueName('cache/hit');
+    const source = await pushed(repository);
     const cache = new ArtifactCache(mkdtempSync(join(tmpdir(), 'sluice-cache-test-')));
     const deps = { credentials, fetch: counting, cache };
     const resolved = await resolveArtifact(source, deps);
@@ -56,6 +57,8 @@ describe('ArtifactCache', () => {
     expect(again.files).toEqual(first.files);
     expect(fetched('manifests')).toEqual([]);
     expect(fetched('blobs')).toEqual([]);
+    // The registry took Basic auth before: the credentials go with the first request, no 401 first.
+    expect(requests).toEqual([`HEAD /v2/${repository}/manifests/main`]);
   });
 
   it('drops a cached layer that does not hash to its digest and fetches it anew', async () => {
