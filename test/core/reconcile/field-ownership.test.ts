@@ -62,7 +62,7 @@ describe('field ownership', () => {
     const ns = uniqueName('owned');
     await createNamespace(kc, ns);
     const { name, push } = await deliveryOnOwnCluster(deps, bed, 'owned');
-    const [deployment, service, secret] = revision(ns, true) as [Live, Live, Live];
+    const [deployment, service, secret] = revision(ns, true) as unknown as [Live, Live, Live];
     const live = async (object: Live) => (await kube.get(object)) as Live;
 
     await push(...revision(ns, true));
