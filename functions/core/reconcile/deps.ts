@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../clock.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
+import type { GateConditionReaders } from '../gates/evaluate.ts';
 import type { Decryptor } from '../manifests/encrypted.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
 import type { Fence } from '../store/lease.ts';
@@ -11,7 +12,7 @@ import type { EventSink } from './events.ts';
 import type { RetryTimer } from './retry.ts';
 
 /** Everything a reconcile reaches outside itself, passed in so Lambda, CLI and tests share the engine. */
-export interface ReconcileDeps {
+export interface ReconcileDeps extends GateConditionReaders {
   readonly db: TableClient;
   readonly clock: Clock;
   /** Registry credentials for a delivery's source (ECR token for provider aws). */
