@@ -1,4 +1,5 @@
 import { CloudWatchClient, PutMetricAlarmCommand, SetAlarmStateCommand } from '@aws-sdk/client-cloudwatch';
+import type { AlarmStateChangeEvent } from '../../functions/core/reconcile/triggers.ts';
 import { uniqueName } from './testbed.ts';
 
 /** CloudWatch on the local stand-in (through AWS_ENDPOINT_URL_CLOUDWATCH: call testbed() first). */
@@ -39,21 +40,17 @@ export function alarmStateChangeEvent(
   state: 'OK' | 'ALARM' | 'INSUFFICIENT_DATA',
   previous: 'OK' | 'ALARM' | 'INSUFFICIENT_DATA',
   { account = '000000000000', region = 'us-east-1' } = {},
-) {
+): AlarmStateChangeEvent {
   return {
-    version: '0',
-    id: 'c4c1c1c9-6542-e61b-6ef0-8c4d36933a92',
     'detail-type': 'CloudWatch Alarm State Change',
     source: 'aws.cloudwatch',
     account,
-    time: '2026-11-27T10:00:00Z',
     region,
     resources: [`arn:aws:cloudwatch:${region}:${account}:alarm:${name}`],
     detail: {
       alarmName: name,
       state: { value: state, reason: 'test', timestamp: '2026-11-27T10:00:00.000+0000' },
       previousState: { value: previous, reason: 'test', timestamp: '2026-11-27T09:00:00.000+0000' },
-      configuration: { description: 'checkout errors' },
     },
   };
 }
