@@ -138,10 +138,22 @@ function deliveryInput(
 ): [Record<string, unknown>, Record<string, unknown>] {
   // Not an object at all: the schema says so.
   if (!isRecord(delivery)) return [delivery as never, delivery as never];
-  const { cluster, interval, retryInterval, timeout, ...rest } = delivery;
+  const { cluster, interval, retryInterval, timeout, dependsOn, ...rest } = delivery;
   forbidTokens(rest, path, issues);
   const input: Record<string, unknown> = {
     ...rest,
+    dependsOn: Array.isArray(dependsOn)
+      ? (dependsOn as unknown[]).map((dependency, index) => {
+          if (!isRecord(dependency)) {
+            forbidTokens(dependency, [...path, 'dependsOn', index], issues);
+            return dependency;
+          }
+          const { soak, ...fields } = dependency;
+          forbidTokens(fields, [...path, 'dependsOn', index], issues);
+          const soakPath = [...path, 'dependsOn', index, 'soak'];
+          return defined({ ...fields, soak: durationText(soak as Duration | undefined, soakPath, issues) });
+        })
+      : dependsOn,
     interval: durationText(interval, [...path, 'interval'], issues),
     retryInterval: durationText(retryInterval, [...path, 'retryInterval'], issues),
     timeout: durationText(timeout, [...path, 'timeout'], issues),

@@ -37,6 +37,7 @@ import { GateRunbooks } from './runbooks.ts';
 import { GateSchedules, IntervalSchedules } from './schedules.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
+import { AlarmStateTriggers, describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
 import { EcrPushTriggers, ImagePushRecords, ecrRepositories } from './triggers.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 
@@ -337,6 +338,18 @@ export class Sluice extends Construct {
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
     });
+    // Alarm gates: both functions read the alarms (a reconcile's gates, `sluice gates` through the
+    // gate function); their state changes reconcile the deliveries behind them.
+    const alarmArns = gateAlarmArns(Stack.of(this), config.gates);
+    if (alarmArns.length > 0) {
+      deployerRole.addToPrincipalPolicy(describeAlarmsStatement(alarmArns));
+      gateRole.addToPrincipalPolicy(describeAlarmsStatement(alarmArns));
+      new AlarmStateTriggers(this, 'AlarmStateChanges', {
+        alarmArns,
+        reconcileFunction: reconcile,
+        deadLetterQueue: failures.queue,
+      });
+    }
     const pushTriggers = new EcrPushTriggers(this, 'EcrPush', {
       repositories,
       reconcileFunction: reconcile,

@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { formatDuration, type GateAction } from '../../functions/core/config/index.ts';
-import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
+import {
+  alarmStatesFromEnvironment,
+  reconcileDepsFromEnvironment,
+  tableFromEnvironment,
+} from '../../functions/core/environment.ts';
+import { alarmHoldsText } from '../../functions/core/gates/alarms.ts';
 import { printable } from '../../functions/core/gates/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
@@ -41,7 +46,8 @@ export function gatesCommand(): Command {
       const clock = opts.at ? atOption(opts.at) : systemClock;
       const db = tableFromEnvironment();
       const names = only ? [only] : (await listGateNames(db)).sort();
-      const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock })));
+      const alarmStates = alarmStatesFromEnvironment();
+      const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, alarmStates })));
       if (opts.json) {
         printJson(only ? gates[0] : gates);
         return;
@@ -49,11 +55,11 @@ export function gatesCommand(): Command {
       const now = clock.now().getTime();
       printTable(
         ['GATE', 'STATE', 'DEFAULT', 'SINCE', 'UNTIL', 'NEXT CHANGE', 'LAST REQUEST'],
-        gates.map(({ status, nextChange, pendingApprovals }) => {
+        gates.map(({ status, nextChange, pendingApprovals, closedByAlarms }) => {
           const last = status.lastRequest;
           return [
             status.name,
-            status.state,
+            closedByAlarms ? `closed (by ${alarmHoldsText(closedByAlarms)})` : status.state,
             status.default,
             status.since ? ago(status.since, now) : '-',
             status.until ? relative(status.until, now) : '-',
@@ -76,6 +82,7 @@ export function localGateDeps(): GateDeps {
   return {
     db: deps.db,
     clock: deps.clock,
+    alarmStates: deps.alarmStates,
     reconcileNow: async (deliveries) => {
       for (const delivery of deliveries) {
         const result = await reconcile(delivery, { ...deps, runId: `cli-${randomUUID()}` });

@@ -13,6 +13,8 @@ import { systemClock, type Clock } from './clock.ts';
 import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.ts';
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
+import type { AlarmStateReader } from './gates/alarms.ts';
+import { lazyAlarmStates } from './gates/lazy-alarms.ts';
 import type { GateDeps } from './gates/requests.ts';
 import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
@@ -33,6 +35,20 @@ import { stsCallerIdentity, stsEndpoint } from './aws/sts-caller-identity.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from './runtime-contract.ts';
+
+/**
+ * CloudWatch DescribeAlarms for alarm gates (AWS_ENDPOINT_URL_CLOUDWATCH locally); the client is
+ * loaded on the first read, so functions whose gates name no alarm never load it.
+ */
+export function alarmStatesFromEnvironment(): AlarmStateReader {
+  return lazyAlarmStates(async () => {
+    const [{ CloudWatchClient }, { cloudWatchAlarmStates }] = await Promise.all([
+      import('@aws-sdk/client-cloudwatch'),
+      import('./aws/cloudwatch-alarms.ts'),
+    ]);
+    return cloudWatchAlarmStates(new CloudWatchClient({}));
+  });
+}
 
 /** The table named by SLUICE_TABLE, through the SDK's default endpoint resolution (AWS_ENDPOINT_URL_DYNAMODB locally). */
 export function tableFromEnvironment(): TableClient {
@@ -128,6 +144,7 @@ export function reconcileDepsFromEnvironment(options: {
       : undefined,
     gateRunbooks: gateRunbooksFromEnvironment(),
     gateFunction: process.env.SLUICE_GATE_FUNCTION || undefined,
+    alarmStates: alarmStatesFromEnvironment(),
   };
 }
 
@@ -172,6 +189,7 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
     sts: stsCallerIdentity(
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
     ),
+    alarmStates: alarmStatesFromEnvironment(),
   };
 }
 

@@ -15,6 +15,8 @@ export const DEFAULTS = {
   timeZone: 'UTC',
   approval: 'any',
   approvers: 1,
+  /** An alarm gate's alarm in INSUFFICIENT_DATA closes it: no data is no proof of health. */
+  insufficientData: 'closed',
   /**
    * The mass-deletion brake: a run that would prune more than half of an inventory of at least
    * `pruneLimitMinInventory` objects is held (reason PruneLimitExceeded) until `pruneLimitGate` opens.
@@ -39,3 +41,9 @@ export const MAX_CLUSTER_CONCURRENCY = 100;
 export const MAX_WINDOW_MS = 366 * 24 * 3_600_000;
 /** The most distinct approvers a gate may require (GitHub Environments allows up to six reviewers). */
 export const MAX_APPROVERS = 6;
+
+/** The most CloudWatch alarms one gate may name (what one DescribeAlarms call takes by name). */
+export const MAX_GATE_ALARMS = 100;
+
+/** The longest a dependency's soak may be: 30 days. */
+export const MAX_SOAK_MS = 30 * 24 * 3_600_000;

@@ -1,6 +1,7 @@
 // One gate: its default, window, approvals and cron schedules, normalised to the Gate type.
 import * as z from 'zod';
 import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
+import { alarmsSchema } from './alarm-fields.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
 import { formatDuration } from './duration.ts';
 import type { Gate, GateSchedule } from './types.ts';
@@ -43,8 +44,16 @@ export const gateSchema = strict({
     .optional(),
   requireVerified: z.boolean().optional(),
   preventSelfApproval: z.boolean().optional(),
+  alarms: alarmsSchema.optional(),
+  insufficientData: z.enum(['open', 'closed']).optional(),
 })
   .superRefine((gate, ctx) => {
+    if (gate.insufficientData !== undefined && !gate.alarms?.length)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['insufficientData'],
+        message: 'applies only to a gate with alarms: name the CloudWatch alarms in `alarms`, or remove it',
+      });
     if (gate.preventSelfApproval && gate.approval !== 'revision')
       ctx.addIssue({
         code: 'custom',
@@ -85,6 +94,10 @@ export const gateSchema = strict({
     ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
     ...(gate.requireVerified && { requireVerified: true }),
     ...(gate.preventSelfApproval && { preventSelfApproval: true }),
+    ...(gate.alarms?.length && {
+      alarms: gate.alarms,
+      insufficientData: gate.insufficientData ?? DEFAULTS.insufficientData,
+    }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

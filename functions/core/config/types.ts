@@ -38,6 +38,14 @@ export interface Gate {
    * ECR PutImage); needs `approval: 'revision'`. Absent: false.
    */
   preventSelfApproval?: boolean;
+  /**
+   * CloudWatch alarms (names, or ARNs) that close the gate while any of them is in ALARM (or
+   * INSUFFICIENT_DATA, per `insufficientData`), whatever the requests say; an alarm that cannot be
+   * read closes it too.
+   */
+  alarms?: string[];
+  /** What an alarm in INSUFFICIENT_DATA does to the gate (set only with `alarms`); absent: `closed`. */
+  insufficientData?: GateState;
 }
 
 export type GateApproval = 'any' | 'revision';
@@ -77,6 +85,13 @@ export interface GateRef {
 
 export type DeletionPolicy = 'Delete' | 'Orphan';
 
+/** A delivery that must be Ready (and, with a soak, Ready at its revision for that long) before another is applied. */
+export interface DeliveryDependency {
+  name: string;
+  /** How long the dependency must have been Ready at its current revision; none = Ready is enough. */
+  soakMs?: number;
+}
+
 export interface Delivery {
   name: string;
   source: DeliverySource;
@@ -91,7 +106,7 @@ export interface Delivery {
   cluster: ClusterTarget;
   gates: GateRef[];
   /** Flux's `.spec.dependsOn`: deliveries that must be Ready before this one is applied. */
-  dependsOn: string[];
+  dependsOn: DeliveryDependency[];
   deletionPolicy: DeletionPolicy;
   allowEmpty: boolean;
   targetNamespace?: string;

@@ -3,6 +3,7 @@ import { SluiceError } from '../errors.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
+import { alarmsHolding, type AlarmStateReader } from './alarms.ts';
 import { requestAuthors } from './messages.ts';
 import { digestOf, gateStateAt, nextOpening, type GateStatus } from './state.ts';
 
@@ -10,6 +11,15 @@ import { digestOf, gateStateAt, nextOpening, type GateStatus } from './state.ts'
 export interface GateEvaluation {
   readonly closed: readonly BlockingGate[];
   readonly pinned: readonly { readonly ref: GateRef; readonly status: GateStatus }[];
+}
+
+/**
+ * What gate evaluation reads outside the table: conditions a gate names that close it whatever
+ * its requests say (CloudWatch alarms). A `ReconcileDeps` or `GateDeps` serves as one.
+ */
+export interface GateConditionReaders {
+  /** Reads the gates' `alarms`. @default none: a gate with alarms is closed (they cannot be read) */
+  readonly alarmStates?: AlarmStateReader;
 }
 
 /** The gates holding one revision, by what they block. */
@@ -26,10 +36,11 @@ export async function evaluateGates(
   refs: readonly GateRef[],
   db: TableClient,
   now: Date,
+  conditions: GateConditionReaders = {},
 ): Promise<GateEvaluation> {
   const evaluations: GateEvaluation[] = [];
   for (const ref of refs) {
-    const evaluation = await evaluateGate(delivery, ref, db, now);
+    const evaluation = await evaluateGate(delivery, ref, db, now, conditions);
     if (!evaluation)
       throw new SluiceError(
         'GateClosed',
@@ -54,8 +65,9 @@ export async function gateHolding(
   revision: string,
   db: TableClient,
   now: Date,
+  conditions: GateConditionReaders = {},
 ): Promise<BlockingGate | undefined | 'unregistered'> {
-  const evaluation = await evaluateGate(delivery, ref, db, now);
+  const evaluation = await evaluateGate(delivery, ref, db, now, conditions);
   if (!evaluation) return 'unregistered';
   const verdict = verdictFor(evaluation, revision);
   return [...verdict.blockAll, ...verdict.blockRevisions][0];
@@ -67,12 +79,20 @@ async function evaluateGate(
   ref: GateRef,
   db: TableClient,
   now: Date,
+  conditions: GateConditionReaders,
 ): Promise<GateEvaluation | undefined> {
   const gate = await getGate(db, ref.name);
   if (!gate) return undefined;
+  const approvesRevisions = gate.approval === 'revision' && { approvesRevisions: true as const };
+  // Like a close, an alarm holds whatever the requests say.
+  const alarms = await alarmsHolding(gate, conditions.alarmStates);
+  if (alarms.length > 0)
+    return {
+      closed: [{ name: ref.name, blocks: ref.blocks, closedByAlarms: alarms, ...approvesRevisions }],
+      pinned: [],
+    };
   const request = await getGateRequest(db, ref.name);
   const status = gateStateAt(gate, request, now);
-  const approvesRevisions = gate.approval === 'revision' && { approvesRevisions: true as const };
   if (status.state === 'open' && status.deliveries !== undefined && !status.deliveries.includes(delivery)) {
     const openFor = { deliveries: status.deliveries, approvedBy: requestAuthors(status.lastRequest!) };
     return { closed: [{ name: ref.name, blocks: ref.blocks, openFor, ...approvesRevisions }], pinned: [] };

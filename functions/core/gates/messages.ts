@@ -1,5 +1,6 @@
 import type { PendingApprovals } from '../store/gate-approvals.ts';
 import type { BlockingGate } from '../model/status.ts';
+import { alarmHoldsText } from './alarms.ts';
 import { printable } from './audit-text.ts';
 import { readablePrincipal } from './caller.ts';
 import type { GateChange, GateStatus } from './state.ts';
@@ -60,6 +61,8 @@ export function waitingMessage(blocking: readonly BlockingGate[], held?: string)
       if (gate.openFor) {
         return `${held ?? 'this revision'} awaits approval at gate '${gate.name}' (open only for ${gate.openFor.revision}, approved by ${gate.openFor.approvedBy})${approve ? `; approve it with: ${approve}` : ''}`;
       }
+      if (gate.closedByAlarms?.length)
+        return `waiting for gate '${gate.name}' (closed by ${alarmHoldsText(gate.closedByAlarms)}; it opens when the alarm clears)`;
       if (gate.problem) return `waiting for gate '${gate.name}' (closed: ${printable(gate.problem)})`;
       const opens = gate.opensAt
         ? `opens at ${formatInstant(gate.opensAt)}`

@@ -18,6 +18,9 @@ import {
 } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
+import { alarmHoldsText, alarmsHolding } from './alarms.ts';
+import type { GateConditionReaders } from './evaluate.ts';
+import type { AlarmHold } from '../model/status.ts';
 import { approverKey } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import { GateEventError, type GateEvent } from './event.ts';
@@ -30,8 +33,8 @@ export interface WindowTimer {
   reopenAt(gate: string, at: Date): Promise<void>;
 }
 
-/** What handling a gate request reaches outside itself. */
-export interface GateDeps {
+/** What handling a gate request reaches outside itself (and what `status` reads: the gate's alarms). */
+export interface GateDeps extends GateConditionReaders {
   readonly db: TableClient;
   readonly clock: Clock;
   /** Reconciles the named deliveries now: asynchronous invocations of the reconcile function in AWS. */
@@ -66,8 +69,14 @@ export interface GateRequestResult {
   readonly pendingApprovals?: PendingApprovals;
   /** Deliveries asked to reconcile because the gate opened. */
   readonly reconciling: readonly string[];
+  /** `status`: the alarms closing the gate now, whatever its requests say. */
+  readonly closedByAlarms?: readonly AlarmHold[];
   readonly message: string;
 }
+
+/** `gate closed by alarm 'x' (in ALARM since …); by its requests: ` when alarms close it. */
+const alarmClause = (holds: readonly AlarmHold[] | undefined): string =>
+  holds?.length ? `closed by ${alarmHoldsText(holds)}; by its requests: ` : '';
 
 async function registeredGate(db: TableClient, name: string): Promise<Gate> {
   const gate = await getGate(db, name);
@@ -85,12 +94,26 @@ const approvalRule = (gate: Gate, now: Date): ApprovalRule => ({
   lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now),
 });
 
-/** A gate's state now, its last request, its next change and the approvals it is gathering. */
+/** What `sluice gates` shows of one gate. */
+export interface GateReport {
+  /** The state its requests, schedules and default give (alarms aside). */
+  readonly status: GateStatus;
+  readonly nextChange?: GateChange;
+  readonly pendingApprovals?: PendingApprovals;
+  /** The alarms closing the gate now, whatever `status` says (gates with `alarms`). */
+  readonly closedByAlarms?: readonly AlarmHold[];
+}
+
+/**
+ * A gate's state now, its last request, its next change, the approvals it is gathering and the
+ * alarms closing it.
+ */
 export async function gateStatus(
   name: string,
-  deps: Pick<GateDeps, 'db' | 'clock'>,
-): Promise<{ status: GateStatus; nextChange?: GateChange; pendingApprovals?: PendingApprovals }> {
+  deps: Pick<GateDeps, 'db' | 'clock' | 'alarmStates'>,
+): Promise<GateReport> {
   const gate = await registeredGate(deps.db, name);
+  const closedByAlarms = await alarmsHolding(gate, deps.alarmStates);
   const request = await getGateRequest(deps.db, name);
   const now = deps.clock.now();
   const pendingApprovals =
@@ -101,6 +124,7 @@ export async function gateStatus(
     status: gateStateAt(gate, request, now),
     nextChange: nextChange(gate, request, now),
     ...(pendingApprovals && { pendingApprovals }),
+    ...(closedByAlarms.length > 0 && { closedByAlarms }),
   };
 }
 
@@ -118,7 +142,7 @@ export async function handleGateEvent(
   const gate = await registeredGate(deps.db, event.gate);
   const now = deps.clock.now();
   if (event.action === 'status') {
-    const { status, nextChange: next, pendingApprovals } = await gateStatus(event.gate, deps);
+    const { status, nextChange: next, pendingApprovals, closedByAlarms } = await gateStatus(event.gate, deps);
     return {
       gate: gate.name,
       action: 'status',
@@ -126,8 +150,9 @@ export async function handleGateEvent(
       status,
       nextChange: next,
       ...(pendingApprovals && { pendingApprovals }),
+      ...(closedByAlarms && { closedByAlarms }),
       reconciling: [],
-      message: describeGate(status, next, pendingApprovals, gate.approvers),
+      message: `${alarmClause(closedByAlarms)}${describeGate(status, next, pendingApprovals, gate.approvers)}`,
     };
   }
   const request = await admitRequest(gate, event, caller, deps.db, now);

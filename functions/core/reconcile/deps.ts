@@ -4,6 +4,7 @@ import type { ClusterSessions } from '../kube/cluster-sessions.ts';
 import type { ArtifactCache } from '../oci/artifact-cache.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
+import type { GateConditionReaders } from '../gates/evaluate.ts';
 import type { Decryptor } from '../manifests/encrypted.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
 import type { Fence } from '../store/lease.ts';
@@ -13,7 +14,7 @@ import type { EventSink } from './events.ts';
 import type { RetryTimer } from './retry.ts';
 
 /** Everything a reconcile reaches outside itself, passed in so Lambda, CLI and tests share the engine. */
-export interface ReconcileDeps {
+export interface ReconcileDeps extends GateConditionReaders {
   readonly db: TableClient;
   readonly clock: Clock;
   /** Registry credentials for a delivery's source (ECR token for provider aws). */

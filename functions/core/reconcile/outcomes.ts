@@ -18,7 +18,13 @@ import {
   type StatusFields,
   type StatusUpdate,
 } from '../store/status.ts';
-import { dependencyMessage, isUpToDate, waitingDependents, type UnreadyDependency } from './depends-on.ts';
+import {
+  dependencyMessage,
+  isUpToDate,
+  soakEnd,
+  waitingDependents,
+  type UnreadyDependency,
+} from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
 import { announceWaiting } from './release-waiting.ts';
@@ -106,7 +112,8 @@ export async function hold(
   revision?: string,
 ): Promise<ReconcileResult> {
   const blockedSince = heldSince(run);
-  await finish(run, 'Blocked', { ...status, ready: false, reason, message, blockedSince });
+  const notReady = { readySince: null, soakingUntil: null };
+  await finish(run, 'Blocked', { ...notReady, ...status, ready: false, reason, message, blockedSince });
   if (status.blockedBy)
     await announceWaiting(run.delivery.name, run.previous, status.blockedBy, revision, run.deps);
   return {
@@ -136,12 +143,22 @@ export function block(
   );
 }
 
-/** Records a run held until the deliveries it depends on are ready: nothing was applied or pruned. */
-export function waitForDependencies(
+/**
+ * Records a run held until the deliveries it depends on are ready: nothing was applied or pruned.
+ * Held only by soaks, it is retried when the last one ends (a one-time schedule; the interval is
+ * the backstop); held by a dependency that is not Ready, it follows that one's success.
+ */
+export async function waitForDependencies(
   run: Run,
   unready: readonly UnreadyDependency[],
 ): Promise<ReconcileResult> {
-  return hold(run, 'DependencyNotReady', dependencyMessage(unready), { blockedBy: null });
+  const soaked = soakEnd(unready);
+  const nextRetryAt = soaked && (await scheduleRetry(run, soaked));
+  return hold(run, 'DependencyNotReady', dependencyMessage(unready), {
+    blockedBy: null,
+    soakingUntil: soaked?.toISOString() ?? null,
+    nextRetryAt: nextRetryAt ?? null,
+  });
 }
 
 /**
@@ -226,6 +243,11 @@ export async function succeed(
   const { previous } = run;
   const message = withKept(`Applied revision: ${artifact.revision}`, kept);
   const lastSuccessAt = run.deps.clock.now().toISOString();
+  // Ready at this revision since the first run that found it so (what a dependent's soak counts from).
+  const stillReady = previous?.ready === true && previous.lastAppliedRevision === artifact.revision;
+  const readySince = stillReady
+    ? (previous.readySince ?? previous.lastSuccessAt ?? lastSuccessAt)
+    : lastSuccessAt;
   const steady =
     kept.length === 0 &&
     changes.created + changes.configured + changes.deleted === 0 &&
@@ -246,6 +268,8 @@ export async function succeed(
       inventorySize: inventorySizeOf(changes),
       changes,
       lastSuccessAt,
+      readySince,
+      soakingUntil: null,
       blockedBy: null,
       blockedSince: null,
       pendingRevision: null,
@@ -282,6 +306,8 @@ export async function fail(run: Run, error: unknown, revision: string | undefine
     lastAttemptedRevision: revision,
     blockedBy: null,
     blockedSince: null,
+    readySince: null,
+    soakingUntil: null,
     nextRetryAt: nextRetryAt ?? null,
   });
   return {

@@ -4,7 +4,8 @@ import type { Delivery, PruneLimit } from '../config/index.ts';
 import { DEFAULTS } from '../config/defaults.ts';
 import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
-import { gateHolding } from '../gates/evaluate.ts';
+import { alarmHoldsText } from '../gates/alarms.ts';
+import { gateHolding, type GateConditionReaders } from '../gates/evaluate.ts';
 import { describeEntry, type InventoryEntry } from '../manifests/inventory.ts';
 import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
@@ -60,6 +61,7 @@ export async function checkPruneLimit(
   { revision, stale, inventory, alsoDeleted = [] }: PlannedDeletions,
   db: TableClient,
   now: Date,
+  conditions: GateConditionReaders = {},
 ): Promise<void> {
   const limit = delivery.pruneLimit ?? DEFAULTS.pruneLimit;
   const doomed = [...(delivery.prune ? stale.map(describeEntry) : []), ...alsoDeleted];
@@ -70,7 +72,14 @@ export async function checkPruneLimit(
   const gateName = delivery.pruneLimitGate;
   if (gateName) {
     // An approval pinned to a revision allows that revision's mass deletion only.
-    const holding = await gateHolding(delivery.name, { name: gateName, blocks: 'all' }, revision, db, now);
+    const holding = await gateHolding(
+      delivery.name,
+      { name: gateName, blocks: 'all' },
+      revision,
+      db,
+      now,
+      conditions,
+    );
     if (holding === undefined) return;
     if (holding === 'unregistered') {
       approval = `Its pruneLimitGate '${gateName}' is not registered: register it, then open it to allow this`;
@@ -78,7 +87,9 @@ export async function checkPruneLimit(
       const opensAt = holding.opensAt;
       closed = { name: gateName, blocks: 'all', ...(opensAt && { opensAt }) };
       const opens = opensAt ? ` (it opens at ${formatInstant(opensAt)})` : '';
-      approval = `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --revision ${revision} --for 15m --reason <why>)`;
+      approval = holding.closedByAlarms?.length
+        ? `Gate '${gateName}' is closed by ${alarmHoldsText(holding.closedByAlarms)}: no request opens it until the alarm clears`
+        : `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --revision ${revision} --for 15m --reason <why>)`;
     }
   } else {
     approval = 'Raise pruneLimit, or name a gate in pruneLimitGate and open it, to allow this';

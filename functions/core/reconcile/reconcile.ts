@@ -79,12 +79,12 @@ async function reconcileHeld(
   const run = startRun(delivery, deps, lease);
   let revision: string | undefined;
   try {
-    const unready = await unreadyDependencies(delivery, deps.db);
+    const unready = await unreadyDependencies(delivery, deps.db, run.started);
     if (unready.length > 0) {
       await rememberHeldRevision(delivery, deps);
       return await waitForDependencies(run, unready);
     }
-    const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started);
+    const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started, deps);
     const closed = verdictFor(evaluation);
     const credentials = deps.registryCredentials(delivery.source);
     if (closed.blockAll.length > 0) {

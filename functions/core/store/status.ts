@@ -13,7 +13,14 @@ export type {
 } from '../model/status.ts';
 
 type Clearable =
-  'blockedBy' | 'blockedSince' | 'pendingRevision' | 'nextRetryAt' | 'lastAppliedOriginRevision' | 'kept';
+  | 'blockedBy'
+  | 'blockedSince'
+  | 'pendingRevision'
+  | 'nextRetryAt'
+  | 'lastAppliedOriginRevision'
+  | 'kept'
+  | 'readySince'
+  | 'soakingUntil';
 
 /** A status write: fields left undefined are kept, the clearable ones set to null are removed. */
 export type StatusUpdate = Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs' | Clearable> & {
