@@ -131,6 +131,7 @@ export function reconcileDepsFromEnvironment(options: {
     registryCredentials: (source) => credentialsFor(source, providers),
     connect: async (cluster) => kubeConfigFor(await connections(cluster)),
     clusterSessions: new ClusterSessions(),
+    slotHints: new Map(),
     artifactCache: options.cacheArtifacts ? new ArtifactCache(join(tmpdir(), 'sluice')) : undefined,
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,

@@ -31,6 +31,11 @@ export interface ReconcileDeps extends GateConditionReaders {
    * @default none: every run pulls its artifact anew
    */
   readonly artifactCache?: ArtifactCache;
+  /**
+   * Per cluster, the slot this container held last, tried first next time (one table request
+   * instead of a look at every slot, then a take). @default none
+   */
+  readonly slotHints?: Map<string, number>;
   readonly events?: EventSink;
   /** Identifies this run in the lease (e.g. the Lambda request id). */
   readonly runId: string;
