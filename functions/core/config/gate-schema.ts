@@ -1,7 +1,7 @@
 // One gate: its default, window, approvals and cron schedules, normalised to the Gate type.
 import * as z from 'zod';
 import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
-import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
+import { DEFAULTS, MAX_APPROVERS, MAX_OVERRIDE_LIMIT_MS, MAX_WINDOW_MS } from './defaults.ts';
 import { formatDuration } from './duration.ts';
 import type { Gate, GateSchedule } from './types.ts';
 import { checked, duration, name, strict } from './fields.ts';
@@ -43,6 +43,11 @@ export const gateSchema = strict({
     .optional(),
   requireVerified: z.boolean().optional(),
   preventSelfApproval: z.boolean().optional(),
+  maxOverride: duration()
+    .refine((ms) => ms <= MAX_OVERRIDE_LIMIT_MS, {
+      message: `must be at most ${formatDuration(MAX_OVERRIDE_LIMIT_MS)}: a longer override is not break-glass (change the gate instead)`,
+    })
+    .optional(),
 })
   .superRefine((gate, ctx) => {
     if (gate.preventSelfApproval && gate.approval !== 'revision')
@@ -85,6 +90,7 @@ export const gateSchema = strict({
     ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
     ...(gate.requireVerified && { requireVerified: true }),
     ...(gate.preventSelfApproval && { preventSelfApproval: true }),
+    ...(gate.maxOverride !== undefined && { maxOverrideMs: gate.maxOverride }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

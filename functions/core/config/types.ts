@@ -38,6 +38,8 @@ export interface Gate {
    * ECR PutImage); needs `approval: 'revision'`. Absent: false.
    */
   preventSelfApproval?: boolean;
+  /** The longest a break-glass override of this gate may last; absent: DEFAULT_MAX_OVERRIDE_MS (4 h). */
+  maxOverrideMs?: number;
 }
 
 export type GateApproval = 'any' | 'revision';

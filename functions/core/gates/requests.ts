@@ -22,6 +22,8 @@ import { approverKey } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
+import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
+import type { GateOverrideEvent } from './override.ts';
 import type { CallerIdentityService } from './proof.ts';
 import { gateStateAt, lastClosedAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
@@ -38,7 +40,11 @@ export interface GateDeps {
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
   readonly windowTimer?: WindowTimer;
   /** Publishes `Gate Opened` / `Gate Closed` when a request changes the state (EventBridge in AWS). */
-  readonly publish?: (detailType: 'Gate Opened' | 'Gate Closed', detail: GateChangedEvent) => Promise<void>;
+  /** And `Gate Override` when a break-glass override is made (override-request.ts). */
+  readonly publish?: (
+    detailType: 'Gate Opened' | 'Gate Closed' | 'Gate Override',
+    detail: GateChangedEvent | GateOverrideEvent,
+  ) => Promise<void>;
   readonly log?: (message: string) => void;
   /** Verifies the proofs that signed requests carry (STS in AWS). */
   readonly sts?: CallerIdentityService;
@@ -89,7 +95,13 @@ const approvalRule = (gate: Gate, now: Date): ApprovalRule => ({
 export async function gateStatus(
   name: string,
   deps: Pick<GateDeps, 'db' | 'clock'>,
-): Promise<{ status: GateStatus; nextChange?: GateChange; pendingApprovals?: PendingApprovals }> {
+): Promise<{
+  status: GateStatus;
+  nextChange?: GateChange;
+  pendingApprovals?: PendingApprovals;
+  /** Break-glass overrides in force (they let one revision each through; the state above is the gate's own). */
+  overrides?: GateOverride[];
+}> {
   const gate = await registeredGate(deps.db, name);
   const request = await getGateRequest(deps.db, name);
   const now = deps.clock.now();
@@ -97,10 +109,12 @@ export async function gateStatus(
     gate.approvers > 1
       ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now))
       : undefined;
+  const overrides = await activeOverrides(deps.db, name, now);
   return {
     status: gateStateAt(gate, request, now),
     nextChange: nextChange(gate, request, now),
     ...(pendingApprovals && { pendingApprovals }),
+    ...(overrides.length > 0 && { overrides }),
   };
 }
 
