@@ -174,11 +174,12 @@ function deliveryInput(
 
 function gateInput(gate: SluiceGate, path: Path, issues: Issues): Record<string, unknown> {
   if (!isRecord(gate)) return gate as never;
-  const { window, schedules, ...rest } = gate;
+  const { window, schedules, maxOverride, ...rest } = gate;
   forbidTokens(rest, path, issues);
   return defined({
     ...rest,
     window: durationText(window, [...path, 'window'], issues),
+    maxOverride: durationText(maxOverride, [...path, 'maxOverride'], issues),
     schedules: Array.isArray(schedules)
       ? schedules.map((schedule, index) => {
           if (!isRecord(schedule)) return schedule;

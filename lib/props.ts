@@ -358,6 +358,12 @@ export interface SluiceGate {
    * @default 'closed'
    */
   readonly insufficientData?: 'open' | 'closed';
+  /**
+   * The longest a break-glass override (`sluice gate override`, allowed by `grantBreakGlass`) may
+   * let a revision through this gate; a longer `--for` is refused. At most 24h.
+   * @default Duration.hours(4)
+   */
+  readonly maxOverride?: Duration;
 }
 
 export interface SluiceProps {

@@ -10,6 +10,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
+import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
 import { SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
 import { FleetAlarms } from './fleet-alarms.ts';
@@ -102,6 +103,8 @@ export class Sluice extends Construct {
   readonly releaseWaitingRules: ReadonlyMap<string, events.Rule>;
   private readonly gateEntries: GateEntries;
   private readonly gateRunbooks: GateRunbooks;
+  private readonly breakGlassProps: BreakGlassProps;
+  private breakGlass?: BreakGlass;
 
   /**
    * sluice with the gates and deliveries of a `sluice.yaml` (the file `sluice register -f` reads),
@@ -261,6 +264,12 @@ export class Sluice extends Construct {
     this.gateFunction = gate;
     failures.routeAsyncInvocations(gate, ASYNC_MAX_EVENT_AGE);
     this.gateEntries = new GateEntries(this, 'GateEntries', { gates: config.gates, gateFunction: gate });
+    this.breakGlassProps = {
+      gateFunction: gate,
+      alarmTopic: props.alarmTopic,
+      eventBus: props.eventBus,
+      deadLetterQueue: failures.queue,
+    };
     this.gateRunbooks = new GateRunbooks(this, 'GateRunbooks', {
       gates: config.gates,
       gateFunction: gate,
@@ -477,6 +486,31 @@ export class Sluice extends Construct {
    */
   grantRequestApproval(grantee: iam.IGrantable, gate: string): iam.Grant {
     return this.gateRunbooks.grantRequest(grantee, gate);
+  }
+
+  /**
+   * Lets `grantee` make break-glass overrides (`sluice gate override <gate>... --revision R --for
+   * 1h --reason … --function <gate function>`): let one pinned revision through any of the gates
+   * (at most each gate's maxOverride), never opening the mass-deletion brake. It is an entry of its
+   * own (alias `break_glass`), so grantGateRequests never allows it. The first grant makes the
+   * entry and its alarm (breakGlassAlarm); with an `eventBus` and an `alarmTopic`, each override is
+   * also sent to the topic as a message naming who, what and why.
+   */
+  grantBreakGlass(grantee: iam.IGrantable): iam.Grant {
+    if (this.specs.config.gates.length === 0)
+      throw new Error('grantBreakGlass: this Sluice has no gates, so there is nothing to override');
+    this.breakGlass ??= new BreakGlass(this, 'BreakGlass', this.breakGlassProps);
+    return this.breakGlass.grant(grantee);
+  }
+
+  /** The alarm on any break-glass override made; undefined until grantBreakGlass is called. */
+  get breakGlassAlarm(): cloudwatch.Alarm | undefined {
+    return this.breakGlass?.alarm;
+  }
+
+  /** The function URL of the break-glass entry; undefined until grantBreakGlass is called. */
+  get breakGlassUrl(): string | undefined {
+    return this.breakGlass?.url.url;
   }
 
   /** The name of a gate's Systems Manager runbook (Automation document). */

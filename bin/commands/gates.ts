@@ -12,6 +12,7 @@ import { alarmHoldsText } from '../../functions/core/gates/alarms.ts';
 import { printable } from '../../functions/core/gates/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
+import { describeOverride } from '../../functions/core/gates/override.ts';
 import {
   gateStatus,
   handleGateEvent,
@@ -21,6 +22,7 @@ import {
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { listGateAudit, listGateNames } from '../../functions/core/store/gates.ts';
 import { gateEntry, sendSignedGateRequest } from './signed-gate-request.ts';
+import { overrideCommand } from './override.ts';
 import { ago, paintState, printJson, printTable, relative } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
@@ -34,7 +36,9 @@ function atOption(value: string): Clock {
 
 export function gatesCommand(): Command {
   return new Command('gates')
-    .description('List gates: state, default, since, until, next scheduled change, last request')
+    .description(
+      'List gates: state, default, since, until, next scheduled change, last request, and break-glass overrides in force',
+    )
     .argument('[gate]', 'only this gate')
     .option('--at <time>', 'evaluate at this time instead of now (ISO 8601), to plan ahead')
     .option('--json', 'print as JSON')
@@ -73,6 +77,11 @@ export function gatesCommand(): Command {
         }),
         (text, column) => (column === 1 ? paintState(text) : text),
       );
+      for (const { status, overrides } of gates)
+        for (const override of overrides ?? [])
+          process.stdout.write(
+            `OVERRIDE gate '${status.name}' (break-glass): lets ${describeOverride(override)} (ends ${relative(override.endsAt, now)})\n`,
+          );
     });
 }
 
@@ -205,7 +214,7 @@ function historyCommand(): Command {
         ['REQUESTED AT', 'ACTION', 'REVISION', 'WINDOW', 'BY', 'SOURCE', 'OUTCOME', 'REASON'],
         records.map((r) => [
           formatInstant(r.requestedAt),
-          r.action,
+          r.action === 'override' ? 'OVERRIDE' : r.action,
           r.revision ?? '-',
           r.windowMs === undefined ? '-' : formatDuration(r.windowMs),
           requestAuthors(r),
@@ -219,12 +228,13 @@ function historyCommand(): Command {
 
 export function gateCommand(): Command {
   return new Command('gate')
-    .description('Open or close a gate, or show its history')
+    .description('Open or close a gate, override it (break-glass), or show its history')
     .addHelpText(
       'after',
       '\nExamples:\n  sluice gate open sre-approval --for 1h --reason CHG-1234\n  sluice gate history sre-approval',
     )
     .addCommand(requestCommand('open'))
     .addCommand(requestCommand('close'))
+    .addCommand(overrideCommand())
     .addCommand(historyCommand());
 }

@@ -39,6 +39,10 @@ export const MAX_CLUSTER_CONCURRENCY = 100;
 
 /** The longest a gate request may last: a year. Longer is a typo, and dates past it are not worth evaluating. */
 export const MAX_WINDOW_MS = 366 * 24 * 3_600_000;
+/** The longest a break-glass override may last by default (a gate's `maxOverride`): 4 h. */
+export const DEFAULT_MAX_OVERRIDE_MS = 4 * 3_600_000;
+/** The most a gate's `maxOverride` may be set to: a day. A longer override is not break-glass. */
+export const MAX_OVERRIDE_LIMIT_MS = 24 * 3_600_000;
 /** The most distinct approvers a gate may require (GitHub Environments allows up to six reviewers). */
 export const MAX_APPROVERS = 6;
 

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
 import { alarmsSchema } from './alarm-fields.ts';
-import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
+import { DEFAULTS, MAX_APPROVERS, MAX_OVERRIDE_LIMIT_MS, MAX_WINDOW_MS } from './defaults.ts';
 import { formatDuration } from './duration.ts';
 import type { Gate, GateSchedule } from './types.ts';
 import { checked, duration, name, strict } from './fields.ts';
@@ -46,6 +46,11 @@ export const gateSchema = strict({
   preventSelfApproval: z.boolean().optional(),
   alarms: alarmsSchema.optional(),
   insufficientData: z.enum(['open', 'closed']).optional(),
+  maxOverride: duration()
+    .refine((ms) => ms <= MAX_OVERRIDE_LIMIT_MS, {
+      message: `must be at most ${formatDuration(MAX_OVERRIDE_LIMIT_MS)}: a longer override is not break-glass (change the gate instead)`,
+    })
+    .optional(),
 })
   .superRefine((gate, ctx) => {
     if (gate.insufficientData !== undefined && !gate.alarms?.length)
@@ -98,6 +103,7 @@ export const gateSchema = strict({
       alarms: gate.alarms,
       insufficientData: gate.insufficientData ?? DEFAULTS.insufficientData,
     }),
+    ...(gate.maxOverride !== undefined && { maxOverrideMs: gate.maxOverride }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

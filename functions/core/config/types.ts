@@ -46,6 +46,8 @@ export interface Gate {
   alarms?: string[];
   /** What an alarm in INSUFFICIENT_DATA does to the gate (set only with `alarms`); absent: `closed`. */
   insufficientData?: GateState;
+  /** The longest a break-glass override of this gate may last; absent: DEFAULT_MAX_OVERRIDE_MS (4 h). */
+  maxOverrideMs?: number;
 }
 
 export type GateApproval = 'any' | 'revision';

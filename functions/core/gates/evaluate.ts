@@ -5,12 +5,16 @@ import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { alarmsHolding, type AlarmStateReader } from './alarms.ts';
 import { requestAuthors } from './messages.ts';
+import { overridesFor, withoutOverridden } from './override.ts';
+import type { GateOverride } from '../store/gate-overrides.ts';
 import { digestOf, gateStateAt, nextOpening, type GateStatus } from './state.ts';
 
 /** The gates a delivery references, as they stand: closed ones, and open ones pinned to a revision. */
 export interface GateEvaluation {
   readonly closed: readonly BlockingGate[];
   readonly pinned: readonly { readonly ref: GateRef; readonly status: GateStatus }[];
+  /** Break-glass overrides in force for this delivery (evaluateGates only: never the brake's gateHolding). */
+  readonly overrides?: readonly GateOverride[];
 }
 
 /**
@@ -28,6 +32,8 @@ export interface GateVerdict {
   readonly blockAll: readonly BlockingGate[];
   /** `blocks: revisions` gates: the last applied revision may be re-applied, no new one. */
   readonly blockRevisions: readonly BlockingGate[];
+  /** Gates that hold the revision but let it through because a break-glass override names it. */
+  readonly overridden?: readonly { readonly gate: BlockingGate; readonly override: GateOverride }[];
 }
 
 /** Step 3 of a reconcile: the state of every gate the delivery references, at `now`. */
@@ -51,6 +57,7 @@ export async function evaluateGates(
   return {
     closed: evaluations.flatMap((evaluation) => evaluation.closed),
     pinned: evaluations.flatMap((evaluation) => evaluation.pinned),
+    overrides: await overridesFor(delivery, refs, db, now),
   };
 }
 
@@ -133,8 +140,12 @@ export function verdictFor(evaluation: GateEvaluation, revision?: string): GateV
       },
     })),
   ];
-  return {
-    blockAll: holding.filter((gate) => gate.blocks === 'all'),
-    blockRevisions: holding.filter((gate) => gate.blocks === 'revisions'),
-  };
+  return withoutOverridden(
+    {
+      blockAll: holding.filter((gate) => gate.blocks === 'all'),
+      blockRevisions: holding.filter((gate) => gate.blocks === 'revisions'),
+    },
+    evaluation.overrides,
+    revision,
+  );
 }

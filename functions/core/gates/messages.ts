@@ -41,7 +41,9 @@ export function describeGate(
 }
 
 /** Who a request is by, readably: every approver when it took more than one. */
-export function requestAuthors(request: NonNullable<GateStatus['lastRequest']>): string {
+export function requestAuthors(
+  request: Pick<NonNullable<GateStatus['lastRequest']>, 'approvedBy' | 'requestedBy' | 'verified' | 'source'>,
+): string {
   return (request.approvedBy ?? [request.requestedBy])
     .map((principal) => readablePrincipal(principal, request.verified, request.source))
     .join(' and ');

@@ -1,6 +1,13 @@
 import { gateEntryOf } from './entry.ts';
 import { GateEventError, parseGateEvent } from './event.ts';
-import { ProofRefused, unqualifiedArn, verifyProof, type CallerProof, type ProvenFields } from './proof.ts';
+import {
+  gateRequestDigest,
+  ProofRefused,
+  unqualifiedArn,
+  verifyProof,
+  type CallerProof,
+  type ProvenFields,
+} from './proof.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
 
 /** How a proven request arrived: through the gate's function URL, or a direct invocation of its alias. */
@@ -30,16 +37,21 @@ export async function handleProvenRequest(
     );
   if (request.action === 'status') return handleGateEvent({ ...request, source: transport }, deps);
   if (!deps.sts) throw new Error('the gate function has no STS endpoint to verify proofs with');
-  const principal = await verifyProof(parseProof(proof), fields as unknown as ProvenFields, {
-    functionArn: unqualifiedArn(invokedFunctionArn),
-    sts: deps.sts,
-    db: deps.db,
-    now: deps.clock.now(),
-  });
+  const principal = await verifyProof(
+    parseProof(proof),
+    gateRequestDigest(fields as unknown as ProvenFields),
+    {
+      functionArn: unqualifiedArn(invokedFunctionArn),
+      sts: deps.sts,
+      db: deps.db,
+      now: deps.clock.now(),
+    },
+  );
   return handleGateEvent({ ...request, source: transport }, deps, { principal, verified: true });
 }
 
-function parseProof(raw: unknown): CallerProof {
+/** The `proof` of a signed request, checked for shape. */
+export function parseProof(raw: unknown): CallerProof {
   const proof = raw as Partial<CallerProof> | undefined;
   if (
     typeof proof !== 'object' ||

@@ -25,6 +25,8 @@ import { approverKey } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
+import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
+import type { GateOverrideEvent } from './override.ts';
 import type { CallerIdentityService } from './proof.ts';
 import { gateStateAt, lastClosedAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
@@ -41,7 +43,11 @@ export interface GateDeps extends GateConditionReaders {
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
   readonly windowTimer?: WindowTimer;
   /** Publishes `Gate Opened` / `Gate Closed` when a request changes the state (EventBridge in AWS). */
-  readonly publish?: (detailType: 'Gate Opened' | 'Gate Closed', detail: GateChangedEvent) => Promise<void>;
+  /** And `Gate Override` when a break-glass override is made (override-request.ts). */
+  readonly publish?: (
+    detailType: 'Gate Opened' | 'Gate Closed' | 'Gate Override',
+    detail: GateChangedEvent | GateOverrideEvent,
+  ) => Promise<void>;
   readonly log?: (message: string) => void;
   /** Verifies the proofs that signed requests carry (STS in AWS). */
   readonly sts?: CallerIdentityService;
@@ -102,6 +108,8 @@ export interface GateReport {
   readonly pendingApprovals?: PendingApprovals;
   /** The alarms closing the gate now, whatever `status` says (gates with `alarms`). */
   readonly closedByAlarms?: readonly AlarmHold[];
+  /** Break-glass overrides in force (they let one revision each through; the state above is the gate's own). */
+  readonly overrides?: readonly GateOverride[];
 }
 
 /**
@@ -120,11 +128,13 @@ export async function gateStatus(
     gate.approvers > 1
       ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now))
       : undefined;
+  const overrides = await activeOverrides(deps.db, name, now);
   return {
     status: gateStateAt(gate, request, now),
     nextChange: nextChange(gate, request, now),
     ...(pendingApprovals && { pendingApprovals }),
     ...(closedByAlarms.length > 0 && { closedByAlarms }),
+    ...(overrides.length > 0 && { overrides }),
   };
 }
 

@@ -272,7 +272,7 @@ describe('parseConfig', () => {
     });
   });
 
-  it('bounds gate windows to a year and approvers to six, naming the field', () => {
+  it('bounds gate windows to a year, approvers to six and maxOverride to a day, naming the field', () => {
     const problems = (gate: Record<string, unknown>) => {
       try {
         parseGate({ name: 'g', default: 'closed', ...gate });
@@ -290,6 +290,11 @@ describe('parseConfig', () => {
     expect(problems({ window: '366d', approvers: 6 })).toEqual([]);
     expect(problems({ approvers: 7 })).toEqual(['approvers: must be at most 6']);
     expect(problems({ approvers: 1.5 })).toEqual(['approvers: must be a whole number']);
+    expect(problems({ maxOverride: '25h' })).toEqual([
+      'maxOverride: must be at most 1d: a longer override is not break-glass (change the gate instead)',
+    ]);
+    expect(parseGate({ name: 'g', default: 'closed', maxOverride: '30m' }).maxOverrideMs).toBe(1_800_000);
+    expect(parseGate({ name: 'g', default: 'closed' })).not.toHaveProperty('maxOverrideMs');
   });
 
   it('sessionNamedRoles takes role ARNs only: a bare name would match a role of that name in any account', () => {
