@@ -158,8 +158,8 @@ async function largeDeliveryCases(bed: Bed, say: (line: string) => void): Promis
       measure(bed, 'flux', () => pushed(bed, [fluxName], () => digest));
 
     say(`flux (a) pair ${p + 1}/${PAIRS}: push → applied, ${APPLY_COUNT.toLocaleString('en')} objects`);
-    await push(sluiceName, mixFiles({ count: APPLY_COUNT, prefix: `s${p}` }));
-    let digest = await push(fluxName, mixFiles({ count: APPLY_COUNT, prefix: `f${p}` }));
+    await push(sluiceName, mixFiles({ count: APPLY_COUNT, prefix: `fxs${p}` }));
+    let digest = await push(fluxName, mixFiles({ count: APPLY_COUNT, prefix: `fxf${p}` }));
     apply.push(await inAlternatingOrder(p, sluiceRun, fluxRun(digest)));
 
     say(`flux (c) pair ${p + 1}/${PAIRS}: steady state`);
@@ -171,8 +171,8 @@ async function largeDeliveryCases(bed: Bed, say: (line: string) => void): Promis
 
     say(`flux (d) pair ${p + 1}/${PAIRS}: push → pruned, ${PRUNE_COUNT} objects`);
     const kept = APPLY_COUNT - PRUNE_COUNT;
-    await push(sluiceName, mixFiles({ count: kept, prefix: `s${p}`, revision: 2 }));
-    digest = await push(fluxName, mixFiles({ count: kept, prefix: `f${p}`, revision: 2 }));
+    await push(sluiceName, mixFiles({ count: kept, prefix: `fxs${p}`, revision: 2 }));
+    digest = await push(fluxName, mixFiles({ count: kept, prefix: `fxf${p}`, revision: 2 }));
     prune.push(await inAlternatingOrder(p, sluiceRun, fluxRun(digest)));
   }
   const paired = (name: string, samples: { sluice: Sample; flux: Sample }[]): PairedCase => ({
