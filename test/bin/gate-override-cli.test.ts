@@ -73,7 +73,9 @@ describe('sluice gate override', () => {
       ...['--function', 'sluice-gate'],
     );
     expect(made.stderr).toBe('');
-    expect(made.stdout).toContain(`break-glass override of gate '${gate}': lets ${revision} until`);
+    expect(made.stdout).toContain(
+      `break-glass override of gate '${gate}': lets ${revision} (deliveries ${delivery}) until`,
+    );
     expect(made.stdout).toContain(`by ${ALICE}: INC-77 hotfix; reconciling ${delivery}`);
     expect(recorder.requests.some((r) => r.path.includes('/url?Qualifier=break_glass'))).toBe(true);
     expect(await configMapValue(core, 'app', ns)).toBe('hotfix');

@@ -97,11 +97,13 @@ export async function makeOverride(
   }
   const id = randomUUID();
   const endsAt = new Date(now.getTime() + event.windowMs).toISOString();
-  const overrides: GateOverride[] = targets.map(({ gate }) => ({
+  // The scope is fixed now: the deliveries that use the gate today (or the ones named), not any
+  // that start using it while the override lasts.
+  const overrides: GateOverride[] = targets.map(({ gate, deliveries }) => ({
     id,
     gate: gate.name,
     revision: event.revision,
-    ...(event.deliveries && { deliveries: event.deliveries }),
+    deliveries,
     madeAt: now.toISOString(),
     endsAt,
     madeBy: caller.principal,
@@ -124,9 +126,19 @@ export async function makeOverride(
   };
   await deps
     .publish?.(GATE_OVERRIDE, detail)
-    .catch((error: unknown) => deps.log?.(`could not publish the ${GATE_OVERRIDE} event: ${String(error)}`));
-  if (reconciling.length > 0) await deps.reconcileNow?.(reconciling);
-  const message = overrideMessage(overrides, reconciling);
+    .catch((error: unknown) =>
+      deps.log?.(
+        `WARNING: could not publish the ${GATE_OVERRIDE} event (the override is in force): ${String(error)}`,
+      ),
+    );
+  // The override is in force from here on: a catch-up that cannot be started is said, not thrown
+  // (the deliveries' own schedules reconcile them), so the override is always reported and metered.
+  let caughtUp = '';
+  if (reconciling.length > 0)
+    await deps.reconcileNow?.(reconciling).catch((error: unknown) => {
+      caughtUp = `; the deliveries could not be reconciled at once (${String(error)}): their next scheduled run applies the revision`;
+    });
+  const message = `${overrideMessage(overrides, reconciling)}${caughtUp}`;
   deps.log?.(message);
   return { action: 'override', outcome: 'accepted', overrides, reconciling, message };
 }

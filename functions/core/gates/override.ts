@@ -1,7 +1,9 @@
 // Break-glass overrides: what a request says, the hash its proof signs, and how an override enters
 // a delivery's gate verdict. An override lets one pinned revision through a gate for a bounded
 // window; it never changes the gate's state, and it never reaches the mass-deletion brake.
-import type { GateRef } from '../config/index.ts';
+import { DEFAULT_MAX_OVERRIDE_MS } from '../config/defaults.ts';
+import type { Gate, GateRef } from '../config/index.ts';
+import { getGate } from '../store/gates.ts';
 import type { BlockingGate } from '../model/status.ts';
 import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
 import type { RequestSource } from '../store/gates.ts';
@@ -50,7 +52,26 @@ export async function overridesFor(
 ): Promise<GateOverride[]> {
   const names = [...new Set(refs.map((ref) => ref.name))];
   const found = await Promise.all(names.map((gate) => activeOverrides(db, gate, now)));
-  return found.flat().filter((override) => overrideCovers(override, delivery));
+  const bounded = await Promise.all(
+    found.map(async (overrides, i) =>
+      overrides.length === 0 ? [] : withinGateLimit(overrides, await getGate(db, names[i]!), now),
+    ),
+  );
+  return bounded.flat().filter((override) => overrideCovers(override, delivery));
+}
+
+/**
+ * The overrides still within the gate's maxOverride as registered now: lowering it ends the
+ * overrides already made that have lasted longer (an unregistered gate keeps none).
+ */
+function withinGateLimit(
+  overrides: readonly GateOverride[],
+  gate: Gate | undefined,
+  now: Date,
+): GateOverride[] {
+  if (!gate) return [];
+  const limit = gate.maxOverrideMs ?? DEFAULT_MAX_OVERRIDE_MS;
+  return overrides.filter((override) => now.getTime() < Date.parse(override.madeAt) + limit);
 }
 
 interface Verdict {

@@ -96,7 +96,10 @@ describe('a break-glass override', () => {
 
     const made = await override({ gates: [gate], revision: hotfix, window: '1h', reason: 'INC-77 hotfix' });
     expect(made).toMatchObject({ outcome: 'accepted', reconciling: [delivery] });
-    expect(made.message).toContain(`break-glass override of gate '${gate}': lets ${hotfix} until`);
+    // Without --delivery, the scope is the deliveries that use the gate when it is made, named.
+    expect(made.message).toContain(
+      `break-glass override of gate '${gate}': lets ${hotfix} (deliveries ${delivery}) until`,
+    );
     expect(made.message).toContain(`by ${ALICE}: INC-77 hotfix; reconciling ${delivery}`);
     expect(gateDeps.reconciled.at(-1)).toMatchObject({ outcome: 'Succeeded', revision: hotfix });
     expect(await valueIn()).toBe('1.3.1');
@@ -369,7 +372,7 @@ describe('what an override never bypasses', () => {
 
 describe('it shows', () => {
   it('in sluice gates (and --json) while in force, and as OVERRIDE in sluice gate history', async () => {
-    const { clock, gate, override, push } = await closedGate();
+    const { clock, delivery, gate, override, push } = await closedGate();
     const hotfix = await push('1.3.1');
     const made = await override({ gates: [gate], revision: hotfix, window: '2h', reason: 'INC-77 hotfix' });
     const at = clock.now().toISOString();
@@ -378,7 +381,7 @@ describe('it shows', () => {
     const table = await sluice('gates', gate, '--at', at);
     expect(table.stdout).toMatch(new RegExp(`^${gate}\\s+closed\\s+closed\\s`, 'm'));
     expect(table.stdout).toContain(
-      `OVERRIDE gate '${gate}' (break-glass): lets ${hotfix} until ${endsAt} by ${ALICE}: INC-77 hotfix (ends in 2h)`,
+      `OVERRIDE gate '${gate}' (break-glass): lets ${hotfix} (deliveries ${delivery}) until ${endsAt} by ${ALICE}: INC-77 hotfix (ends in 2h)`,
     );
     const json = JSON.parse((await sluice('gates', gate, '--at', at, '--json')).stdout);
     expect(json).toMatchObject({
