@@ -20,8 +20,8 @@ import {
   type OverrideFields,
 } from './override-event.ts';
 import { BREAK_GLASS_ALIAS, GATE_OVERRIDE, overrideMessage, type GateOverrideEvent } from './override.ts';
-import { ProofRefused, unqualifiedArn, verifyProof } from './proof.ts';
-import { parseProof, type Transport } from './proven-request.ts';
+import { ProofRefused } from './proof.ts';
+import { provenPrincipal, type Transport } from './proven-request.ts';
 import type { GateDeps } from './requests.ts';
 
 /** What making an override answers. */
@@ -60,16 +60,11 @@ export async function handleProvenOverride(
       `send break-glass overrides to the gate function's ${BREAK_GLASS_ALIAS} entry (grantBreakGlass allows it); gate requests go to their own entries`,
     );
   const event = parseOverrideEvent(fields);
-  if (!deps.sts) throw new Error('the gate function has no STS endpoint to verify proofs with');
-  const principal = await verifyProof(
-    parseProof(proof),
+  const principal = await provenPrincipal(
+    proof,
     overrideRequestDigest(fields as unknown as OverrideFields),
-    {
-      functionArn: unqualifiedArn(invokedFunctionArn),
-      sts: deps.sts,
-      db: deps.db,
-      now: deps.clock.now(),
-    },
+    invokedFunctionArn,
+    deps,
   );
   return makeOverride(event, { principal, verified: true }, transport, deps);
 }

@@ -36,16 +36,11 @@ export async function handleProvenRequest(
       `this entry takes ${entry.action} requests for gate '${entry.gate}', not ${request.action} requests for gate '${request.gate}'`,
     );
   if (request.action === 'status') return handleGateEvent({ ...request, source: transport }, deps);
-  if (!deps.sts) throw new Error('the gate function has no STS endpoint to verify proofs with');
-  const principal = await verifyProof(
-    parseProof(proof),
+  const principal = await provenPrincipal(
+    proof,
     gateRequestDigest(fields as unknown as ProvenFields),
-    {
-      functionArn: unqualifiedArn(invokedFunctionArn),
-      sts: deps.sts,
-      db: deps.db,
-      now: deps.clock.now(),
-    },
+    invokedFunctionArn,
+    deps,
   );
   return handleGateEvent({ ...request, source: transport }, deps, { principal, verified: true });
 }
@@ -63,4 +58,23 @@ export function parseProof(raw: unknown): CallerProof {
       '"proof" is missing or malformed: a signed request carries {"query","nonce"} from a presigned STS GetCallerIdentity (sluice gate open --function makes it)',
     );
   return { query: proof.query, nonce: proof.nonce };
+}
+
+/**
+ * Who STS says signed `proof` for the request whose digest is `digest`, sent to
+ * `invokedFunctionArn` (the nonce is taken once): never a name from the payload.
+ */
+export async function provenPrincipal(
+  proof: unknown,
+  digest: string,
+  invokedFunctionArn: string,
+  deps: Pick<GateDeps, 'sts' | 'db' | 'clock'>,
+): Promise<Awaited<ReturnType<typeof verifyProof>>> {
+  if (!deps.sts) throw new Error('the gate function has no STS endpoint to verify proofs with');
+  return verifyProof(parseProof(proof), digest, {
+    functionArn: unqualifiedArn(invokedFunctionArn),
+    sts: deps.sts,
+    db: deps.db,
+    now: deps.clock.now(),
+  });
 }
