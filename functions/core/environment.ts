@@ -196,7 +196,7 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
 
 /**
  * The gates' Systems Manager runbooks (SLUICE_GATE_RUNBOOKS: `{"<gate>": "<document name>"}`, set
- * by the construct) and GetAutomationExecution (AWS_ENDPOINT_URL_SSM locally).
+ * by the construct), the break-glass runbook (SLUICE_BREAK_GLASS_RUNBOOK) and GetAutomationExecution (AWS_ENDPOINT_URL_SSM locally).
  */
 export function runbookDepsFromEnvironment(): RunbookDeps {
   // The SSM client is loaded only when a runbook invokes the function (it is large to import).
@@ -207,5 +207,10 @@ export function runbookDepsFromEnvironment(): RunbookDeps {
     );
     return (await reader)(executionId);
   };
-  return { runbooks: gateRunbooksFromEnvironment(), readAutomation };
+  const breakGlassRunbook = process.env[RUNTIME_ENV.breakGlassRunbook] || undefined;
+  return {
+    runbooks: gateRunbooksFromEnvironment(),
+    readAutomation,
+    ...(breakGlassRunbook && { breakGlassRunbook }),
+  };
 }
