@@ -3,7 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { formatDuration, type GateAction } from '../../functions/core/config/index.ts';
-import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
+import {
+  gateConditionsFromEnvironment,
+  reconcileDepsFromEnvironment,
+  tableFromEnvironment,
+} from '../../functions/core/environment.ts';
 import { printable } from '../../functions/core/gates/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
@@ -41,7 +45,8 @@ export function gatesCommand(): Command {
       const clock = opts.at ? atOption(opts.at) : systemClock;
       const db = tableFromEnvironment();
       const names = only ? [only] : (await listGateNames(db)).sort();
-      const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock })));
+      const conditions = gateConditionsFromEnvironment();
+      const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, conditions })));
       if (opts.json) {
         printJson(only ? gates[0] : gates);
         return;
@@ -53,12 +58,12 @@ export function gatesCommand(): Command {
           const last = status.lastRequest;
           return [
             status.name,
-            status.state,
+            status.closedBy ? `closed (${status.closedBy.cause})` : status.state,
             status.default,
             status.since ? ago(status.since, now) : '-',
             status.until ? relative(status.until, now) : '-',
             nextChange
-              ? `${nextChange.state === 'open' ? 'opens' : 'closes'} ${relative(nextChange.at, now)} (${formatInstant(nextChange.at)}, ${nextChange.cause})`
+              ? `${nextChange.state === 'open' ? 'opens' : 'closes'} ${relative(nextChange.at, now)} (${formatInstant(nextChange.at)}, ${nextChange.reason ? printable(nextChange.reason) : nextChange.cause})`
               : '-',
             last
               ? `${last.action}${last.revision ? ` ${last.revision}` : ''} by ${requestAuthors(last)} ${ago(last.requestedAt, now)}${last.reason ? `: ${printable(last.reason)}` : ''}${pendingApprovals ? `; ${pendingApprovals.approvals.length} approval(s) pending` : ''}`
@@ -76,6 +81,7 @@ export function localGateDeps(): GateDeps {
   return {
     db: deps.db,
     clock: deps.clock,
+    conditions: deps.conditions,
     reconcileNow: async (deliveries) => {
       for (const delivery of deliveries) {
         const result = await reconcile(delivery, { ...deps, runId: `cli-${randomUUID()}` });

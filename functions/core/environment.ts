@@ -11,6 +11,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.ts';
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
+import type { GateConditions } from './gates/conditions.ts';
 import type { GateDeps } from './gates/requests.ts';
 import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
@@ -120,6 +121,23 @@ export function reconcileDepsFromEnvironment(options: {
       : undefined,
     gateRunbooks: gateRunbooksFromEnvironment(),
     gateFunction: process.env.SLUICE_GATE_FUNCTION || undefined,
+    conditions: gateConditionsFromEnvironment(),
+  };
+}
+
+/**
+ * The readers of outside state gates depend on: SSM Change Calendars through GetCalendarState
+ * (AWS_ENDPOINT_URL_SSM locally), the SSM client loaded only when a gate has change calendars.
+ */
+export function gateConditionsFromEnvironment(): GateConditions {
+  let reader: Promise<NonNullable<GateConditions['changeCalendar']>> | undefined;
+  return {
+    changeCalendar: async (calendar, at) => {
+      reader ??= Promise.all([import('@aws-sdk/client-ssm'), import('./aws/ssm-change-calendar.ts')]).then(
+        ([{ SSMClient }, { ssmChangeCalendarReader }]) => ssmChangeCalendarReader(new SSMClient({})),
+      );
+      return (await reader)(calendar, at);
+    },
   };
 }
 
@@ -164,6 +182,7 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
     sts: stsCallerIdentity(
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
     ),
+    conditions: gateConditionsFromEnvironment(),
   };
 }
 

@@ -1,5 +1,6 @@
 // One gate: its default, window, approvals and cron schedules, normalised to the Gate type.
 import * as z from 'zod';
+import { closedPeriodFields } from './closed-period-schemas.ts';
 import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
 import { formatDuration } from './duration.ts';
@@ -43,6 +44,7 @@ export const gateSchema = strict({
     .optional(),
   requireVerified: z.boolean().optional(),
   preventSelfApproval: z.boolean().optional(),
+  ...closedPeriodFields,
 })
   .superRefine((gate, ctx) => {
     if (gate.preventSelfApproval && gate.approval !== 'revision')
@@ -85,6 +87,9 @@ export const gateSchema = strict({
     ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
     ...(gate.requireVerified && { requireVerified: true }),
     ...(gate.preventSelfApproval && { preventSelfApproval: true }),
+    ...(gate.freezes?.length && { freezes: gate.freezes }),
+    ...(gate.calendars?.length && { calendars: gate.calendars }),
+    ...(gate.changeCalendars?.length && { changeCalendars: gate.changeCalendars }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

@@ -3,6 +3,7 @@ import { SluiceError } from '../errors.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
+import { closedPeriodsOf, type GateConditions } from './conditions.ts';
 import { requestAuthors } from './messages.ts';
 import { digestOf, gateStateAt, nextOpening, type GateStatus } from './state.ts';
 
@@ -26,10 +27,11 @@ export async function evaluateGates(
   refs: readonly GateRef[],
   db: TableClient,
   now: Date,
+  conditions: GateConditions = {},
 ): Promise<GateEvaluation> {
   const evaluations: GateEvaluation[] = [];
   for (const ref of refs) {
-    const evaluation = await evaluateGate(delivery, ref, db, now);
+    const evaluation = await evaluateGate(delivery, ref, db, now, conditions);
     if (!evaluation)
       throw new SluiceError(
         'GateClosed',
@@ -54,8 +56,9 @@ export async function gateHolding(
   revision: string,
   db: TableClient,
   now: Date,
+  conditions: GateConditions = {},
 ): Promise<BlockingGate | undefined | 'unregistered'> {
-  const evaluation = await evaluateGate(delivery, ref, db, now);
+  const evaluation = await evaluateGate(delivery, ref, db, now, conditions);
   if (!evaluation) return 'unregistered';
   const verdict = verdictFor(evaluation, revision);
   return [...verdict.blockAll, ...verdict.blockRevisions][0];
@@ -67,11 +70,13 @@ async function evaluateGate(
   ref: GateRef,
   db: TableClient,
   now: Date,
+  conditions: GateConditions,
 ): Promise<GateEvaluation | undefined> {
   const gate = await getGate(db, ref.name);
   if (!gate) return undefined;
   const request = await getGateRequest(db, ref.name);
-  const status = gateStateAt(gate, request, now);
+  const periods = await closedPeriodsOf(gate, now, conditions);
+  const status = gateStateAt(gate, request, now, periods);
   const approvesRevisions = gate.approval === 'revision' && { approvesRevisions: true as const };
   if (status.state === 'open' && status.deliveries !== undefined && !status.deliveries.includes(delivery)) {
     const openFor = { deliveries: status.deliveries, approvedBy: requestAuthors(status.lastRequest!) };
@@ -79,13 +84,14 @@ async function evaluateGate(
   }
   if (status.state === 'open')
     return { closed: [], pinned: status.revision !== undefined ? [{ ref, status }] : [] };
-  const opensAt = status.problem ? undefined : nextOpening(gate, request, now);
+  const opensAt = status.problem ? undefined : nextOpening(gate, request, now, periods);
   const holding: BlockingGate = {
     name: ref.name,
     blocks: ref.blocks,
     ...(opensAt && { opensAt }),
     ...approvesRevisions,
     ...(status.problem && { problem: status.problem }),
+    ...(status.closedBy && { closedBy: status.closedBy.reason }),
   };
   return { closed: [holding], pinned: [] };
 }

@@ -23,7 +23,9 @@ export function describeGate(
   if (status.until) parts.push(`until ${formatInstant(status.until)}`);
   else if (next) parts.push(`until ${formatInstant(next.at)}`);
   const request = status.lastRequest;
-  if (status.byRequest && request) {
+  if (status.closedBy) {
+    parts.push(`(${printable(status.closedBy.reason)})`);
+  } else if (status.byRequest && request) {
     parts.push(
       `(${request.action} by ${requestAuthors(request)}${request.reason ? `: ${printable(request.reason)}` : ''})`,
     );
@@ -61,6 +63,10 @@ export function waitingMessage(blocking: readonly BlockingGate[], held?: string)
         return `${held ?? 'this revision'} awaits approval at gate '${gate.name}' (open only for ${gate.openFor.revision}, approved by ${gate.openFor.approvedBy})${approve ? `; approve it with: ${approve}` : ''}`;
       }
       if (gate.problem) return `waiting for gate '${gate.name}' (closed: ${printable(gate.problem)})`;
+      if (gate.closedBy) {
+        const until = gate.opensAt ? `opens at ${formatInstant(gate.opensAt)}` : 'no opening known';
+        return `waiting for gate '${gate.name}' (closed by ${printable(gate.closedBy)}; ${until})`;
+      }
       const opens = gate.opensAt
         ? `opens at ${formatInstant(gate.opensAt)}`
         : gate.approvesRevisions && approve

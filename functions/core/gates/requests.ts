@@ -20,6 +20,8 @@ import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
 import { approverKey } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
+import type { ClosedPeriod } from './closed-periods.ts';
+import { closedPeriodsOf, type GateConditions } from './conditions.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
 import type { CallerIdentityService } from './proof.ts';
@@ -42,6 +44,8 @@ export interface GateDeps {
   readonly log?: (message: string) => void;
   /** Verifies the proofs that signed requests carry (STS in AWS). */
   readonly sts?: CallerIdentityService;
+  /** Reads the outside state gates depend on (SSM Change Calendars). @default - none */
+  readonly conditions?: GateConditions;
 }
 
 export interface GateChangedEvent {
@@ -78,28 +82,29 @@ async function registeredGate(db: TableClient, name: string): Promise<Gate> {
   );
 }
 
-/** How `gate` counts approvals at `now`. */
-const approvalRule = (gate: Gate, now: Date): ApprovalRule => ({
+/** How `gate` counts approvals at `now`: those made before it last closed (a freeze included) no longer count. */
+const approvalRule = (gate: Gate, now: Date, periods: readonly ClosedPeriod[]): ApprovalRule => ({
   required: gate.approvers,
   keyOf: (principal) => approverKey(principal, gate),
-  lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now),
+  lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now, periods),
 });
 
 /** A gate's state now, its last request, its next change and the approvals it is gathering. */
 export async function gateStatus(
   name: string,
-  deps: Pick<GateDeps, 'db' | 'clock'>,
+  deps: Pick<GateDeps, 'db' | 'clock' | 'conditions'>,
 ): Promise<{ status: GateStatus; nextChange?: GateChange; pendingApprovals?: PendingApprovals }> {
   const gate = await registeredGate(deps.db, name);
   const request = await getGateRequest(deps.db, name);
   const now = deps.clock.now();
+  const periods = await closedPeriodsOf(gate, now, deps.conditions);
   const pendingApprovals =
     gate.approvers > 1
-      ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now))
+      ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now, periods))
       : undefined;
   return {
-    status: gateStateAt(gate, request, now),
-    nextChange: nextChange(gate, request, now),
+    status: gateStateAt(gate, request, now, periods),
+    nextChange: nextChange(gate, request, now, undefined, periods),
     ...(pendingApprovals && { pendingApprovals }),
   };
 }
@@ -132,15 +137,16 @@ export async function handleGateEvent(
   }
   const request = await admitRequest(gate, event, caller, deps.db, now);
 
+  const periods = await closedPeriodsOf(gate, now, deps.conditions);
   const stored = await getGateRequest(deps.db, gate.name);
-  const before = gateStateAt(gate, stored, now);
+  const before = gateStateAt(gate, stored, now, periods);
   let outcome: GateRequestResult['outcome'];
   let pendingApprovals: PendingApprovals | undefined;
   if (request.source === 'schedule') {
     await auditScheduleFiring(deps.db, gate.name, request, now);
     outcome = 'accepted';
   } else if (request.action === 'open' && gate.approvers > 1) {
-    const approval = await addApproval(deps.db, gate.name, request, approvalRule(gate, now), now);
+    const approval = await addApproval(deps.db, gate.name, request, approvalRule(gate, now, periods), now);
     outcome = approval.outcome;
     if (approval.outcome === 'pending') pendingApprovals = approval.pending;
   } else {
@@ -148,8 +154,8 @@ export async function handleGateEvent(
     if (request.action === 'close' && gate.approvers > 1) await clearPendingApprovals(deps.db, gate.name);
   }
   const after = await getGateRequest(deps.db, gate.name);
-  const status = gateStateAt(gate, after, now);
-  const next = nextChange(gate, after, now);
+  const status = gateStateAt(gate, after, now, periods);
+  const next = nextChange(gate, after, now, undefined, periods);
 
   // A schedule's firing counts from its cron even before it is recorded, so its arrival (not a
   // state change) is what starts the catch-up reconciles; so does a new revision being approved.
@@ -165,11 +171,11 @@ export async function handleGateEvent(
     reconciling = status.deliveries ? using.filter((name) => status.deliveries!.includes(name)) : using;
     if (reconciling.length > 0) await deps.reconcileNow?.(reconciling);
   }
-  // A window that ends reopens the gate with no invocation of its own: a timer catches up then.
-  // (A schedule that opens it invokes the gate function itself.)
+  // A window, freeze or calendar event that ends reopens the gate with no invocation of its own:
+  // a timer catches up then. (A schedule that opens it invokes the gate function itself.)
   if (outcome === 'accepted' && status.state === 'closed') {
-    const reopens = nextChange(gate, after, now, 'open');
-    if (reopens?.cause === 'window')
+    const reopens = nextChange(gate, after, now, 'open', periods);
+    if (reopens && reopens.cause !== 'schedule')
       await deps.windowTimer?.reopenAt(gate.name, new Date(reopens.at)).catch((error: unknown) => {
         throw new Error(
           `gate '${gate.name}': the ${request.action} request was recorded, but the schedule that reconciles the waiting deliveries when it ends was not created (the delivery interval is the backstop): ${(error as Error).message}`,

@@ -1,5 +1,12 @@
 import type { Gate, GateAction, GateState } from '../config/index.ts';
 import { parseCron, type CronSchedule } from '../config/cron.ts';
+import {
+  nextPeriodBoundary,
+  periodCovering,
+  periodsEnd,
+  type ClosedPeriod,
+  type ClosedPeriodCause,
+} from './closed-periods.ts';
 import { covers, PINNABLE_REVISION, requestEnd, requestProblem, type GateRequest } from '../store/gates.ts';
 
 /** A gate's state at one instant, and why. */
@@ -21,6 +28,8 @@ export interface GateStatus {
   readonly deliveries?: readonly string[];
   /** Why the stored request cannot be evaluated; the gate counts as closed until a new request replaces it. */
   readonly problem?: string;
+  /** The freeze, calendar event or change calendar holding the gate closed, whatever its requests say. */
+  readonly closedBy?: { readonly cause: ClosedPeriodCause; readonly reason: string };
 }
 
 const stateOf = (action: GateAction): GateState => (action === 'open' ? 'open' : 'closed');
@@ -39,9 +48,16 @@ export const digestOf = (revision: string): string => revision.slice(revision.la
  * request, the earlier closes it carries, and each schedule's latest firing at or before `at` (computed
  * from the cron, so a lost invocation changes nothing); when none covers it, the default. So an
  * expired request hands back to the schedules, and a close never ends another close early. A
- * recorded request that cannot be evaluated closes the gate, and the status says why.
+ * recorded request that cannot be evaluated closes the gate, and the status says why. While a
+ * closed period (a freeze, a calendar event, a CLOSED change calendar) covers `at`, the gate is
+ * closed whatever the requests say: an approved open request does not lift it.
  */
-export function gateStateAt(gate: Gate, recorded: GateRequest | undefined, at: Date): GateStatus {
+export function gateStateAt(
+  gate: Gate,
+  recorded: GateRequest | undefined,
+  at: Date,
+  periods: readonly ClosedPeriod[] = [],
+): GateStatus {
   const problem = recorded && requestProblem(recorded);
   if (problem) {
     return {
@@ -53,7 +69,33 @@ export function gateStateAt(gate: Gate, recorded: GateRequest | undefined, at: D
       problem: `the stored ${String(recorded.action)} request by ${String(recorded.requestedBy)} cannot be evaluated: ${problem}; the gate counts as closed until a new request replaces it`,
     };
   }
-  return statusOf(gate, candidatesAt(gate, recorded, at), at.getTime());
+  const status = statusOf(gate, candidatesAt(gate, recorded, at), at.getTime());
+  const period = periodCovering(periods, at.getTime());
+  return period ? heldByPeriod(gate, recorded, status, period, periods) : status;
+}
+
+/** `status` (the requests') while `period` holds the gate closed: until the periods end, if it is open then. */
+function heldByPeriod(
+  gate: Gate,
+  recorded: GateRequest | undefined,
+  status: GateStatus,
+  period: ClosedPeriod,
+  periods: readonly ClosedPeriod[],
+): GateStatus {
+  const { revision: _, deliveries: __, until: ___, ...rest } = status;
+  const end = periodsEnd(periods, period.start);
+  const opens =
+    Number.isFinite(end) && gateStateAt(gate, recorded, new Date(end), periods).state === 'open'
+      ? { until: new Date(end).toISOString() }
+      : {};
+  return {
+    ...rest,
+    state: 'closed',
+    byRequest: false,
+    since: new Date(period.start).toISOString(),
+    ...opens,
+    closedBy: { cause: period.cause, reason: period.reason },
+  };
 }
 
 /** The request that decides at `at` (see gateStateAt); undefined when the gate is at its default. */
@@ -70,9 +112,15 @@ export function effectiveRequest(
  * recorded request and the closes it carries, and each close schedule's latest firing. Approvals
  * gathered before it no longer count: whoever approved did so before the freeze.
  */
-export function lastClosedAt(gate: Gate, recorded: GateRequest | undefined, at: Date): number {
+export function lastClosedAt(
+  gate: Gate,
+  recorded: GateRequest | undefined,
+  at: Date,
+  periods: readonly ClosedPeriod[] = [],
+): number {
   const closes = candidatesAt(gate, recorded, at).filter((request) => request.action === 'close');
-  return Math.max(-Infinity, ...closes.map((close) => Date.parse(close.requestedAt)));
+  const started = periods.filter((period) => period.start <= at.getTime()).map((period) => period.start);
+  return Math.max(-Infinity, ...closes.map((close) => Date.parse(close.requestedAt)), ...started);
 }
 
 /** The recorded request, the earlier closes it carries, and each schedule's latest firing at or before `at`. */
@@ -170,15 +218,60 @@ export function scheduledRequest(gate: Gate, index: number, firedAt: Date): Gate
 export interface GateChange {
   readonly at: string;
   readonly state: GateState;
-  readonly cause: 'window' | 'schedule';
+  readonly cause: 'window' | 'schedule' | ClosedPeriodCause;
   readonly cron?: string;
+  /** The freeze, calendar event or change calendar that starts or ends then. */
+  readonly reason?: string;
 }
 
 /**
- * The next change of state after `from`, found by playing the gate forward over the instants
- * where anything can change: each schedule firing (a new request) and each window ending.
+ * The next change of state after `from`, closed periods counted: the gate is closed while one
+ * covers it, else as its requests and schedules say (requestsChange). Either changes only at a
+ * change of the other or at a period's boundary, so those are the instants played through.
  */
 export function nextChange(
+  gate: Gate,
+  request: GateRequest | undefined,
+  from: Date,
+  wanted?: GateState,
+  periods: readonly ClosedPeriod[] = [],
+): GateChange | undefined {
+  if (periods.length === 0) return requestsChange(gate, request, from, wanted);
+  const status = gateStateAt(gate, request, from, periods);
+  if (status.problem) return undefined;
+  const start = from.getTime();
+  let state = status.state;
+  let cursor = start;
+  let byRequests = requestsChange(gate, request, from);
+  for (let step = 0; step < MAX_STEPS && cursor - start < HORIZON_MS; step++) {
+    const requestsAt = byRequests ? Date.parse(byRequests.at) : Infinity;
+    const boundary = nextPeriodBoundary(periods, cursor);
+    cursor = Math.min(requestsAt, boundary);
+    if (cursor === Infinity) return undefined;
+    const at = new Date(cursor);
+    const after = gateStateAt(gate, request, at, periods);
+    if (after.state !== state && (wanted === undefined || after.state === wanted)) {
+      const period = cursor === boundary ? periodAt(periods, cursor) : undefined;
+      return period
+        ? { at: at.toISOString(), state: after.state, cause: period.cause, reason: period.reason }
+        : { ...byRequests!, state: after.state };
+    }
+    state = after.state;
+    if (cursor >= requestsAt) byRequests = requestsChange(gate, request, at);
+  }
+  return undefined;
+}
+
+/** A period starting or ending at `at`. */
+const periodAt = (periods: readonly ClosedPeriod[], at: number): ClosedPeriod | undefined =>
+  periods.find((period) => period.start === at) ?? periods.find((period) => period.end === at);
+
+/**
+ * The next change of state after `from` by requests and schedules alone, found by playing the
+ * gate forward over the instants where anything can change: each schedule firing (a new request)
+ * and each window ending.
+ */
+function requestsChange(
   gate: Gate,
   request: GateRequest | undefined,
   from: Date,
@@ -228,9 +321,14 @@ export function nextChange(
   return undefined;
 }
 
-/** When a closed gate next opens (window end or scheduled open), if it is known to. */
-export function nextOpening(gate: Gate, request: GateRequest | undefined, from: Date): string | undefined {
-  return nextChange(gate, request, from, 'open')?.at;
+/** When a closed gate next opens (window end, scheduled open, end of a closed period), if it is known to. */
+export function nextOpening(
+  gate: Gate,
+  request: GateRequest | undefined,
+  from: Date,
+  periods: readonly ClosedPeriod[] = [],
+): string | undefined {
+  return nextChange(gate, request, from, 'open', periods)?.at;
 }
 
 /** The schedule firing first; of several at the same instant, a close one. */

@@ -106,6 +106,7 @@ export async function applyRevision(
     },
     deps.db,
     deps.clock.now(),
+    deps.conditions,
   );
   deps.log?.(
     `${name}: ${artifact.revision}: ${desired.length} objects, ${changed.length} to apply, ${delivery.prune ? stale.length : 0} to prune`,

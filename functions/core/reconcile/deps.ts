@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../clock.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
+import type { GateConditions } from '../gates/conditions.ts';
 import type { Decryptor } from '../manifests/encrypted.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
 import type { Fence } from '../store/lease.ts';
@@ -55,6 +56,8 @@ export interface ReconcileDeps {
    * @default - the line says `<gate function>`
    */
   readonly gateFunction?: string;
+  /** Reads the outside state gates depend on (SSM Change Calendars). @default - none: such gates count as closed */
+  readonly conditions?: GateConditions;
 }
 
 /** `deps` for one run: a fresh taint, and a log that scrubs it. */

@@ -4,6 +4,7 @@ import type { Delivery, PruneLimit } from '../config/index.ts';
 import { DEFAULTS } from '../config/defaults.ts';
 import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
+import type { GateConditions } from '../gates/conditions.ts';
 import { gateHolding } from '../gates/evaluate.ts';
 import { describeEntry, type InventoryEntry } from '../manifests/inventory.ts';
 import type { BlockingGate } from '../model/status.ts';
@@ -60,6 +61,7 @@ export async function checkPruneLimit(
   { revision, stale, inventory, alsoDeleted = [] }: PlannedDeletions,
   db: TableClient,
   now: Date,
+  conditions?: GateConditions,
 ): Promise<void> {
   const limit = delivery.pruneLimit ?? DEFAULTS.pruneLimit;
   const doomed = [...(delivery.prune ? stale.map(describeEntry) : []), ...alsoDeleted];
@@ -70,7 +72,14 @@ export async function checkPruneLimit(
   const gateName = delivery.pruneLimitGate;
   if (gateName) {
     // An approval pinned to a revision allows that revision's mass deletion only.
-    const holding = await gateHolding(delivery.name, { name: gateName, blocks: 'all' }, revision, db, now);
+    const holding = await gateHolding(
+      delivery.name,
+      { name: gateName, blocks: 'all' },
+      revision,
+      db,
+      now,
+      conditions,
+    );
     if (holding === undefined) return;
     if (holding === 'unregistered') {
       approval = `Its pruneLimitGate '${gateName}' is not registered: register it, then open it to allow this`;

@@ -84,7 +84,13 @@ async function reconcileHeld(
       await rememberHeldRevision(delivery, deps);
       return await waitForDependencies(run, unready);
     }
-    const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started);
+    const evaluation = await evaluateGates(
+      delivery.name,
+      delivery.gates,
+      deps.db,
+      run.started,
+      deps.conditions,
+    );
     const closed = verdictFor(evaluation);
     const credentials = deps.registryCredentials(delivery.source);
     if (closed.blockAll.length > 0) {
