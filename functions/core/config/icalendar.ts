@@ -100,7 +100,7 @@ const describe = (event: ICAL.Event): string =>
 function checkEvent(event: ICAL.Event, calendar: ParsedCalendar, timeZone: string): void {
   const what = describe(event);
   if (!event.component.hasProperty('dtstart')) throw new CalendarError(`${what} has no DTSTART`);
-  for (const component of [event.component, ...event.exceptions.map((e) => e.component)])
+  for (const component of [event.component, ...Object.values(event.exceptions).map((e) => e.component)])
     for (const name of ['dtstart', 'dtend']) {
       const tzid = component.getFirstProperty(name)?.getParameter('tzid');
       if (typeof tzid === 'string' && !calendar.zones.has(tzid) && !isIanaZone(tzid))
