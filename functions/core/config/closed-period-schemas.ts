@@ -32,10 +32,9 @@ const freezeSchema = strict({
 })
   .superRefine((freeze, ctx) => {
     const timeZone = freeze.timeZone ?? DEFAULTS.timeZone;
-    if (timeZoneProblem(timeZone)) return;
-    const [from, to] = [freeze.from, freeze.to].map((text) =>
-      zonedInstant(parseLocalDateTime(text) as WallTime, timeZone),
-    );
+    const walls = [freeze.from, freeze.to].map(parseLocalDateTime);
+    if (timeZoneProblem(timeZone) || walls.some((wall) => 'problem' in wall)) return;
+    const [from, to] = (walls as WallTime[]).map((wall) => zonedInstant(wall, timeZone));
     if (!(to! > from!))
       ctx.addIssue({
         code: 'custom',
