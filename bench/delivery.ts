@@ -53,10 +53,16 @@ export async function registerDelivery(
   await putDelivery(deps.db, delivery, new Date());
 }
 
-/** The engine's dependencies as the CLI builds them, from the environment the bed set. */
+/**
+ * The engine's dependencies as a warm reconcile function's container holds them (connections,
+ * discovery and artifacts kept between runs), from the environment the bed set.
+ */
 export function engineDeps(components: Components): ReconcileDeps {
   return {
-    ...reconcileDepsFromEnvironment({ runId: `bench-${Math.random().toString(36).slice(2)}` }),
+    ...reconcileDepsFromEnvironment({
+      runId: `bench-${Math.random().toString(36).slice(2)}`,
+      cacheArtifacts: true,
+    }),
     kubectl: components.kubectl,
   };
 }

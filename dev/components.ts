@@ -54,6 +54,8 @@ export interface Components {
   readonly secretsManager: { readonly endpoint: string };
   /** And STS `GetCallerIdentity`, verifying signatures of the test identities (dev/sigv4-identity.ts). */
   readonly sts: { readonly endpoint: string };
+  /** And CloudWatch alarms (PutMetricAlarm, SetAlarmState, DescribeAlarms), in memory. */
+  readonly cloudWatch: { readonly endpoint: string };
   /** local-kms, with the test keys of dev/local-kms-seed.yaml. */
   readonly kms: { readonly endpoint: string };
   readonly kubectl: string;
@@ -75,6 +77,7 @@ export function componentsEnv(c: Components): Record<string, string> {
     AWS_ENDPOINT_URL_ECR: c.ecr.endpoint,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: c.secretsManager.endpoint,
     AWS_ENDPOINT_URL_STS: c.sts.endpoint,
+    AWS_ENDPOINT_URL_CLOUDWATCH: c.cloudWatch.endpoint,
     AWS_ENDPOINT_URL_KMS: c.kms.endpoint,
     SLUICE_TABLE: c.dynamodb.table,
     SLUICE_REGISTRY: c.registry.host,
@@ -152,6 +155,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       ecr: { endpoint: ecr.endpoint },
       secretsManager: { endpoint: ecr.endpoint },
       sts: { endpoint: ecr.endpoint },
+      cloudWatch: { endpoint: ecr.endpoint },
       kms: { endpoint: kms.endpoint },
       kubectl,
       region,

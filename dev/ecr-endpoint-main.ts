@@ -1,8 +1,9 @@
 // Process entry for the local AWS API endpoint: `tsx ecr-endpoint-main.ts <port>` with the
 // registry's URL and credentials in SLUICE_ECR_REGISTRY_URL / _USERNAME / _PASSWORD. It answers
-// the ECR API in front of the registry, Secrets Manager (in memory) and STS GetCallerIdentity (for
-// the test identities) on the same port.
+// the ECR API in front of the registry, Secrets Manager and CloudWatch alarms (in memory) and STS
+// GetCallerIdentity (for the test identities) on the same port.
 import { createServer } from 'node:http';
+import { createCloudWatchEndpoint, isCloudWatchRequest } from './cloudwatch-endpoint.ts';
 import { createEcrEndpoint } from './ecr-endpoint.ts';
 import { createSecretsManagerEndpoint, isSecretsManagerRequest } from './secrets-manager-endpoint.ts';
 import { handleStsRequest, isStsRequest } from './sts-endpoint.ts';
@@ -22,11 +23,16 @@ const secretsManager = createSecretsManagerEndpoint({
   region: process.env.SLUICE_AWS_REGION ?? 'us-east-1',
   account: '000000000000',
 });
+const cloudWatch = createCloudWatchEndpoint({
+  region: process.env.SLUICE_AWS_REGION ?? 'us-east-1',
+  account: '000000000000',
+});
 const server = createServer((req, res) => {
   if (isStsRequest(req)) return handleStsRequest(req, res);
+  if (isCloudWatchRequest(req.headers['x-amz-target'])) return cloudWatch.emit('request', req, res);
   (isSecretsManagerRequest(req.headers['x-amz-target']) ? secretsManager : ecr).emit('request', req, res);
 });
 server.listen(port, '127.0.0.1', () =>
-  process.stdout.write(`ECR, Secrets Manager and STS endpoint on http://127.0.0.1:${port}\n`),
+  process.stdout.write(`ECR, Secrets Manager, CloudWatch and STS endpoint on http://127.0.0.1:${port}\n`),
 );
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

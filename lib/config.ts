@@ -139,10 +139,22 @@ function deliveryInput(
 ): [Record<string, unknown>, Record<string, unknown>] {
   // Not an object at all: the schema says so.
   if (!isRecord(delivery)) return [delivery as never, delivery as never];
-  const { cluster, interval, retryInterval, timeout, ...rest } = delivery;
+  const { cluster, interval, retryInterval, timeout, dependsOn, ...rest } = delivery;
   forbidTokens(rest, path, issues);
   const input: Record<string, unknown> = {
     ...rest,
+    dependsOn: Array.isArray(dependsOn)
+      ? (dependsOn as unknown[]).map((dependency, index) => {
+          if (!isRecord(dependency)) {
+            forbidTokens(dependency, [...path, 'dependsOn', index], issues);
+            return dependency;
+          }
+          const { soak, ...fields } = dependency;
+          forbidTokens(fields, [...path, 'dependsOn', index], issues);
+          const soakPath = [...path, 'dependsOn', index, 'soak'];
+          return defined({ ...fields, soak: durationText(soak as Duration | undefined, soakPath, issues) });
+        })
+      : dependsOn,
     interval: durationText(interval, [...path, 'interval'], issues),
     retryInterval: durationText(retryInterval, [...path, 'retryInterval'], issues),
     timeout: durationText(timeout, [...path, 'timeout'], issues),
@@ -163,13 +175,14 @@ function deliveryInput(
 
 function gateInput(gate: SluiceGate, path: Path, issues: Issues): Record<string, unknown> {
   if (!isRecord(gate)) return gate as never;
-  const { window, schedules, calendars, ...rest } = gate;
+  const { window, schedules, calendars, maxOverride, ...rest } = gate;
   forbidTokens(rest, path, issues);
   forbidTokens(calendars, [...path, 'calendars'], issues);
   return defined({
     ...rest,
     calendars: calendarsRead(calendars, path, issues),
     window: durationText(window, [...path, 'window'], issues),
+    maxOverride: durationText(maxOverride, [...path, 'maxOverride'], issues),
     schedules: Array.isArray(schedules)
       ? schedules.map((schedule, index) => {
           if (!isRecord(schedule)) return schedule;

@@ -87,6 +87,18 @@ export interface SluiceGateRef {
   readonly blocks?: 'all' | 'revisions';
 }
 
+/** A delivery depended on, with how long it must have been Ready at its current revision. */
+export interface SluiceDependency {
+  /** A delivery of `SluiceProps.deliveries`. */
+  readonly name: string;
+  /**
+   * How long the dependency must have been Ready at its current revision (more than 0, at most
+   * 30 days).
+   * @default - Ready is enough
+   */
+  readonly soak?: Duration;
+}
+
 /** One delivery: the config file's `deliveries[]` entry, durations as `Duration`. */
 export interface SluiceDelivery {
   /** A DNS label (lowercase letters, digits, `-`): names the delivery in the table, labels and metrics. */
@@ -137,10 +149,11 @@ export interface SluiceDelivery {
   /**
    * Deliveries (names in `SluiceProps.deliveries`) that must be Ready, at the revision they last
    * attempted, before this one is applied; when one succeeds, the deliveries waiting on it
-   * reconcile at once. Flux's `dependsOn`.
+   * reconcile at once. Flux's `dependsOn`. `{ name, soak }` also waits until the dependency has
+   * been Ready at its current revision for `soak` (the held run is retried when the soak ends).
    * @default - none
    */
-  readonly dependsOn?: string[];
+  readonly dependsOn?: (string | SluiceDependency)[];
   /**
    * What removing the delivery does to its objects.
    * @default 'Delete' when prune is true, else 'Orphan'
@@ -331,6 +344,26 @@ export interface SluiceGate {
    * @default false
    */
   readonly preventSelfApproval?: boolean;
+  /**
+   * CloudWatch alarms (names in this stack's account and region, or ARNs; at most 100) that close
+   * the gate while any of them is in ALARM, whatever the requests say: an open request cannot lift
+   * an alarm. An alarm that does not exist or cannot be read closes the gate too. Read with
+   * `DescribeAlarms` at each evaluation; each alarm's state changes reconcile the deliveries using
+   * the gate. Names must be known at synth (give your `cloudwatch.Alarm` an `alarmName`).
+   * @default - none
+   */
+  readonly alarms?: string[];
+  /**
+   * What an alarm in INSUFFICIENT_DATA does to the gate; only with `alarms`.
+   * @default 'closed'
+   */
+  readonly insufficientData?: 'open' | 'closed';
+  /**
+   * The longest a break-glass override (`sluice gate override`, allowed by `grantBreakGlass`) may
+   * let a revision through this gate; a longer `--for` is refused. At most 24h.
+   * @default Duration.hours(4)
+   */
+  readonly maxOverride?: Duration;
   /**
    * One-off spans the gate is closed for, whatever its requests say: an approved open request
    * does not lift a freeze (only a break-glass override lets a revision through one). At most 100.

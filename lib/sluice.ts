@@ -10,6 +10,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
+import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
 import { SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
 import { FleetAlarms } from './fleet-alarms.ts';
@@ -38,6 +39,7 @@ import { GateRunbooks } from './runbooks.ts';
 import { GateSchedules, IntervalSchedules } from './schedules.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
+import { AlarmStateTriggers, describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
 import { EcrPushTriggers, ImagePushRecords, ecrRepositories } from './triggers.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 
@@ -102,6 +104,8 @@ export class Sluice extends Construct {
   readonly releaseWaitingRules: ReadonlyMap<string, events.Rule>;
   private readonly gateEntries: GateEntries;
   private readonly gateRunbooks: GateRunbooks;
+  private readonly breakGlassProps: BreakGlassProps;
+  private breakGlass?: BreakGlass;
 
   /**
    * sluice with the gates and deliveries of a `sluice.yaml` (the file `sluice register -f` reads),
@@ -264,6 +268,12 @@ export class Sluice extends Construct {
     this.gateFunction = gate;
     failures.routeAsyncInvocations(gate, ASYNC_MAX_EVENT_AGE);
     this.gateEntries = new GateEntries(this, 'GateEntries', { gates: config.gates, gateFunction: gate });
+    this.breakGlassProps = {
+      gateFunction: gate,
+      alarmTopic: props.alarmTopic,
+      eventBus: props.eventBus,
+      deadLetterQueue: failures.queue,
+    };
     this.gateRunbooks = new GateRunbooks(this, 'GateRunbooks', {
       gates: config.gates,
       gateFunction: gate,
@@ -341,6 +351,18 @@ export class Sluice extends Construct {
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
     });
+    // Alarm gates: both functions read the alarms (a reconcile's gates, `sluice gates` through the
+    // gate function); their state changes reconcile the deliveries behind them.
+    const alarmArns = gateAlarmArns(Stack.of(this), config.gates);
+    if (alarmArns.length > 0) {
+      deployerRole.addToPrincipalPolicy(describeAlarmsStatement(alarmArns));
+      gateRole.addToPrincipalPolicy(describeAlarmsStatement(alarmArns));
+      new AlarmStateTriggers(this, 'AlarmStateChanges', {
+        alarmArns,
+        reconcileFunction: reconcile,
+        deadLetterQueue: failures.queue,
+      });
+    }
     const pushTriggers = new EcrPushTriggers(this, 'EcrPush', {
       repositories,
       reconcileFunction: reconcile,
@@ -468,6 +490,31 @@ export class Sluice extends Construct {
    */
   grantRequestApproval(grantee: iam.IGrantable, gate: string): iam.Grant {
     return this.gateRunbooks.grantRequest(grantee, gate);
+  }
+
+  /**
+   * Lets `grantee` make break-glass overrides (`sluice gate override <gate>... --revision R --for
+   * 1h --reason … --function <gate function>`): let one pinned revision through any of the gates
+   * (at most each gate's maxOverride), never opening the mass-deletion brake. It is an entry of its
+   * own (alias `break_glass`), so grantGateRequests never allows it. The first grant makes the
+   * entry and its alarm (breakGlassAlarm); with an `eventBus` and an `alarmTopic`, each override is
+   * also sent to the topic as a message naming who, what and why.
+   */
+  grantBreakGlass(grantee: iam.IGrantable): iam.Grant {
+    if (this.specs.config.gates.length === 0)
+      throw new Error('grantBreakGlass: this Sluice has no gates, so there is nothing to override');
+    this.breakGlass ??= new BreakGlass(this, 'BreakGlass', this.breakGlassProps);
+    return this.breakGlass.grant(grantee);
+  }
+
+  /** The alarm on any break-glass override made; undefined until grantBreakGlass is called. */
+  get breakGlassAlarm(): cloudwatch.Alarm | undefined {
+    return this.breakGlass?.alarm;
+  }
+
+  /** The function URL of the break-glass entry; undefined until grantBreakGlass is called. */
+  get breakGlassUrl(): string | undefined {
+    return this.breakGlass?.url.url;
   }
 
   /** The name of a gate's Systems Manager runbook (Automation document). */

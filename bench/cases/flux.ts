@@ -1,62 +1,60 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { appFile, podinfoApp, pool } from '../apps.ts';
 import { auditWindow, isWrite, type AuditedRequest } from '../audit.ts';
-import { deliver, reconcileOrFail, type BenchContext } from '../context.ts';
+import { reconcileOrFail, type BenchContext } from '../context.ts';
 import { cpuMeter, ownCpuSeconds } from '../cpu.ts';
-import { pushFiles, registerDelivery } from '../delivery.ts';
+import { engineDeps, pushFiles, registerDelivery } from '../delivery.ts';
+import { FluxApi, handled, readyAt, type FluxWatch } from '../flux/api.ts';
 import {
   FLUX_CONCURRENCY,
+  FLUX_NAMESPACE,
   isFluxRequest,
   peakRss,
   startFlux,
   type FluxControllers,
 } from '../flux/controllers.ts';
-import { FLUX_CONTROLLERS_VERSION, fluxBinaries } from '../flux/provision.ts';
-import { fluxDeliveryYaml, requestReconcile, waitForKustomizations } from '../flux/resources.ts';
+import { inAlternatingOrder, type PairedCase, type Sample } from '../flux/pairs.ts';
+import { fluxBinaries } from '../flux/provision.ts';
+import { fluxDeliveryObjects } from '../flux/resources.ts';
 import { kubectl } from '../kubectl.ts';
 import { mixFiles } from '../mix.ts';
-import type { BenchOutcome, TargetCheck } from '../report.ts';
-import { formatBytes, formatMs, formatRatio } from '../stats.ts';
+import type { BenchOutcome } from '../report.ts';
 import { APPLY_COUNT } from './apply.ts';
+import { fluxOutcome } from './flux-report.ts';
 import { PRUNE_COUNT } from './prune.ts';
 
+/** Pairs per case: each a sluice and a Flux measurement, one right after the other. */
+const PAIRS = Number(process.env.SLUICE_BENCH_FLUX_PAIRS ?? 5);
 /** Deliveries of the many-small-deliveries case (Flux's own MTTP shape), 4 objects each. */
 const SMALL_DELIVERIES = Number(process.env.SLUICE_BENCH_FLUX_DELIVERIES ?? 100);
 
-/** What one side spent on one case. */
-interface Cost {
-  readonly ms: number;
-  readonly requests: readonly AuditedRequest[];
-  readonly writes: number;
-  /** kube-apiserver + etcd CPU seconds. */
-  readonly serverCpu: number;
-  /** The client's CPU seconds: this process for sluice, the two controllers for Flux. */
-  readonly clientCpu: number;
-}
-
-interface Case {
-  readonly name: string;
-  readonly sluice: Cost;
-  readonly flux: Cost;
-}
-
 const KUBECTL = /^kubectl\//;
+/** Flux's own kinds: only the bench (its watches, its triggers) asks for them on sluice's side. */
+const FLUX_API = /^\/apis\/(source|kustomize)\.toolkit\.fluxcd\.io\//;
 
-/** Times `work` and counts what one side made the API server do, telling the sides apart by user agent. */
-async function cost(
-  ctx: BenchContext,
-  side: 'sluice' | 'flux',
-  flux: FluxControllers,
-  work: () => Promise<unknown>,
-): Promise<Cost> {
-  const { components } = ctx;
+/** What the two sides share in a run: the components, Flux's controllers, the bench's Flux client and watches. */
+interface Bed {
+  readonly ctx: BenchContext;
+  flux: FluxControllers;
+  readonly api: FluxApi;
+  readonly sources: FluxWatch;
+  readonly kustomizations: FluxWatch;
+}
+
+/**
+ * Times `work` and counts what one side made the API server do, telling the sides apart by user
+ * agent (the bench's own kubectl and Flux client excluded: they run outside the windows).
+ */
+async function measure(bed: Bed, side: 'sluice' | 'flux', work: () => Promise<unknown>): Promise<Sample> {
+  const { components } = bed.ctx;
+  // Both sides start from rest: no Flux reconcile left over from setup or the other side's window.
+  await bed.flux.idle();
   const audit = auditWindow(components);
   const cpu = cpuMeter({
     apiserver: components.pids.kubeApiserver!,
     etcd: components.pids.etcd!,
-    source: flux.pids.sourceController,
-    kustomize: flux.pids.kustomizeController,
+    dynamodb: components.pids.dynamodb!,
+    source: bed.flux.pids.sourceController,
+    kustomize: bed.flux.pids.kustomizeController,
   });
   const own = ownCpuSeconds();
   const started = performance.now();
@@ -66,231 +64,241 @@ async function cost(
   const spent = cpu.stop();
   const requests = audit
     .stop()
-    .filter((r) =>
+    .filter((r: AuditedRequest) =>
       side === 'flux'
         ? isFluxRequest(r.userAgent)
-        : !isFluxRequest(r.userAgent) && !KUBECTL.test(r.userAgent),
+        : !isFluxRequest(r.userAgent) && !KUBECTL.test(r.userAgent) && !FLUX_API.test(r.uri),
     );
   return {
     ms,
-    requests,
+    requests: requests.length,
     writes: requests.filter(isWrite).length,
     serverCpu: spent.apiserver! + spent.etcd!,
-    clientCpu: side === 'flux' ? spent.source! + spent.kustomize! : ownCpu,
+    clientCpu: side === 'flux' ? spent.source! + spent.kustomize! : ownCpu + spent.dynamodb!,
   };
 }
 
-/** Four objects of one small delivery, in `namespace`. */
-function smallDeliveryFiles(namespace: string, name: string): Record<string, string> {
+/** Four objects of one small delivery, in `namespace`; `revision` changes the ConfigMap's data. */
+function smallDeliveryFiles(namespace: string, name: string, revision: number): Record<string, string> {
   const [account, deployment, service] = podinfoApp(name, namespace, { replicas: 1, targetPort: 8080 });
   const config = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name, namespace, labels: { app: name } },
-    data: { greeting: 'hello' },
+    data: { greeting: `hello ${revision}` },
   };
   return appFile([account, config, service, deployment]);
 }
 
+/** The first revision of a large delivery: one ConfigMap, applied untimed as each side's warm-up. */
+const warmFiles = (name: string) =>
+  appFile([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: {} }]);
+
 /**
  * sluice and Flux side by side on the same API server in the same run: Flux's source-controller and
  * kustomize-controller built from Go modules, running out of cluster, with an OCIRepository and a
- * Kustomization (`prune: true`) per delivery.
+ * Kustomization (`prune: true`) per delivery. Every case is measured in pairs, in alternating order.
  */
 export async function fluxBench(ctx: BenchContext, say: (line: string) => void): Promise<BenchOutcome> {
   const binaries = fluxBinaries(say);
   const flux = await startFlux(ctx.components, binaries, ctx.tempDir('flux'), ctx.kubectlCache);
+  const api = new FluxApi(ctx.components, FLUX_NAMESPACE);
+  const bed: Bed = {
+    ctx,
+    flux,
+    api,
+    sources: await api.watch('OCIRepository'),
+    kustomizations: await api.watch('Kustomization'),
+  };
   try {
-    return await compare(ctx, flux, say);
+    const cases = await largeDeliveryCases(bed, say);
+    const small = await setUpSmallDeliveries(bed, say);
+    cases.push(await small.measurePairs(FLUX_CONCURRENCY));
+    const fluxRss = peakRss(bed.flux.pids.sourceController) + peakRss(bed.flux.pids.kustomizeController);
+    say('flux (b) again, Flux at its default workers');
+    await bed.flux.stop();
+    bed.flux = await bed.flux.restart(undefined);
+    // Restarted, Flux reconciles every object once: its warm-up at its defaults, untimed.
+    await bed.flux.idle();
+    cases.push(await small.measurePairs(undefined));
+    return fluxOutcome(cases, { fluxRss, pairs: PAIRS });
   } finally {
-    await flux.stop();
+    bed.sources.stop();
+    bed.kustomizations.stop();
+    api.close();
+    await bed.flux.stop();
   }
 }
 
-async function compare(
-  ctx: BenchContext,
-  flux: FluxControllers,
-  say: (line: string) => void,
-): Promise<BenchOutcome> {
+/**
+ * (a) push → applied, (c) steady state, (d) push → pruned: in each pair a new delivery per side,
+ * warmed up with a one-object revision, then 1,000 new objects, then nothing changed, then half gone.
+ * Pushes happen before each window: both sides start from an artifact already in the registry.
+ */
+async function largeDeliveryCases(bed: Bed, say: (line: string) => void): Promise<PairedCase[]> {
+  const { ctx } = bed;
   const { components } = ctx;
-  const run = (args: string[]) => kubectl(components, args, ctx.kubectlCache);
-  const applyFlux = async (yaml: string) => {
-    const file = join(ctx.tempDir('flux-objects'), 'flux.yaml');
-    writeFileSync(file, yaml);
-    await run(['apply', '-f', file]);
-  };
-  const cases: Case[] = [];
+  const apply: { sluice: Sample; flux: Sample }[] = [];
+  const steady: typeof apply = [];
+  const prune: typeof apply = [];
+  for (let p = 0; p < PAIRS; p++) {
+    const sluiceName = `fa-s${p}`;
+    const fluxName = `fa-f${p}`;
+    await registerDelivery(ctx.deps, components, sluiceName, `bench/${sluiceName}`);
+    await pushFiles(components, `bench/${sluiceName}`, 'main', warmFiles(sluiceName));
+    await reconcileOrFail(ctx, sluiceName);
+    const warm = await pushFiles(components, `bench/${fluxName}`, 'main', warmFiles(fluxName));
+    await bed.api.apply(fluxDeliveryObjects(components, bed.flux, fluxName, `bench/${fluxName}`));
+    await bed.kustomizations.until([fluxName], readyAt(warm));
 
-  say(`flux (a): push → applied, ${APPLY_COUNT.toLocaleString('en')} objects`);
-  const sluiceDelivery = 'flux-vs-sluice';
-  const sluiceRepository = 'bench/flux-vs-sluice';
-  const fluxName = 'flux-vs-flux';
-  const fluxRepository = 'bench/flux-vs-flux';
-  const sluiceApply = await cost(ctx, 'sluice', flux, async () => {
-    await deliver(ctx, sluiceDelivery, sluiceRepository, mixFiles({ count: APPLY_COUNT, prefix: 'fs' }));
-    await reconcileOrFail(ctx, sluiceDelivery);
-  });
-  const fluxApply = await cost(ctx, 'flux', flux, async () => {
-    const digest = await pushFiles(
-      components,
-      fluxRepository,
-      'main',
-      mixFiles({ count: APPLY_COUNT, prefix: 'ff' }),
+    const push = (name: string, files: Record<string, string>) =>
+      pushFiles(components, `bench/${name}`, 'main', files);
+    const sluiceRun = () => measure(bed, 'sluice', () => reconcileOrFail(ctx, sluiceName));
+    const fluxRun = (digest: string) => () =>
+      measure(bed, 'flux', () => pushed(bed, [fluxName], () => digest));
+
+    say(`flux (a) pair ${p + 1}/${PAIRS}: push → applied, ${APPLY_COUNT.toLocaleString('en')} objects`);
+    await push(sluiceName, mixFiles({ count: APPLY_COUNT, prefix: `fxs${p}` }));
+    let digest = await push(fluxName, mixFiles({ count: APPLY_COUNT, prefix: `fxf${p}` }));
+    apply.push(await inAlternatingOrder(p, sluiceRun, fluxRun(digest)));
+
+    say(`flux (c) pair ${p + 1}/${PAIRS}: steady state`);
+    steady.push(
+      await inAlternatingOrder(p, sluiceRun, () =>
+        measure(bed, 'flux', () => reconcileWithSource(bed, fluxName)),
+      ),
     );
-    await applyFlux(fluxDeliveryYaml(components, flux, fluxName, fluxRepository));
-    await waitForKustomizations(components, flux, new Map([[fluxName, { digest }]]));
-  });
-  cases.push({
-    name: `(a) push → applied, ${APPLY_COUNT.toLocaleString('en')} new objects`,
-    sluice: sluiceApply,
-    flux: fluxApply,
-  });
 
-  say('flux (c): steady state, nothing changed');
-  const sluiceSteady = await cost(ctx, 'sluice', flux, () => reconcileOrFail(ctx, sluiceDelivery));
-  const fluxSteady = await cost(ctx, 'flux', flux, async () => {
-    const handled = await requestReconcile(components, flux, [fluxName], ctx.kubectlCache);
-    await waitForKustomizations(components, flux, new Map([[fluxName, { handled }]]));
+    say(`flux (d) pair ${p + 1}/${PAIRS}: push → pruned, ${PRUNE_COUNT} objects`);
+    const kept = APPLY_COUNT - PRUNE_COUNT;
+    await push(sluiceName, mixFiles({ count: kept, prefix: `fxs${p}`, revision: 2 }));
+    digest = await push(fluxName, mixFiles({ count: kept, prefix: `fxf${p}`, revision: 2 }));
+    prune.push(await inAlternatingOrder(p, sluiceRun, fluxRun(digest)));
+  }
+  const paired = (name: string, samples: { sluice: Sample; flux: Sample }[]): PairedCase => ({
+    name,
+    sluice: samples.map((s) => s.sluice),
+    flux: samples.map((s) => s.flux),
+    fluxWorkers: `${FLUX_CONCURRENCY}`,
   });
-  cases.push({
-    name: `(c) steady state: one interval, ${APPLY_COUNT.toLocaleString('en')} objects unchanged`,
-    sluice: sluiceSteady,
-    flux: fluxSteady,
-  });
+  return [
+    paired(`(a) push → applied, ${APPLY_COUNT.toLocaleString('en')} new objects`, apply),
+    paired(`(c) steady state: one interval, ${APPLY_COUNT.toLocaleString('en')} objects unchanged`, steady),
+    paired(`(d) push → pruned, ${PRUNE_COUNT} objects`, prune),
+  ];
+}
 
-  say(`flux (d): prune ${PRUNE_COUNT}`);
-  const kept = APPLY_COUNT - PRUNE_COUNT;
-  const sluicePrune = await cost(ctx, 'sluice', flux, async () => {
-    await pushFiles(
-      components,
-      sluiceRepository,
-      'main',
-      mixFiles({ count: kept, prefix: 'fs', revision: 2 }),
-    );
-    await reconcileOrFail(ctx, sluiceDelivery);
-  });
-  const fluxPrune = await cost(ctx, 'flux', flux, async () => {
-    const digest = await pushFiles(
-      components,
-      fluxRepository,
-      'main',
-      mixFiles({ count: kept, prefix: 'ff', revision: 2 }),
-    );
-    await requestReconcile(components, flux, [fluxName], ctx.kubectlCache);
-    await waitForKustomizations(components, flux, new Map([[fluxName, { digest }]]));
-  });
-  cases.push({ name: `(d) push → pruned, ${PRUNE_COUNT} objects`, sluice: sluicePrune, flux: fluxPrune });
+/**
+ * What a push webhook (Flux's Receiver) does: only the OCIRepositories are asked to reconcile; each
+ * Kustomization follows when its source's artifact changes. Waits until every one is Ready at its digest.
+ */
+async function pushed(bed: Bed, names: readonly string[], digestOf: (name: string) => string): Promise<void> {
+  await bed.api.requestReconcile('OCIRepository', names, new Date().toISOString());
+  await bed.kustomizations.until(names, (object) => readyAt(digestOf(object.metadata.name))(object));
+}
 
-  say(`flux (b): ${SMALL_DELIVERIES} deliveries of 4 objects, all at once`);
-  await run(['create', 'namespace', 'small-sluice']);
-  await run(['create', 'namespace', 'small-flux']);
-  const names = Array.from({ length: SMALL_DELIVERIES }, (_, i) => `small-${String(i).padStart(4, '0')}`);
+/**
+ * What `flux reconcile kustomization --with-source` does: the source reconciles and is waited for,
+ * then the Kustomization (cmd/flux/reconcile_with_source.go).
+ */
+async function reconcileWithSource(bed: Bed, name: string): Promise<void> {
+  const at = new Date().toISOString();
+  await bed.api.requestReconcile('OCIRepository', [name], at);
+  await bed.sources.until([name], handled(at));
+  await bed.api.requestReconcile('Kustomization', [name], at);
+  await bed.kustomizations.until([name], handled(at));
+}
+
+/** The deliveries of (b), set up once: each run of pairs gives all of them their next revision. */
+interface SmallDeliveries {
+  measurePairs(fluxWorkers: number | undefined): Promise<PairedCase>;
+}
+
+/**
+ * (b) many small deliveries, each given a new revision at once: set up once (every delivery
+ * applied at its first revision, untimed: the warm-up), then in each pair all of them get the next
+ * revision. sluice runs FLUX_CONCURRENCY reconciles at a time in this process, each in its own warm
+ * container's dependencies, as that many concurrent Lambda invocations would.
+ */
+async function setUpSmallDeliveries(bed: Bed, say: (line: string) => void): Promise<SmallDeliveries> {
+  const { ctx } = bed;
+  const { components } = ctx;
+  const names = Array.from({ length: SMALL_DELIVERIES }, (_, i) => `small-${String(i).padStart(3, '0')}`);
+  const sluiceNs = 'small-sluice';
+  const fluxNs = 'small-flux';
+  for (const namespace of [sluiceNs, fluxNs])
+    await kubectl(components, ['create', 'namespace', namespace], ctx.kubectlCache);
   const digests = new Map<string, string>();
+  const pushAll = (revision: number) =>
+    pool(
+      names.map((name) => async () => {
+        await pushFiles(
+          components,
+          `bench/sluice-${name}`,
+          'main',
+          smallDeliveryFiles(sluiceNs, name, revision),
+        );
+        digests.set(
+          `flux-${name}`,
+          await pushFiles(
+            components,
+            `bench/flux-${name}`,
+            'main',
+            smallDeliveryFiles(fluxNs, name, revision),
+          ),
+        );
+      }),
+      8,
+    );
+  const sluiceNames = names.map((name) => `sluice-${name}`);
+  const fluxNames = names.map((name) => `flux-${name}`);
+  // One warm container per concurrent invocation, each taking the next delivery when it is done.
+  const containers = Array.from({ length: FLUX_CONCURRENCY }, () => ({
+    ...ctx,
+    deps: engineDeps(components),
+  }));
+  const reconcileAll = async () => {
+    let next = 0;
+    await Promise.all(
+      containers.map(async (container) => {
+        while (next < sluiceNames.length) await reconcileOrFail(container, sluiceNames[next++]!);
+      }),
+    );
+  };
+
+  say(`flux (b) ${SMALL_DELIVERIES} deliveries: first revision, untimed`);
+  let revision = 1;
+  await pushAll(revision);
   await pool(
-    names.map((name) => async () => {
-      await pushFiles(components, `bench/sluice-${name}`, 'main', smallDeliveryFiles('small-sluice', name));
-      await registerDelivery(ctx.deps, components, `sluice-${name}`, `bench/sluice-${name}`);
-      digests.set(
-        name,
-        await pushFiles(components, `bench/flux-${name}`, 'main', smallDeliveryFiles('small-flux', name)),
-      );
-    }),
+    sluiceNames.map((name) => () => registerDelivery(ctx.deps, components, name, `bench/${name}`)),
     8,
   );
-  const sluiceMany = await cost(ctx, 'sluice', flux, () =>
-    pool(
-      names.map((name) => () => reconcileOrFail(ctx, `sluice-${name}`)),
-      FLUX_CONCURRENCY,
-    ),
+  await reconcileAll();
+  await bed.api.apply(
+    fluxNames.flatMap((name) => fluxDeliveryObjects(components, bed.flux, name, `bench/${name}`)),
   );
-  const fluxMany = await cost(ctx, 'flux', flux, async () => {
-    await applyFlux(
-      names.map((name) => fluxDeliveryYaml(components, flux, name, `bench/flux-${name}`)).join('---\n'),
-    );
-    await waitForKustomizations(
-      components,
-      flux,
-      new Map(names.map((name) => [name, { digest: digests.get(name)! }])),
-    );
-  });
-  cases.push({
-    name: `(b) ${SMALL_DELIVERIES} deliveries of 4 objects, all at once`,
-    sluice: sluiceMany,
-    flux: fluxMany,
-  });
+  await bed.kustomizations.until(fluxNames, (object) => readyAt(digests.get(object.metadata.name)!)(object));
 
-  const fluxRss = peakRss(flux.pids.sourceController) + peakRss(flux.pids.kustomizeController);
-  return outcome(cases, fluxRss);
-}
-
-function outcome(cases: readonly Case[], fluxRss: number): BenchOutcome {
-  const targets: TargetCheck[] = cases.map((c) => ({
-    benchmark: `F${c.name}: time, sluice vs Flux`,
-    sluice: formatMs(c.sluice.ms),
-    reference: `${formatMs(c.flux.ms)} (Flux ${FLUX_CONTROLLERS_VERSION})`,
-    ratio: `${formatRatio(c.flux.ms / c.sluice.ms)} ${c.sluice.ms <= c.flux.ms ? 'faster' : 'slower'}`,
-    target: 'faster than Flux',
-    holds: c.sluice.ms < c.flux.ms,
-  }));
-  const steady = cases.find((c) => c.name.startsWith('(c)'))!;
-  targets.push({
-    benchmark: 'F(c) steady state: API requests per interval, sluice vs Flux',
-    sluice: `${steady.sluice.requests.length} requests, ${steady.sluice.writes} writes`,
-    reference: `${steady.flux.requests.length} requests, ${steady.flux.writes} writes (Flux)`,
-    ratio: `${formatRatio(steady.flux.requests.length / Math.max(1, steady.sluice.requests.length))} fewer`,
-    target: 'fewer API requests than Flux',
-    holds: steady.sluice.requests.length < steady.flux.requests.length,
-  });
-  const row = (c: Case, side: 'sluice' | 'flux') => {
-    const cost = c[side];
-    return [
-      c.name,
-      side === 'sluice' ? 'sluice' : `Flux ${FLUX_CONTROLLERS_VERSION}`,
-      formatMs(cost.ms),
-      String(cost.requests.length),
-      String(cost.writes),
-      `${cost.serverCpu.toFixed(2)} s`,
-      `${cost.clientCpu.toFixed(2)} s`,
-    ];
-  };
   return {
-    targets,
-    sections: [
-      {
-        title: `Flux side by side (source-controller and kustomize-controller ${FLUX_CONTROLLERS_VERSION})`,
-        method:
-          `Flux's controllers are built from Go modules (bench/flux/build-flux.sh) and run out of cluster against the same kube-apiserver, ` +
-          `artifact storage on 127.0.0.1, leader election off, ${FLUX_CONCURRENCY} workers each (\`--concurrent\`); each delivery is an OCIRepository ` +
-          `on the same local registry (insecure, a docker-config Secret) and a Kustomization with \`prune: true\`, intervals of an hour so only the ` +
-          `reconciles the bench asks for run (the \`reconcile.fluxcd.io/requestedAt\` annotation, what \`flux reconcile --with-source\` sets). ` +
-          `The same objects under other names for each side. Times run from the push (included) until the Kustomization is Ready at the new ` +
-          `digest, polled every 100 ms; for sluice until the in-process reconcile returns. Requests are the audit log's, told apart by user agent ` +
-          `(the bench's own kubectl and polling excluded). Client CPU is this process's for sluice, the two controllers' for Flux. ` +
-          `In (b) sluice runs ${FLUX_CONCURRENCY} reconciles at a time in one process, as ${FLUX_CONCURRENCY} concurrent Lambda invocations would.`,
-        table: {
-          header: ['case', 'who', 'time', 'API requests', 'writes', 'API server + etcd CPU', 'client CPU'],
-          rows: cases.flatMap((c) => [row(c, 'sluice'), row(c, 'flux')]),
-        },
-        notes: [
-          `Flux's controllers' peak resident memory after all cases: ${formatBytes(fluxRss)} (source-controller + kustomize-controller, VmHWM); sluice's reconcile of 5,000 objects peaks as benchmark 6 says, in a function that exists only while it runs.`,
-          `Steady state, Flux: ${byVerb(steady.flux.requests)}. kustomize-controller dry-runs a server-side apply of every object each interval to find drift (and reads each back), where sluice lists the delivery's own objects by label, one list per kind, and compares them with the hashes it recorded.`,
-          `Steady state, sluice: ${byVerb(steady.sluice.requests)}.`,
-          'Where Flux comes close, (b): 100 small deliveries are dominated by fixed costs per delivery (the OCI pull, discovery, the status writes), and sluice runs them in this one 2-core process; in AWS each is its own Lambda invocation.',
-        ],
-      },
-    ],
+    async measurePairs(fluxWorkers) {
+      const samples: { sluice: Sample; flux: Sample }[] = [];
+      for (let p = 0; p < PAIRS; p++) {
+        say(`flux (b) pair ${p + 1}/${PAIRS}: ${SMALL_DELIVERIES} deliveries, a new revision each`);
+        await pushAll(++revision);
+        samples.push(
+          await inAlternatingOrder(
+            p,
+            () => measure(bed, 'sluice', reconcileAll),
+            () => measure(bed, 'flux', () => pushed(bed, fluxNames, (name) => digests.get(name)!)),
+          ),
+        );
+      }
+      return {
+        name: `(b) ${SMALL_DELIVERIES} deliveries of 4 objects, a new revision each, at once`,
+        sluice: samples.map((s) => s.sluice),
+        flux: samples.map((s) => s.flux),
+        fluxWorkers: fluxWorkers === undefined ? undefined : `${fluxWorkers}`,
+      };
+    },
   };
-}
-
-/** `2000 × patch (dry-run), 30 × get, …`: requests by verb, most frequent first. */
-function byVerb(requests: readonly AuditedRequest[]): string {
-  const counts = new Map<string, number>();
-  for (const r of requests) {
-    const key = `${r.verb}${!isWrite(r) && /[?&]dryRun=/.test(r.uri) ? ' (dry-run)' : ''}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts]
-    .sort((a, b) => b[1] - a[1])
-    .map(([key, n]) => `${n} × ${key}`)
-    .join(', ');
 }

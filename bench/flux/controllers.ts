@@ -12,6 +12,10 @@ export interface FluxControllers {
   readonly registrySecret: string;
   readonly pids: { readonly sourceController: number; readonly kustomizeController: number };
   stop(): Promise<void>;
+  /** Resolves once neither controller has work queued or in progress (their workqueue metrics). */
+  idle(): Promise<void>;
+  /** Starts both controllers again (after stop), with `concurrency` workers or their defaults. */
+  restart(concurrency: number | undefined): Promise<FluxControllers>;
 }
 
 export const FLUX_NAMESPACE = 'flux-system';
@@ -32,6 +36,12 @@ export async function startFlux(
   dir: string,
   kubectlCache: string,
 ): Promise<FluxControllers> {
+  const registrySecret = await installFlux(components, binaries, kubectlCache);
+  return startControllers(components, binaries, dir, registrySecret, FLUX_CONCURRENCY);
+}
+
+/** Flux's CRDs, its namespace and the registry Secret; returns the Secret's name. */
+async function installFlux(components: Components, binaries: FluxBinaries, kubectlCache: string) {
   const run = (args: string[]) => kubectl(components, args, kubectlCache);
   await run(['apply', '--server-side', '-f', binaries.crdDir]);
   await run(['wait', '--for=condition=Established', '--timeout=60s', '-f', binaries.crdDir]);
@@ -48,14 +58,31 @@ export async function startFlux(
     `--docker-username=${components.registry.username}`,
     `--docker-password=${components.registry.password}`,
   ]);
+  return registrySecret;
+}
 
+/**
+ * Starts both controllers with `concurrency` workers each (`--concurrent`; undefined: each
+ * controller's own default) and waits until both report healthy.
+ */
+export async function startControllers(
+  components: Components,
+  binaries: FluxBinaries,
+  dir: string,
+  registrySecret: string,
+  concurrency: number | undefined,
+): Promise<FluxControllers> {
   const env = { ...process.env, KUBECONFIG: components.kube.kubeconfig, RUNTIME_NAMESPACE: FLUX_NAMESPACE };
   const storage = join(dir, 'flux-storage');
   mkdirSync(storage, { recursive: true });
   const [storagePort, sourceHealth, sourceMetrics, kustomizeHealth, kustomizeMetrics] = await Promise.all(
     Array.from({ length: 5 }, () => freePort()),
   );
-  const common = ['--enable-leader-election=false', '--log-level=error', `--concurrent=${FLUX_CONCURRENCY}`];
+  const common = [
+    '--enable-leader-election=false',
+    '--log-level=error',
+    ...(concurrency === undefined ? [] : [`--concurrent=${concurrency}`]),
+  ];
   const sourceLog = join(dir, 'source-controller.log');
   const sourceController = startDaemon(
     binaries.sourceController,
@@ -88,6 +115,8 @@ export async function startFlux(
       await stopDaemon(kustomizeController);
       await stopDaemon(sourceController);
     },
+    idle: () => waitForIdle([sourceMetrics!, kustomizeMetrics!]),
+    restart: (workers) => startControllers(components, binaries, dir, registrySecret, workers),
   };
 }
 
@@ -95,4 +124,25 @@ export async function startFlux(
 export function peakRss(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) * 1024 : 0;
+}
+
+/**
+ * Waits until every workqueue of the controllers serving metrics on `ports` is empty and no worker
+ * is busy (controller-runtime's `workqueue_depth` and `controller_runtime_active_workers`).
+ */
+async function waitForIdle(ports: readonly number[], timeoutMs = 600_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const busy = (metrics: string) =>
+    metrics
+      .split('\n')
+      .filter((line) => /^(workqueue_depth|controller_runtime_active_workers)\{/.test(line))
+      .some((line) => Number(line.slice(line.lastIndexOf(' ') + 1)) > 0);
+  for (;;) {
+    const texts = await Promise.all(
+      ports.map(async (port) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
+    );
+    if (!texts.some(busy)) return;
+    if (Date.now() > deadline) throw new Error(`Flux's controllers still busy after ${timeoutMs / 1000}s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

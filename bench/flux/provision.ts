@@ -11,6 +11,8 @@ import { cacheRoot, MissingComponentError } from '../../dev/provision.ts';
  * Go 1.27.
  */
 export const FLUX_CONTROLLERS_VERSION = 'v1.9.0';
+/** The Flux release that ships these controllers. */
+export const FLUX_RELEASE = 'v2.9.0';
 
 export interface FluxBinaries {
   readonly sourceController: string;

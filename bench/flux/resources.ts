@@ -18,10 +18,22 @@ export function fluxDeliveryYaml(
   name: string,
   repository: string,
 ): string {
+  return fluxDeliveryObjects(components, flux, name, repository)
+    .map((doc) => stringify(doc))
+    .join('---\n');
+}
+
+/** The OCIRepository and Kustomization of fluxDeliveryYaml, as objects. */
+export function fluxDeliveryObjects(
+  components: Components,
+  flux: FluxControllers,
+  name: string,
+  repository: string,
+) {
   const metadata = { name, namespace: flux.namespace };
   const source = {
     apiVersion: 'source.toolkit.fluxcd.io/v1',
-    kind: 'OCIRepository',
+    kind: 'OCIRepository' as const,
     metadata,
     spec: {
       interval: IDLE_INTERVAL,
@@ -33,7 +45,7 @@ export function fluxDeliveryYaml(
   };
   const kustomization = {
     apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-    kind: 'Kustomization',
+    kind: 'Kustomization' as const,
     metadata,
     spec: {
       interval: IDLE_INTERVAL,
@@ -43,7 +55,7 @@ export function fluxDeliveryYaml(
       timeout: '5m',
     },
   };
-  return [source, kustomization].map((doc) => stringify(doc)).join('---\n');
+  return [source, kustomization];
 }
 
 /**

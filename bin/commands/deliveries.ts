@@ -11,7 +11,8 @@ import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { getDelivery, listDeliveryNames, putDelivery } from '../../functions/core/store/deliveries.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
 import { getStatus, type DeliveryStatus } from '../../functions/core/store/status.ts';
-import { ago, EXIT, paintState, printJson, printTable } from './output.ts';
+import { formatInstant } from '../../functions/core/gates/messages.ts';
+import { ago, EXIT, paintState, printJson, printTable, relative } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
@@ -86,10 +87,18 @@ export function reconcileCommand(): Command {
     });
 }
 
-/** The status message, with how long a held delivery has waited and when a failed one is retried. */
-function statusMessage(status: Partial<DeliveryStatus>): string {
+/**
+ * The status message, with how long a held delivery has waited (and, held by soaking dependencies,
+ * how long remains) and when a failed one is retried.
+ */
+function statusMessage(status: Partial<DeliveryStatus>, now = Date.now()): string {
   const message = status.message ?? '';
-  if (status.blockedSince) return `${message} (held ${ago(status.blockedSince).replace(' ago', '')})`;
+  const soak =
+    status.soakingUntil && Date.parse(status.soakingUntil) > now
+      ? `; soak ends ${relative(status.soakingUntil, now)}, at ${formatInstant(status.soakingUntil)}`
+      : '';
+  if (status.blockedSince)
+    return `${message} (held ${ago(status.blockedSince, now).replace(' ago', '')}${soak})`;
   if (status.nextRetryAt) return `${message} (retry at ${status.nextRetryAt})`;
   return message;
 }

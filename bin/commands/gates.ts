@@ -4,13 +4,15 @@ import { userInfo } from 'node:os';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { formatDuration, type GateAction } from '../../functions/core/config/index.ts';
 import {
-  gateConditionsFromEnvironment,
+  gateConditionReadersFromEnvironment,
   reconcileDepsFromEnvironment,
   tableFromEnvironment,
 } from '../../functions/core/environment.ts';
+import { alarmHoldsText } from '../../functions/core/gates/alarms.ts';
 import { printable } from '../../functions/core/gates/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
+import { describeOverride } from '../../functions/core/gates/override.ts';
 import {
   gateStatus,
   handleGateEvent,
@@ -20,6 +22,7 @@ import {
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { listGateAudit, listGateNames } from '../../functions/core/store/gates.ts';
 import { gateEntry, sendSignedGateRequest } from './signed-gate-request.ts';
+import { overrideCommand } from './override.ts';
 import { ago, paintState, printJson, printTable, relative } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
@@ -33,7 +36,9 @@ function atOption(value: string): Clock {
 
 export function gatesCommand(): Command {
   return new Command('gates')
-    .description('List gates: state, default, since, until, next scheduled change, last request')
+    .description(
+      'List gates: state, default, since, until, next scheduled change, last request, and break-glass overrides in force',
+    )
     .argument('[gate]', 'only this gate')
     .option('--at <time>', 'evaluate at this time instead of now (ISO 8601), to plan ahead')
     .option('--json', 'print as JSON')
@@ -45,8 +50,8 @@ export function gatesCommand(): Command {
       const clock = opts.at ? atOption(opts.at) : systemClock;
       const db = tableFromEnvironment();
       const names = only ? [only] : (await listGateNames(db)).sort();
-      const conditions = gateConditionsFromEnvironment();
-      const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, conditions })));
+      const readers = gateConditionReadersFromEnvironment();
+      const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, ...readers })));
       if (opts.json) {
         printJson(only ? gates[0] : gates);
         return;
@@ -54,11 +59,15 @@ export function gatesCommand(): Command {
       const now = clock.now().getTime();
       printTable(
         ['GATE', 'STATE', 'DEFAULT', 'SINCE', 'UNTIL', 'NEXT CHANGE', 'LAST REQUEST'],
-        gates.map(({ status, nextChange, pendingApprovals }) => {
+        gates.map(({ status, nextChange, pendingApprovals, closedByAlarms }) => {
           const last = status.lastRequest;
           return [
             status.name,
-            status.closedBy ? `closed (${status.closedBy.cause})` : status.state,
+            closedByAlarms
+              ? `closed (by ${alarmHoldsText(closedByAlarms)})`
+              : status.closedBy
+                ? `closed (${status.closedBy.cause})`
+                : status.state,
             status.default,
             status.since ? ago(status.since, now) : '-',
             status.until ? relative(status.until, now) : '-',
@@ -72,6 +81,11 @@ export function gatesCommand(): Command {
         }),
         (text, column) => (column === 1 ? paintState(text) : text),
       );
+      for (const { status, overrides } of gates)
+        for (const override of overrides ?? [])
+          process.stdout.write(
+            `OVERRIDE gate '${status.name}' (break-glass): lets ${describeOverride(override)} (ends ${relative(override.endsAt, now)})\n`,
+          );
     });
 }
 
@@ -81,7 +95,8 @@ export function localGateDeps(): GateDeps {
   return {
     db: deps.db,
     clock: deps.clock,
-    conditions: deps.conditions,
+    alarmStates: deps.alarmStates,
+    changeCalendarStates: deps.changeCalendarStates,
     reconcileNow: async (deliveries) => {
       for (const delivery of deliveries) {
         const result = await reconcile(delivery, { ...deps, runId: `cli-${randomUUID()}` });
@@ -204,7 +219,7 @@ function historyCommand(): Command {
         ['REQUESTED AT', 'ACTION', 'REVISION', 'WINDOW', 'BY', 'SOURCE', 'OUTCOME', 'REASON'],
         records.map((r) => [
           formatInstant(r.requestedAt),
-          r.action,
+          r.action === 'override' ? 'OVERRIDE' : r.action,
           r.revision ?? '-',
           r.windowMs === undefined ? '-' : formatDuration(r.windowMs),
           requestAuthors(r),
@@ -218,12 +233,13 @@ function historyCommand(): Command {
 
 export function gateCommand(): Command {
   return new Command('gate')
-    .description('Open or close a gate, or show its history')
+    .description('Open or close a gate, override it (break-glass), or show its history')
     .addHelpText(
       'after',
       '\nExamples:\n  sluice gate open sre-approval --for 1h --reason CHG-1234\n  sluice gate history sre-approval',
     )
     .addCommand(requestCommand('open'))
     .addCommand(requestCommand('close'))
+    .addCommand(overrideCommand())
     .addCommand(historyCommand());
 }

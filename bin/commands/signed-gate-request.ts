@@ -40,10 +40,23 @@ const FUNCTION_ARN = /^arn:aws[\w-]*:lambda:[a-z0-9-]+:\d{12}:function:[\w-]+(?:
  * GetFunctionUrlConfig, and the gate function's unqualified ARN, from `--function` when it is an
  * ARN, else from the lookup.
  */
-export async function gateEntry(
+export function gateEntry(
   functionName: string | undefined,
   gate: string,
   action: GateAction,
+  url?: string,
+): Promise<GateEntryTarget> {
+  return entryTarget(functionName, gateAliasName(gate, action), `gate '${gate}'s ${action} entry`, url);
+}
+
+/**
+ * The entry of the gate function named by its alias (`qualifier`): its URL as given, or looked up
+ * with GetFunctionUrlConfig, and the function's unqualified ARN.
+ */
+export async function entryTarget(
+  functionName: string | undefined,
+  qualifier: string,
+  what: string,
   url?: string,
 ): Promise<GateEntryTarget> {
   if (url !== undefined) {
@@ -54,7 +67,6 @@ export async function gateEntry(
     return { url, functionArn: unqualifiedArn(functionName) };
   }
   if (!functionName) throw new Error('name the gate function with --function');
-  const qualifier = gateAliasName(gate, action);
   try {
     const { FunctionUrl, FunctionArn } = await new LambdaClient({}).send(
       new GetFunctionUrlConfigCommand({ FunctionName: functionName, Qualifier: qualifier }),
@@ -62,7 +74,7 @@ export async function gateEntry(
     if (FunctionUrl && FunctionArn) return { url: FunctionUrl, functionArn: unqualifiedArn(FunctionArn) };
   } catch (error) {
     throw new Error(
-      `could not find the URL of gate '${gate}'s ${action} entry (function ${functionName}, alias ${qualifier}): ${(error as Error).message}; is the gate deployed, and may you call lambda:GetFunctionUrlConfig on it (grantGateRequests gives it)?`,
+      `could not find the URL of ${what} (function ${functionName}, alias ${qualifier}): ${(error as Error).message}; is it deployed, and may you call lambda:GetFunctionUrlConfig on it (grantGateRequests and grantBreakGlass give it)?`,
       { cause: error },
     );
   }
@@ -82,8 +94,18 @@ function regionOf(url: URL): string {
  * (valid 5 minutes) whose signed headers carry the request's hash, a fresh nonce and the function.
  * The gate function sends it to STS itself; it never reads an identity from the payload.
  */
-export async function proveIdentity(
+export function proveIdentity(
   request: SignedGateRequest,
+  functionArn: string,
+  region: string,
+  credentials: SignerCredentials = defaultProvider(),
+): Promise<CallerProof> {
+  return proveRequest(gateRequestDigest(request), functionArn, region, credentials);
+}
+
+/** A proof of who you are for the request hashed as `requestHash` (a gate request's, or an override's). */
+export async function proveRequest(
+  requestHash: string,
   functionArn: string,
   region: string,
   credentials: SignerCredentials = defaultProvider(),
@@ -101,7 +123,7 @@ export async function proveIdentity(
       query: { Action: 'GetCallerIdentity', Version: '2011-06-15' },
       headers: {
         host: endpoint.host,
-        [PROOF_HEADERS.requestHash]: gateRequestDigest(request),
+        [PROOF_HEADERS.requestHash]: requestHash,
         [PROOF_HEADERS.nonce]: nonce,
         [PROOF_HEADERS.functionArn]: functionArn,
       },
@@ -119,13 +141,27 @@ export async function proveIdentity(
  * as the URL's AWS_IAM auth wants). A refusal fails with the function's message, naming the gate
  * and the URL.
  */
-export async function sendSignedGateRequest(
+export function sendSignedGateRequest(
   entry: GateEntryTarget,
   request: SignedGateRequest,
 ): Promise<GateRequestResult> {
+  return sendSigned(entry, request, gateRequestDigest(request), `gate '${request.gate}': ${request.action}`);
+}
+
+/**
+ * Sends `request` (hashed as `requestHash`) with a proof of your identity to an entry's function
+ * URL, SigV4-signed as its AWS_IAM auth wants; a refusal fails with the function's message after
+ * `what`, naming the URL.
+ */
+export async function sendSigned<T>(
+  entry: GateEntryTarget,
+  request: object,
+  requestHash: string,
+  what: string,
+): Promise<T> {
   const url = new URL(entry.url);
   const region = regionOf(url);
-  const proof = await proveIdentity(request, entry.functionArn, region);
+  const proof = await proveRequest(requestHash, entry.functionArn, region);
   const body = JSON.stringify({ ...request, proof });
   const signer = new SignatureV4({
     service: 'lambda',
@@ -153,9 +189,7 @@ export async function sendSignedGateRequest(
   if (!response.ok) {
     const record = (answer ?? {}) as { message?: string; Message?: string };
     const reason = record.message ?? record.Message ?? (text || response.statusText);
-    throw new Error(
-      `gate '${request.gate}': ${request.action} refused by ${url.origin}${url.pathname} (HTTP ${response.status}): ${reason}`,
-    );
+    throw new Error(`${what} refused by ${url.origin}${url.pathname} (HTTP ${response.status}): ${reason}`);
   }
-  return answer as GateRequestResult;
+  return answer as T;
 }

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECRClient } from '@aws-sdk/client-ecr';
 import { EKSClient } from '@aws-sdk/client-eks';
@@ -11,10 +13,15 @@ import { systemClock, type Clock } from './clock.ts';
 import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.ts';
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
-import type { GateConditions } from './gates/conditions.ts';
+import type { AlarmStateReader } from './gates/alarms.ts';
+import type { ReadChangeCalendar } from './gates/change-calendars.ts';
+import type { GateConditionReaders } from './gates/conditions.ts';
+import { lazyAlarmStates } from './gates/lazy-alarms.ts';
 import type { GateDeps } from './gates/requests.ts';
 import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
+import { ClusterSessions } from './kube/cluster-sessions.ts';
+import { ArtifactCache } from './oci/artifact-cache.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
   credentialsFor,
@@ -30,6 +37,20 @@ import { stsCallerIdentity, stsEndpoint } from './aws/sts-caller-identity.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from './runtime-contract.ts';
+
+/**
+ * CloudWatch DescribeAlarms for alarm gates (AWS_ENDPOINT_URL_CLOUDWATCH locally); the client is
+ * loaded on the first read, so functions whose gates name no alarm never load it.
+ */
+export function alarmStatesFromEnvironment(): AlarmStateReader {
+  return lazyAlarmStates(async () => {
+    const [{ CloudWatchClient }, { cloudWatchAlarmStates }] = await Promise.all([
+      import('@aws-sdk/client-cloudwatch'),
+      import('./aws/cloudwatch-alarms.ts'),
+    ]);
+    return cloudWatchAlarmStates(new CloudWatchClient({}));
+  });
+}
 
 /** The table named by SLUICE_TABLE, through the SDK's default endpoint resolution (AWS_ENDPOINT_URL_DYNAMODB locally). */
 export function tableFromEnvironment(): TableClient {
@@ -89,8 +110,12 @@ export function reconcileDepsFromEnvironment(options: {
   runId: string;
   log?: (message: string) => void;
   functionArn?: string;
+  /** Keep pulled artifacts by digest under the temp dir, as a warm Lambda container does. @default false */
+  cacheArtifacts?: boolean;
 }): ReconcileDeps {
   const retryTarget = oneTimeScheduleTarget(options.functionArn);
+  let schedulerClient: SchedulerClient | undefined;
+  const scheduler = () => (schedulerClient ??= new SchedulerClient({}));
   const clock = systemClock;
   const providers = {
     aws: ecrCredentialsByRegion(clock),
@@ -109,35 +134,48 @@ export function reconcileDepsFromEnvironment(options: {
     clock,
     registryCredentials: (source) => credentialsFor(source, providers),
     connect: async (cluster) => kubeConfigFor(await connections(cluster)),
+    clusterSessions: new ClusterSessions(),
+    slotHints: new Map(),
+    artifactCache: options.cacheArtifacts ? new ArtifactCache(join(tmpdir(), 'sluice')) : undefined,
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,
     log: options.log,
     kubectl: kubectlFromEnvironment(),
     kustomizeMemoryBytes: kustomizeMemoryFromEnvironment(),
     decryptor: lazyDecryptor(async () => (await import('./sops/aws.ts')).awsSopsDecryptor()),
-    retryTimer: retryTarget ? schedulerRetryTimer(new SchedulerClient({}), retryTarget) : undefined,
+    retryTimer: retryTarget ? schedulerRetryTimer(scheduler(), retryTarget) : undefined,
+    gateTimer: retryTarget ? schedulerWindowTimer(scheduler(), retryTarget) : undefined,
     reconcileNow: options.functionArn
       ? lambdaReconcileNow(new LambdaClient({}), options.functionArn)
       : undefined,
     gateRunbooks: gateRunbooksFromEnvironment(),
     gateFunction: process.env.SLUICE_GATE_FUNCTION || undefined,
-    conditions: gateConditionsFromEnvironment(),
+    ...gateConditionReadersFromEnvironment(),
   };
 }
 
 /**
- * The readers of outside state gates depend on: SSM Change Calendars through GetCalendarState
- * (AWS_ENDPOINT_URL_SSM locally), the SSM client loaded only when a gate has change calendars.
+ * SSM Change Calendars through GetCalendarState (AWS_ENDPOINT_URL_SSM locally); the SSM client is
+ * loaded on the first read, so functions whose gates name no Change Calendar never load it.
  */
-export function gateConditionsFromEnvironment(): GateConditions {
-  let reader: Promise<NonNullable<GateConditions['changeCalendar']>> | undefined;
+export function changeCalendarStatesFromEnvironment(): ReadChangeCalendar {
+  let reader: Promise<ReadChangeCalendar> | undefined;
+  return async (calendar, at) => {
+    reader ??= Promise.all([import('@aws-sdk/client-ssm'), import('./aws/ssm-change-calendar.ts')])
+      .then(([{ SSMClient }, { ssmChangeCalendarReader }]) => ssmChangeCalendarReader(new SSMClient({})))
+      .catch((error: unknown) => {
+        reader = undefined;
+        throw error;
+      });
+    return (await reader)(calendar, at);
+  };
+}
+
+/** The readers of what closes a gate besides its requests: CloudWatch alarms and SSM Change Calendars. */
+export function gateConditionReadersFromEnvironment(): GateConditionReaders {
   return {
-    changeCalendar: async (calendar, at) => {
-      reader ??= Promise.all([import('@aws-sdk/client-ssm'), import('./aws/ssm-change-calendar.ts')]).then(
-        ([{ SSMClient }, { ssmChangeCalendarReader }]) => ssmChangeCalendarReader(new SSMClient({})),
-      );
-      return (await reader)(calendar, at);
-    },
+    alarmStates: alarmStatesFromEnvironment(),
+    changeCalendarStates: changeCalendarStatesFromEnvironment(),
   };
 }
 
@@ -182,7 +220,7 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
     sts: stsCallerIdentity(
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
     ),
-    conditions: gateConditionsFromEnvironment(),
+    ...gateConditionReadersFromEnvironment(),
   };
 }
 

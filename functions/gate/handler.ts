@@ -6,6 +6,11 @@ import type {
 } from 'aws-lambda';
 import { gateDepsFromEnvironment, runbookDepsFromEnvironment } from '../core/environment.ts';
 import { GateEventError, parseGateEvent } from '../core/gates/event.ts';
+import {
+  handleProvenOverride,
+  isBreakGlassEntry,
+  type OverrideResult,
+} from '../core/gates/override-request.ts';
 import { ProofRefused } from '../core/gates/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
@@ -16,7 +21,7 @@ import {
   recordImagePush,
   type ImagePushOutcome,
 } from '../core/gates/self-approval.ts';
-import { GATE_METRICS, recordGateMetrics } from './metrics.ts';
+import { GATE_METRICS, recordGateMetrics, recordOverrideMetrics } from './metrics.ts';
 
 const logger = new Logger({ serviceName: 'sluice-gate' });
 const metrics = new Metrics({ namespace: GATE_METRICS.namespace, serviceName: GATE_METRICS.service });
@@ -34,6 +39,20 @@ function report(result: GateRequestResult, fields: Record<string, unknown> = {})
   return result;
 }
 
+/** Logs a break-glass override loudly (a warning) and records its metric, which the construct alarms on. */
+function reportOverride(result: OverrideResult, fields: Record<string, unknown> = {}): OverrideResult {
+  logger.warn(result.message, {
+    breakGlass: true,
+    gates: result.overrides.map((override) => override.gate),
+    revision: result.overrides[0]?.revision,
+    madeBy: result.overrides[0]?.madeBy,
+    endsAt: result.overrides[0]?.endsAt,
+    ...fields,
+  });
+  recordOverrideMetrics(metrics, result);
+  return result;
+}
+
 /** What the function needs of Lambda's context: the ARN it was invoked as (with the alias). */
 export interface GateInvocation {
   readonly invokedFunctionArn?: string;
@@ -46,7 +65,7 @@ export function gateHandler(
 ): (
   event: unknown,
   context?: GateInvocation,
-) => Promise<GateRequestResult | FunctionUrlAnswer | ImagePushOutcome> {
+) => Promise<GateRequestResult | OverrideResult | FunctionUrlAnswer | ImagePushOutcome> {
   return async (event, context) => {
     if (isImagePushRecord(event)) {
       checkPushRecordEntry(context?.invokedFunctionArn);
@@ -59,6 +78,11 @@ export function gateHandler(
     if (isRunbookEvent(event)) {
       const result = await handleRunbookApproval(event, deps(), runbookDeps());
       return report(result, { runbook: event.ssmExecution });
+    }
+    if (isOverride(event) || isBreakGlassEntry(context?.invokedFunctionArn)) {
+      // Only a proven override passes the break_glass entry; a claim is refused (parseGateEvent says why).
+      if (!hasProof(event)) return report(await handleGateEvent(parseGateEvent(asOverride(event)), deps()));
+      return reportOverride(await handleProvenOverride(event, 'invoke', context?.invokedFunctionArn, deps()));
     }
     return report(
       hasProof(event)
@@ -75,6 +99,13 @@ function isFunctionUrlEvent(event: unknown): event is FunctionUrlEvent {
 
 const hasProof = (event: unknown): event is Record<string, unknown> =>
   typeof event === 'object' && event !== null && 'proof' in event;
+
+const isOverride = (event: unknown): boolean =>
+  typeof event === 'object' && event !== null && (event as { action?: unknown }).action === 'override';
+
+/** An event through the break_glass entry without a proof, refused as an override whatever it asks. */
+const asOverride = (event: unknown): unknown =>
+  typeof event === 'object' && event !== null ? { ...event, action: 'override' } : event;
 
 /**
  * A request through a gate's function URL. What the event says of its caller (even
@@ -100,9 +131,11 @@ async function urlRequest(
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw new GateEventError('the request body must be a JSON object');
-    const result = report(
-      await handleProvenRequest(raw as Record<string, unknown>, 'url', context?.invokedFunctionArn, deps),
-    );
+    const proven = raw as Record<string, unknown>;
+    const result =
+      isOverride(proven) || isBreakGlassEntry(context?.invokedFunctionArn)
+        ? reportOverride(await handleProvenOverride(proven, 'url', context?.invokedFunctionArn, deps))
+        : report(await handleProvenRequest(proven, 'url', context?.invokedFunctionArn, deps));
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
   } catch (error) {
     if (error instanceof ProofRefused) return answer(403, error.message);

@@ -1,4 +1,5 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { OverrideResult } from '../core/gates/override-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
 
 /** The gate function's CloudWatch metrics (Powertools EMF); the construct's dashboard uses the same names. */
@@ -14,6 +15,11 @@ export const GATE_METRICS = {
   open: 'GateOpen',
   /** Approvals gathered towards `approvers` (0 once the gate opens or closes). */
   pendingApprovals: 'PendingApprovals',
+  /**
+   * 1 for each break-glass override made, with the service as its only dimension, so that one
+   * alarm (the construct's breakGlassAlarm) fires on an override of any gate.
+   */
+  override: 'BreakGlassOverride',
 } as const;
 
 /**
@@ -28,5 +34,15 @@ export function recordGateMetrics(
   metrics.addDimension(GATE_METRICS.dimension, result.gate);
   metrics.addMetric(GATE_METRICS.open, 'Count', result.status.state === 'open' ? 1 : 0);
   metrics.addMetric(GATE_METRICS.pendingApprovals, 'Count', result.pendingApprovals?.approvals.length ?? 0);
+  metrics.publishStoredMetrics();
+}
+
+/** After a break-glass override is made: BreakGlassOverride 1, with no gate dimension, published at once. */
+export function recordOverrideMetrics(
+  metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>,
+  result: OverrideResult,
+): void {
+  if (result.outcome !== 'accepted') return;
+  metrics.addMetric(GATE_METRICS.override, 'Count', 1);
   metrics.publishStoredMetrics();
 }

@@ -82,8 +82,9 @@ export function runTimes(
 const containerDeps = new Map<string | undefined, ReconcileDeps>();
 
 /**
- * `{"delivery":"name"}`, `{"gateOpened":"gate"}` or an ECR "ECR Image Action" PUSH event:
- * reconciles the deliveries it concerns (see reconcileHandler).
+ * `{"delivery":"name"}`, `{"gateOpened":"gate"}`, an ECR "ECR Image Action" PUSH event or a
+ * "CloudWatch Alarm State Change" of an alarm gate's alarm: reconciles the deliveries it concerns
+ * (see reconcileHandler).
  */
 export const handler = reconcileHandler((context) => {
   const functionArn = unqualified(context.invokedFunctionArn);
@@ -93,6 +94,7 @@ export const handler = reconcileHandler((context) => {
       runId: context.awsRequestId,
       log: (message) => logger.info(message),
       functionArn,
+      cacheArtifacts: true,
     });
     containerDeps.set(functionArn, deps);
   }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tableFromEnvironment } from '../../functions/core/environment.ts';
 import { recordGateRequest, type GateRequest } from '../../functions/core/store/gates.ts';
+import { createAlarm, setAlarmState } from '../support/alarms.ts';
 import { pushFiles } from '../support/deliveries.ts';
 import { sluice } from '../support/cli.ts';
 import { createNamespace, testbed, uniqueName } from '../support/testbed.ts';
@@ -182,3 +183,30 @@ describe('sluice gates', () => {
 /** A fabricated `sluice gate history` row: a signed approval that never happened. */
 const FORGED_ROW =
   '2026-06-01T09:00:00Z  open    -         1h      alice (role Approver, 123456789012)  url     accepted  CHG-2';
+
+describe('sluice gates: alarm gates', () => {
+  it('shows the alarm that holds the gate, whatever its requests say', async () => {
+    const alarm = await createAlarm('ALARM');
+    const gate = uniqueName('healthy');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+    writeFileSync(
+      join(dir, 'sluice.yaml'),
+      `gates:\n  - name: ${gate}\n    default: open\n    alarms: [${alarm}]\n`,
+    );
+    expect((await sluice('register', '-f', join(dir, 'sluice.yaml'))).code).toBe(0);
+
+    const table = await sluice('gates', gate);
+    expect(table.stdout).toMatch(
+      new RegExp(`${gate}\\s+closed \\(by alarm '${alarm}' in ALARM since \\S+Z\\)\\s+open`),
+    );
+    expect(JSON.parse((await sluice('gates', gate, '--json')).stdout)).toMatchObject({
+      status: { state: 'open' },
+      closedByAlarms: [{ alarm, state: 'ALARM' }],
+    });
+
+    await setAlarmState(alarm, 'OK');
+    const cleared = JSON.parse((await sluice('gates', gate, '--json')).stdout);
+    expect(cleared.closedByAlarms).toBeUndefined();
+    expect((await sluice('gates', gate)).stdout).toMatch(new RegExp(`${gate}\\s+open\\s+open`));
+  });
+});

@@ -54,6 +54,12 @@ describe('the reconcile bundle', () => {
     }
   });
 
+  it('loads the CloudWatch client only when a gate names alarms', async () => {
+    const { atImport, onFirstUse } = await loads;
+    expect(atImport).not.toContain('@aws-sdk/client-cloudwatch');
+    expect(onFirstUse).toContain('@aws-sdk/client-cloudwatch');
+  });
+
   it('loads the decryption code (KMS, Secrets Manager, age, sops) only when a delivery has decryption', async () => {
     const { atImport, onFirstUse } = await loads;
     for (const name of ['@aws-sdk/client-kms', '@aws-sdk/client-secrets-manager', 'age-encryption', 'sops']) {

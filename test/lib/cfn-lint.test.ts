@@ -11,7 +11,7 @@ import { largeVariant, synth, synthExampleApp } from './synth.ts';
 process.env.CDK_VALIDATION = 'false';
 
 const exampleApp = await synthExampleApp({});
-// With a gate runbook: an approver (open requests) and a requester (grantRequestApproval).
+// With a gate runbook: an approver (open requests) and a requester (grantRequestApproval); and break-glass.
 const large = synth(largeVariant, {
   nag: true,
   then: (sluice, stack) => {
@@ -24,6 +24,8 @@ const large = synth(largeVariant, {
       new iam.Role(stack, 'Requester', { assumedBy: new iam.AccountRootPrincipal() }),
       gate,
     );
+    // With the break-glass entry, its alarm and its message rule.
+    sluice.grantBreakGlass(new iam.Role(stack, 'Oncall', { assumedBy: new iam.AccountRootPrincipal() }));
   },
 });
 const largePath = join(exampleApp.templatePath, '..', 'Large.template.json');

@@ -139,7 +139,7 @@ export function statementsOf(template: Template, roleId: string): Record<string,
 /**
  * Every feature at once: gates with schedules in two time zones, approvals by revision and by two
  * people (one refusing self-approval), deliveries over two clusters in two regions (one imported, one named, one reached through
- * a cross-account role), dependsOn, retryInterval, cosign verification, a VPC, a customer managed
+ * a cross-account role), an alarm gate, dependsOn with a soak, retryInterval, cosign verification, a VPC, a customer managed
  * key, an event bus, an alarm topic and a named deployer role.
  */
 export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
@@ -173,6 +173,11 @@ export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
         preventSelfApproval: true,
       },
       { name: 'two-person', default: 'closed', window: Duration.hours(1), approvers: 2 },
+      {
+        name: 'healthy',
+        default: 'open',
+        alarms: ['checkout-5xx', `arn:aws:cloudwatch:eu-west-1:${ACCOUNT}:alarm:latency-p99`],
+      },
     ],
     deliveries: [
       {
@@ -184,7 +189,7 @@ export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
           kmsKeyArns: [`arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`],
           ageKeySecretArn: `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sluice/age-AbCdEf`,
         },
-        dependsOn: ['platform'],
+        dependsOn: [{ name: 'platform', soak: Duration.minutes(30) }],
       },
       {
         name: 'platform',
@@ -195,7 +200,10 @@ export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
         },
         prune: true,
         cluster,
-        gates: [{ name: 'maintenance', blocks: 'all' }],
+        gates: [
+          { name: 'maintenance', blocks: 'all' },
+          { name: 'healthy', blocks: 'revisions' },
+        ],
       },
       {
         name: 'eu-app',

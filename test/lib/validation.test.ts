@@ -40,6 +40,19 @@ describe('Sluice props validation', () => {
     );
   });
 
+  it('a soak that is not a Duration, or no longer than zero', () => {
+    const deliveries = (soak: unknown) => [
+      delivery({ name: 'staging' }),
+      delivery({ dependsOn: [{ name: 'staging', soak: soak as Duration }] }),
+    ];
+    expect(errorOf({ deliveries: deliveries(30) }).message).toBe(
+      'Sluice props: deliveries[oddy-test].dependsOn[staging].soak: must be a Duration (e.g. Duration.minutes(5))',
+    );
+    expect(errorOf({ deliveries: deliveries(Duration.seconds(0)) }).message).toContain(
+      'deliveries[oddy-test].dependsOn[staging].soak: ',
+    );
+  });
+
   it('dependsOn naming a delivery that is not in the props, or going round in a cycle', () => {
     expect(errorOf({ deliveries: [delivery({ dependsOn: ['infra'] })] }).message).toBe(
       'Sluice props: deliveries[oddy-test].dependsOn[0]: delivery "oddy-test" depends on "infra", which is not defined in deliveries',

@@ -31,3 +31,13 @@ export function listsSince(bed: Components, delivery: string, since: string): st
     .filter((e) => decodeURIComponent(e.requestURI).includes(`=${delivery}`))
     .map((e) => e.requestURI.split('?')[0]!);
 }
+
+/** Every request after `since` to a path starting with `prefix`, from the audit log: verb and path. */
+export function requestsSince(bed: Components, prefix: string, since: string): string[] {
+  return readFileSync(bed.kube.auditLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as AuditEvent)
+    .filter((e) => e.requestReceivedTimestamp > since && e.requestURI.startsWith(prefix))
+    .map((e) => `${e.verb} ${e.requestURI.split('?')[0]!}`);
+}

@@ -15,6 +15,8 @@ export interface DynamoCall {
   readonly command: string;
   /** The partition key of the one item it reads or writes, if it names one. */
   readonly pk?: string;
+  /** A renewal of a lease or a cluster slot: a failed one is retried at the next tick, by design. */
+  readonly renewal?: boolean;
 }
 
 /**
@@ -48,12 +50,18 @@ export function faultyTable(
   const conditionalFailures: DynamoCall[] = [];
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
+      const input = args.input as {
+        Key?: { pk?: unknown };
+        Item?: { pk?: unknown };
+        UpdateExpression?: string;
+      };
       const pk = input.Key?.pk ?? input.Item?.pk;
+      const renewal = /leaseVersion = leaseVersion \+|^SET heldUntil = /.test(input.UpdateExpression ?? '');
       const call = {
         index: calls.length + 1,
         command: context.commandName ?? 'unknown',
         ...(typeof pk === 'string' && { pk }),
+        ...(renewal && { renewal }),
       };
       calls.push(call);
       await before?.(call);

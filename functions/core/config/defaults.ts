@@ -15,6 +15,8 @@ export const DEFAULTS = {
   timeZone: 'UTC',
   approval: 'any',
   approvers: 1,
+  /** An alarm gate's alarm in INSUFFICIENT_DATA closes it: no data is no proof of health. */
+  insufficientData: 'closed',
   /**
    * The mass-deletion brake: a run that would prune more than half of an inventory of at least
    * `pruneLimitMinInventory` objects is held (reason PruneLimitExceeded) until `pruneLimitGate` opens.
@@ -37,5 +39,15 @@ export const MAX_CLUSTER_CONCURRENCY = 100;
 
 /** The longest a gate request may last: a year. Longer is a typo, and dates past it are not worth evaluating. */
 export const MAX_WINDOW_MS = 366 * 24 * 3_600_000;
+/** The longest a break-glass override may last by default (a gate's `maxOverride`): 4 h. */
+export const DEFAULT_MAX_OVERRIDE_MS = 4 * 3_600_000;
+/** The most a gate's `maxOverride` may be set to: a day. A longer override is not break-glass. */
+export const MAX_OVERRIDE_LIMIT_MS = 24 * 3_600_000;
 /** The most distinct approvers a gate may require (GitHub Environments allows up to six reviewers). */
 export const MAX_APPROVERS = 6;
+
+/** The most CloudWatch alarms one gate may name (what one DescribeAlarms call takes by name). */
+export const MAX_GATE_ALARMS = 100;
+
+/** The longest a dependency's soak may be: 30 days. */
+export const MAX_SOAK_MS = 30 * 24 * 3_600_000;

@@ -2,7 +2,8 @@
 import * as z from 'zod';
 import { closedPeriodFields } from './closed-period-schemas.ts';
 import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
-import { DEFAULTS, MAX_APPROVERS, MAX_WINDOW_MS } from './defaults.ts';
+import { alarmsSchema } from './alarm-fields.ts';
+import { DEFAULTS, MAX_APPROVERS, MAX_OVERRIDE_LIMIT_MS, MAX_WINDOW_MS } from './defaults.ts';
 import { formatDuration } from './duration.ts';
 import type { Gate, GateSchedule } from './types.ts';
 import { checked, duration, name, strict } from './fields.ts';
@@ -45,8 +46,21 @@ export const gateSchema = strict({
   requireVerified: z.boolean().optional(),
   preventSelfApproval: z.boolean().optional(),
   ...closedPeriodFields,
+  alarms: alarmsSchema.optional(),
+  insufficientData: z.enum(['open', 'closed']).optional(),
+  maxOverride: duration()
+    .refine((ms) => ms <= MAX_OVERRIDE_LIMIT_MS, {
+      message: `must be at most ${formatDuration(MAX_OVERRIDE_LIMIT_MS)}: a longer override is not break-glass (change the gate instead)`,
+    })
+    .optional(),
 })
   .superRefine((gate, ctx) => {
+    if (gate.insufficientData !== undefined && !gate.alarms?.length)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['insufficientData'],
+        message: 'applies only to a gate with alarms: name the CloudWatch alarms in `alarms`, or remove it',
+      });
     if (gate.preventSelfApproval && gate.approval !== 'revision')
       ctx.addIssue({
         code: 'custom',
@@ -90,6 +104,11 @@ export const gateSchema = strict({
     ...(gate.freezes?.length && { freezes: gate.freezes }),
     ...(gate.calendars?.length && { calendars: gate.calendars }),
     ...(gate.changeCalendars?.length && { changeCalendars: gate.changeCalendars }),
+    ...(gate.alarms?.length && {
+      alarms: gate.alarms,
+      insufficientData: gate.insufficientData ?? DEFAULTS.insufficientData,
+    }),
+    ...(gate.maxOverride !== undefined && { maxOverrideMs: gate.maxOverride }),
   }));
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */

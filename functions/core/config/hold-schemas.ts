@@ -1,9 +1,10 @@
 // What can hold a delivery's run: its gates, the mass-deletion brake, its dependencies.
 import * as z from 'zod';
-import { DEFAULTS } from './defaults.ts';
+import { DEFAULTS, MAX_SOAK_MS } from './defaults.ts';
+import { formatDuration } from './duration.ts';
 import { isRecord } from './issues.ts';
-import type { GateRef, PruneLimit } from './types.ts';
-import { name, strict } from './fields.ts';
+import type { DeliveryDependency, GateRef, PruneLimit } from './types.ts';
+import { duration, name, strict } from './fields.ts';
 
 export const gateRefsSchema = z
   .array(
@@ -45,13 +46,26 @@ export const pruneLimitSchema = z.union([z.number(), z.string()]).transform((val
   return z.NEVER;
 });
 
-/** Delivery names, each once; `{ name }` objects (Flux's form) are accepted too. */
+/**
+ * The deliveries depended on, each once: a name, or `{ name, soak }` (Flux's `{ name }` form, with
+ * how long the dependency must have been Ready at its revision).
+ */
 export const dependsOnSchema = z
   .array(
-    z.union([name('delivery name'), strict({ name: name('delivery name') }).transform((ref) => ref.name)]),
+    // A bare name is `{ name }`, so a problem is reported at the field it is in.
+    z.preprocess(
+      (ref) => (typeof ref === 'string' ? { name: ref } : ref),
+      strict({ name: name('delivery name'), soak: soakDuration().optional() }).transform(
+        (ref): DeliveryDependency => ({
+          name: ref.name,
+          ...(ref.soak !== undefined && { soakMs: ref.soak }),
+        }),
+      ),
+    ),
   )
   .superRefine(
-    (names, ctx) => {
+    (dependencies, ctx) => {
+      const names = dependencies.map((dependency) => dependency.name);
       names.forEach((dependency, index) => {
         if (names.indexOf(dependency) !== index)
           ctx.addIssue({ code: 'custom', message: `"${dependency}" is listed twice`, path: [index] });
@@ -59,3 +73,10 @@ export const dependsOnSchema = z
     },
     { when: (payload) => Array.isArray(payload.value) },
   );
+
+/** A soak: a duration (longer than zero) of at most MAX_SOAK_MS. */
+function soakDuration() {
+  return duration().refine((ms) => ms <= MAX_SOAK_MS, {
+    message: `must be at most ${formatDuration(MAX_SOAK_MS)}: a longer soak is a mistake`,
+  });
+}

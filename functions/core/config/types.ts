@@ -65,6 +65,16 @@ export interface Gate {
   calendars?: GateCalendar[];
   /** SSM Change Calendars (names or ARNs): the gate is closed while any of them is CLOSED, or cannot be read. */
   changeCalendars?: string[];
+  /**
+   * CloudWatch alarms (names, or ARNs) that close the gate while any of them is in ALARM (or
+   * INSUFFICIENT_DATA, per `insufficientData`), whatever the requests say; an alarm that cannot be
+   * read closes it too.
+   */
+  alarms?: string[];
+  /** What an alarm in INSUFFICIENT_DATA does to the gate (set only with `alarms`); absent: `closed`. */
+  insufficientData?: GateState;
+  /** The longest a break-glass override of this gate may last; absent: DEFAULT_MAX_OVERRIDE_MS (4 h). */
+  maxOverrideMs?: number;
 }
 
 export type GateApproval = 'any' | 'revision';
@@ -104,6 +114,13 @@ export interface GateRef {
 
 export type DeletionPolicy = 'Delete' | 'Orphan';
 
+/** A delivery that must be Ready (and, with a soak, Ready at its revision for that long) before another is applied. */
+export interface DeliveryDependency {
+  name: string;
+  /** How long the dependency must have been Ready at its current revision; none = Ready is enough. */
+  soakMs?: number;
+}
+
 export interface Delivery {
   name: string;
   source: DeliverySource;
@@ -118,7 +135,7 @@ export interface Delivery {
   cluster: ClusterTarget;
   gates: GateRef[];
   /** Flux's `.spec.dependsOn`: deliveries that must be Ready before this one is applied. */
-  dependsOn: string[];
+  dependsOn: DeliveryDependency[];
   deletionPolicy: DeletionPolicy;
   allowEmpty: boolean;
   targetNamespace?: string;

@@ -3,14 +3,18 @@ import { SluiceError } from '../errors.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { closedPeriodsOf, type GateConditions } from './conditions.ts';
+import { readGateConditions, type GateConditionReaders } from './conditions.ts';
 import { requestAuthors } from './messages.ts';
+import { overridesFor, withoutOverridden } from './override.ts';
+import type { GateOverride } from '../store/gate-overrides.ts';
 import { digestOf, gateStateAt, nextOpening, type GateStatus } from './state.ts';
 
 /** The gates a delivery references, as they stand: closed ones, and open ones pinned to a revision. */
 export interface GateEvaluation {
   readonly closed: readonly BlockingGate[];
   readonly pinned: readonly { readonly ref: GateRef; readonly status: GateStatus }[];
+  /** Break-glass overrides in force for this delivery (evaluateGates only: never the brake's gateHolding). */
+  readonly overrides?: readonly GateOverride[];
 }
 
 /** The gates holding one revision, by what they block. */
@@ -19,6 +23,8 @@ export interface GateVerdict {
   readonly blockAll: readonly BlockingGate[];
   /** `blocks: revisions` gates: the last applied revision may be re-applied, no new one. */
   readonly blockRevisions: readonly BlockingGate[];
+  /** Gates that hold the revision but let it through because a break-glass override names it. */
+  readonly overridden?: readonly { readonly gate: BlockingGate; readonly override: GateOverride }[];
 }
 
 /** Step 3 of a reconcile: the state of every gate the delivery references, at `now`. */
@@ -27,7 +33,7 @@ export async function evaluateGates(
   refs: readonly GateRef[],
   db: TableClient,
   now: Date,
-  conditions: GateConditions = {},
+  conditions: GateConditionReaders = {},
 ): Promise<GateEvaluation> {
   const evaluations: GateEvaluation[] = [];
   for (const ref of refs) {
@@ -42,6 +48,7 @@ export async function evaluateGates(
   return {
     closed: evaluations.flatMap((evaluation) => evaluation.closed),
     pinned: evaluations.flatMap((evaluation) => evaluation.pinned),
+    overrides: await overridesFor(delivery, refs, db, now),
   };
 }
 
@@ -56,7 +63,7 @@ export async function gateHolding(
   revision: string,
   db: TableClient,
   now: Date,
-  conditions: GateConditions = {},
+  conditions: GateConditionReaders = {},
 ): Promise<BlockingGate | undefined | 'unregistered'> {
   const evaluation = await evaluateGate(delivery, ref, db, now, conditions);
   if (!evaluation) return 'unregistered';
@@ -70,14 +77,21 @@ async function evaluateGate(
   ref: GateRef,
   db: TableClient,
   now: Date,
-  conditions: GateConditions,
+  conditions: GateConditionReaders,
 ): Promise<GateEvaluation | undefined> {
   const gate = await getGate(db, ref.name);
   if (!gate) return undefined;
-  const request = await getGateRequest(db, ref.name);
-  const periods = await closedPeriodsOf(gate, now, conditions);
-  const status = gateStateAt(gate, request, now, periods);
   const approvesRevisions = gate.approval === 'revision' && { approvesRevisions: true as const };
+  // Like a close, an alarm, a freeze, a calendar event or a CLOSED Change Calendar holds whatever
+  // the requests say (a break-glass override still lets its revision through: verdictFor).
+  const { periods, alarms } = await readGateConditions(gate, now, conditions);
+  if (alarms.length > 0)
+    return {
+      closed: [{ name: ref.name, blocks: ref.blocks, closedByAlarms: alarms, ...approvesRevisions }],
+      pinned: [],
+    };
+  const request = await getGateRequest(db, ref.name);
+  const status = gateStateAt(gate, request, now, periods);
   if (status.state === 'open' && status.deliveries !== undefined && !status.deliveries.includes(delivery)) {
     const openFor = { deliveries: status.deliveries, approvedBy: requestAuthors(status.lastRequest!) };
     return { closed: [{ name: ref.name, blocks: ref.blocks, openFor, ...approvesRevisions }], pinned: [] };
@@ -119,8 +133,12 @@ export function verdictFor(evaluation: GateEvaluation, revision?: string): GateV
       },
     })),
   ];
-  return {
-    blockAll: holding.filter((gate) => gate.blocks === 'all'),
-    blockRevisions: holding.filter((gate) => gate.blocks === 'revisions'),
-  };
+  return withoutOverridden(
+    {
+      blockAll: holding.filter((gate) => gate.blocks === 'all'),
+      blockRevisions: holding.filter((gate) => gate.blocks === 'revisions'),
+    },
+    evaluation.overrides,
+    revision,
+  );
 }

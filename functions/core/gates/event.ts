@@ -34,7 +34,11 @@ export interface GateEvent {
 
 /** How many deliveries one open request may name. */
 export const MAX_REQUEST_DELIVERIES = 50;
-const DELIVERY_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+export const DELIVERY_NAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** Why an override that reached the function without a proof (a claim) is refused. */
+export const OVERRIDE_NEEDS_PROOF =
+  'a break-glass override ("action": "override") takes a verified identity: send it signed with sluice gate override --function (through the gate function\'s break_glass entry, which grantBreakGlass allows), or start the break-glass runbook in the console; a direct invocation or a console test event only claims its sender, and is refused';
 
 /** A gate event that cannot be acted on; nothing was written. */
 export class GateEventError extends Error {
@@ -57,7 +61,7 @@ const SIGNED_FIELDS = ['gate', 'action', 'window', 'reason', 'revision', 'delive
 const SOURCES: readonly RequestSource[] = ['schedule', 'console', 'cli', 'api'];
 const EXAMPLE = '{"gate":"sre-approval","action":"open","window":"1h","reason":"CHG-1234"}';
 
-function optionalString(event: Record<string, unknown>, field: string): string | undefined {
+export function optionalString(event: Record<string, unknown>, field: string): string | undefined {
   const value = event[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw new GateEventError(`"${field}" must be a string, not ${typeof value}`);
@@ -65,7 +69,7 @@ function optionalString(event: Record<string, unknown>, field: string): string |
 }
 
 /** A field the audit trail records as written: one line, no control characters, at most `max` characters. */
-function auditText(event: Record<string, unknown>, field: string, max: number): string | undefined {
+export function auditText(event: Record<string, unknown>, field: string, max: number): string | undefined {
   const value = optionalString(event, field);
   if (value === undefined) return undefined;
   const control = controlCharacterIn(value);
@@ -88,6 +92,7 @@ export function parseGateEvent(raw: unknown, options: { signed?: boolean } = {})
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new GateEventError(`a gate event must be a JSON object like ${EXAMPLE}`);
   const event = raw as Record<string, unknown>;
+  if (event.action === 'override') throw new GateEventError(OVERRIDE_NEEDS_PROOF);
   const allowed = options.signed ? SIGNED_FIELDS : FIELDS;
   const unknown = Object.keys(event).filter((key) => !allowed.includes(key));
   if (unknown.length > 0) {

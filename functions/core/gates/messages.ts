@@ -1,5 +1,6 @@
 import type { PendingApprovals } from '../store/gate-approvals.ts';
 import type { BlockingGate } from '../model/status.ts';
+import { alarmHoldsText } from './alarms.ts';
 import { printable } from './audit-text.ts';
 import { readablePrincipal } from './caller.ts';
 import type { GateChange, GateStatus } from './state.ts';
@@ -42,7 +43,9 @@ export function describeGate(
 }
 
 /** Who a request is by, readably: every approver when it took more than one. */
-export function requestAuthors(request: NonNullable<GateStatus['lastRequest']>): string {
+export function requestAuthors(
+  request: Pick<NonNullable<GateStatus['lastRequest']>, 'approvedBy' | 'requestedBy' | 'verified' | 'source'>,
+): string {
   return (request.approvedBy ?? [request.requestedBy])
     .map((principal) => readablePrincipal(principal, request.verified, request.source))
     .join(' and ');
@@ -62,6 +65,8 @@ export function waitingMessage(blocking: readonly BlockingGate[], held?: string)
       if (gate.openFor) {
         return `${held ?? 'this revision'} awaits approval at gate '${gate.name}' (open only for ${gate.openFor.revision}, approved by ${gate.openFor.approvedBy})${approve ? `; approve it with: ${approve}` : ''}`;
       }
+      if (gate.closedByAlarms?.length)
+        return `waiting for gate '${gate.name}' (closed by ${alarmHoldsText(gate.closedByAlarms)}; it opens when the alarm clears)`;
       if (gate.problem) return `waiting for gate '${gate.name}' (closed: ${printable(gate.problem)})`;
       if (gate.closedBy) {
         const until = gate.opensAt ? `opens at ${formatInstant(gate.opensAt)}` : 'no opening known';

@@ -80,13 +80,14 @@ export class ProofRefused extends Error {
 }
 
 /**
- * The ARN of whoever signed `proof` for exactly `fields`, sent to `functionArn`: the proof's shape
+ * The ARN of whoever signed `proof` for exactly the request hashed as `requestHash` (gateRequestDigest,
+ * or an override's), sent to `functionArn`: the proof's shape
  * and lifetime are checked here, STS checks the signature over the headers rebuilt on this side
  * (so a proof for another request, function or nonce fails there), and its nonce is taken once.
  */
 export async function verifyProof(
   proof: CallerProof,
-  fields: ProvenFields,
+  requestHash: string,
   context: {
     readonly functionArn: string;
     readonly sts: CallerIdentityService;
@@ -133,7 +134,7 @@ export async function verifyProof(
   let arn: string;
   try {
     arn = await context.sts.callerArn(proof.query, {
-      [PROOF_HEADERS.requestHash]: gateRequestDigest(fields),
+      [PROOF_HEADERS.requestHash]: requestHash,
       [PROOF_HEADERS.nonce]: proof.nonce,
       [PROOF_HEADERS.functionArn]: context.functionArn,
     });

@@ -1,6 +1,13 @@
 import { gateEntryOf } from './entry.ts';
 import { GateEventError, parseGateEvent } from './event.ts';
-import { ProofRefused, unqualifiedArn, verifyProof, type CallerProof, type ProvenFields } from './proof.ts';
+import {
+  gateRequestDigest,
+  ProofRefused,
+  unqualifiedArn,
+  verifyProof,
+  type CallerProof,
+  type ProvenFields,
+} from './proof.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
 
 /** How a proven request arrived: through the gate's function URL, or a direct invocation of its alias. */
@@ -29,17 +36,17 @@ export async function handleProvenRequest(
       `this entry takes ${entry.action} requests for gate '${entry.gate}', not ${request.action} requests for gate '${request.gate}'`,
     );
   if (request.action === 'status') return handleGateEvent({ ...request, source: transport }, deps);
-  if (!deps.sts) throw new Error('the gate function has no STS endpoint to verify proofs with');
-  const principal = await verifyProof(parseProof(proof), fields as unknown as ProvenFields, {
-    functionArn: unqualifiedArn(invokedFunctionArn),
-    sts: deps.sts,
-    db: deps.db,
-    now: deps.clock.now(),
-  });
+  const principal = await provenPrincipal(
+    proof,
+    gateRequestDigest(fields as unknown as ProvenFields),
+    invokedFunctionArn,
+    deps,
+  );
   return handleGateEvent({ ...request, source: transport }, deps, { principal, verified: true });
 }
 
-function parseProof(raw: unknown): CallerProof {
+/** The `proof` of a signed request, checked for shape. */
+export function parseProof(raw: unknown): CallerProof {
   const proof = raw as Partial<CallerProof> | undefined;
   if (
     typeof proof !== 'object' ||
@@ -51,4 +58,23 @@ function parseProof(raw: unknown): CallerProof {
       '"proof" is missing or malformed: a signed request carries {"query","nonce"} from a presigned STS GetCallerIdentity (sluice gate open --function makes it)',
     );
   return { query: proof.query, nonce: proof.nonce };
+}
+
+/**
+ * Who STS says signed `proof` for the request whose digest is `digest`, sent to
+ * `invokedFunctionArn` (the nonce is taken once): never a name from the payload.
+ */
+export async function provenPrincipal(
+  proof: unknown,
+  digest: string,
+  invokedFunctionArn: string,
+  deps: Pick<GateDeps, 'sts' | 'db' | 'clock'>,
+): Promise<Awaited<ReturnType<typeof verifyProof>>> {
+  if (!deps.sts) throw new Error('the gate function has no STS endpoint to verify proofs with');
+  return verifyProof(parseProof(proof), digest, {
+    functionArn: unqualifiedArn(invokedFunctionArn),
+    sts: deps.sts,
+    db: deps.db,
+    now: deps.clock.now(),
+  });
 }

@@ -18,12 +18,16 @@ import {
 } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
+import { alarmHoldsText } from './alarms.ts';
+import type { AlarmHold } from '../model/status.ts';
 import { approverKey } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import type { ClosedPeriod } from './closed-periods.ts';
-import { closedPeriodsOf, type GateConditions } from './conditions.ts';
+import { readGateConditions, type GateConditionReaders } from './conditions.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
+import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
+import type { GateOverrideEvent } from './override.ts';
 import type { CallerIdentityService } from './proof.ts';
 import { gateStateAt, lastClosedAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
@@ -32,20 +36,25 @@ export interface WindowTimer {
   reopenAt(gate: string, at: Date): Promise<void>;
 }
 
-/** What handling a gate request reaches outside itself. */
-export interface GateDeps {
+/**
+ * What handling a gate request reaches outside itself (and the readers of what closes a gate
+ * besides its requests: alarms, Change Calendars).
+ */
+export interface GateDeps extends GateConditionReaders {
   readonly db: TableClient;
   readonly clock: Clock;
   /** Reconciles the named deliveries now: asynchronous invocations of the reconcile function in AWS. */
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
   readonly windowTimer?: WindowTimer;
   /** Publishes `Gate Opened` / `Gate Closed` when a request changes the state (EventBridge in AWS). */
-  readonly publish?: (detailType: 'Gate Opened' | 'Gate Closed', detail: GateChangedEvent) => Promise<void>;
+  /** And `Gate Override` when a break-glass override is made (override-request.ts). */
+  readonly publish?: (
+    detailType: 'Gate Opened' | 'Gate Closed' | 'Gate Override',
+    detail: GateChangedEvent | GateOverrideEvent,
+  ) => Promise<void>;
   readonly log?: (message: string) => void;
   /** Verifies the proofs that signed requests carry (STS in AWS). */
   readonly sts?: CallerIdentityService;
-  /** Reads the outside state gates depend on (SSM Change Calendars). @default - none */
-  readonly conditions?: GateConditions;
 }
 
 export interface GateChangedEvent {
@@ -70,8 +79,14 @@ export interface GateRequestResult {
   readonly pendingApprovals?: PendingApprovals;
   /** Deliveries asked to reconcile because the gate opened. */
   readonly reconciling: readonly string[];
+  /** `status`: the alarms closing the gate now, whatever its requests say. */
+  readonly closedByAlarms?: readonly AlarmHold[];
   readonly message: string;
 }
+
+/** `gate closed by alarm 'x' (in ALARM since …); by its requests: ` when alarms close it. */
+const alarmClause = (holds: readonly AlarmHold[] | undefined): string =>
+  holds?.length ? `closed by ${alarmHoldsText(holds)}; by its requests: ` : '';
 
 async function registeredGate(db: TableClient, name: string): Promise<Gate> {
   const gate = await getGate(db, name);
@@ -89,23 +104,41 @@ const approvalRule = (gate: Gate, now: Date, periods: readonly ClosedPeriod[]): 
   lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now, periods),
 });
 
-/** A gate's state now, its last request, its next change and the approvals it is gathering. */
+/** What `sluice gates` shows of one gate. */
+export interface GateReport {
+  /** The state its requests, schedules, default, freezes, calendars and Change Calendars give (alarms aside). */
+  readonly status: GateStatus;
+  readonly nextChange?: GateChange;
+  readonly pendingApprovals?: PendingApprovals;
+  /** The alarms closing the gate now, whatever `status` says (gates with `alarms`). */
+  readonly closedByAlarms?: readonly AlarmHold[];
+  /** Break-glass overrides in force (they let one revision each through; the state above is the gate's own). */
+  readonly overrides?: readonly GateOverride[];
+}
+
+/**
+ * A gate's state now, its last request, its next change (across freezes and calendars), the
+ * approvals it is gathering, the alarms closing it and the break-glass overrides in force.
+ */
 export async function gateStatus(
   name: string,
-  deps: Pick<GateDeps, 'db' | 'clock' | 'conditions'>,
-): Promise<{ status: GateStatus; nextChange?: GateChange; pendingApprovals?: PendingApprovals }> {
+  deps: Pick<GateDeps, 'db' | 'clock' | keyof GateConditionReaders>,
+): Promise<GateReport> {
   const gate = await registeredGate(deps.db, name);
   const request = await getGateRequest(deps.db, name);
   const now = deps.clock.now();
-  const periods = await closedPeriodsOf(gate, now, deps.conditions);
+  const { periods, alarms: closedByAlarms } = await readGateConditions(gate, now, deps);
   const pendingApprovals =
     gate.approvers > 1
       ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now, periods))
       : undefined;
+  const overrides = await activeOverrides(deps.db, name, now);
   return {
     status: gateStateAt(gate, request, now, periods),
     nextChange: nextChange(gate, request, now, undefined, periods),
     ...(pendingApprovals && { pendingApprovals }),
+    ...(closedByAlarms.length > 0 && { closedByAlarms }),
+    ...(overrides.length > 0 && { overrides }),
   };
 }
 
@@ -123,7 +156,7 @@ export async function handleGateEvent(
   const gate = await registeredGate(deps.db, event.gate);
   const now = deps.clock.now();
   if (event.action === 'status') {
-    const { status, nextChange: next, pendingApprovals } = await gateStatus(event.gate, deps);
+    const { status, nextChange: next, pendingApprovals, closedByAlarms } = await gateStatus(event.gate, deps);
     return {
       gate: gate.name,
       action: 'status',
@@ -131,13 +164,14 @@ export async function handleGateEvent(
       status,
       nextChange: next,
       ...(pendingApprovals && { pendingApprovals }),
+      ...(closedByAlarms && { closedByAlarms }),
       reconciling: [],
-      message: describeGate(status, next, pendingApprovals, gate.approvers),
+      message: `${alarmClause(closedByAlarms)}${describeGate(status, next, pendingApprovals, gate.approvers)}`,
     };
   }
   const request = await admitRequest(gate, event, caller, deps.db, now);
 
-  const periods = await closedPeriodsOf(gate, now, deps.conditions);
+  const { periods } = await readGateConditions(gate, now, deps);
   const stored = await getGateRequest(deps.db, gate.name);
   const before = gateStateAt(gate, stored, now, periods);
   let outcome: GateRequestResult['outcome'];

@@ -43,6 +43,8 @@ export interface RunbookDeps {
   /** Gate name → its runbook's document name, as the construct set them (never from the event). */
   readonly runbooks: ReadonlyMap<string, string>;
   readonly readAutomation: ReadAutomation;
+  /** The break-glass runbook's document name, as the construct set it; undefined when it has none. */
+  readonly breakGlassRunbook?: string;
 }
 
 /** The invocation a runbook's last step makes: `{"ssmExecution": "<execution id>"}` and nothing else. */
@@ -68,6 +70,27 @@ export interface RunbookApproval {
 const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
+ * The record Systems Manager keeps of the execution an invocation names. The invocation is trusted
+ * for nothing but the id: any other field is refused as a claim, and an unknown id changes nothing.
+ */
+export async function readExecution(
+  event: RunbookEvent,
+  deps: Pick<RunbookDeps, 'readAutomation'>,
+): Promise<AutomationRecord> {
+  const extra = Object.keys(event).filter((key) => key !== 'ssmExecution');
+  if (extra.length > 0)
+    throw new GateEventError(
+      `a runbook invocation carries only "ssmExecution"; ${extra.map((k) => `"${k}"`).join(', ')} would be a claim: what it asks is read from Systems Manager`,
+    );
+  const id = event.ssmExecution;
+  if (typeof id !== 'string' || !EXECUTION_ID.test(id))
+    throw new GateEventError(`"ssmExecution": ${JSON.stringify(id)} is not an Automation execution id`);
+  const record = await deps.readAutomation(id);
+  if (!record) throw new GateEventError(`Automation execution ${id} does not exist: nothing changed`);
+  return record;
+}
+
+/**
  * Verifies an invocation that names an Automation execution against Systems Manager's record of
  * it: the execution ran this function's runbook of a gate, its approve step succeeded with the
  * status Approved within the last hour, and who approved and what (revision, window, reason) come
@@ -79,19 +102,8 @@ export async function verifyRunbookApproval(
   deps: RunbookDeps,
   now: Date,
 ): Promise<RunbookApproval> {
-  const extra = Object.keys(event).filter((key) => key !== 'ssmExecution');
-  if (extra.length > 0)
-    throw new GateEventError(
-      `a runbook invocation carries only "ssmExecution"; ${extra.map((k) => `"${k}"`).join(', ')} would be a claim: the approval is read from Systems Manager`,
-    );
-  const id = event.ssmExecution;
-  if (typeof id !== 'string' || !EXECUTION_ID.test(id))
-    throw new GateEventError(`"ssmExecution": ${JSON.stringify(id)} is not an Automation execution id`);
-  const record = await deps.readAutomation(id);
-  if (!record)
-    throw new GateEventError(
-      `Automation execution ${id} does not exist: nothing was approved, nothing changed`,
-    );
+  const record = await readExecution(event, deps);
+  const id = record.executionId;
   const gate = [...deps.runbooks].find(([, document]) => document === record.documentName)?.[0];
   if (gate === undefined)
     throw new GateEventError(

@@ -1,5 +1,6 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { ApiException } from './client-node.ts';
+import type { ClusterSession } from './cluster-sessions.ts';
 import { Discovery, type ServedKind, type ServedResource } from './discovery.ts';
 import { KubeTransport } from './transport.ts';
 
@@ -88,13 +89,16 @@ export class KubeClient {
   /**
    * @param beforeWrite awaited before every apply (not dry-run) and delete: a run's lease check,
    * so a run that lost its lease sends no further write.
+   * @param session connections and discovery shared with earlier clients of the same cluster
+   * (ClusterSessions); without one, this client learns and connects on its own.
    */
   constructor(
     kubeConfig: KubeConfig,
     private readonly beforeWrite: () => Promise<void> = async () => undefined,
+    session?: ClusterSession,
   ) {
-    this.transport = new KubeTransport(kubeConfig);
-    this.discovery = new Discovery(this.transport);
+    this.transport = new KubeTransport(kubeConfig, session?.connections);
+    this.discovery = new Discovery(this.transport, session?.discovery);
   }
 
   /** Whether the API server serves `kind` in `apiVersion`, and if it is namespaced; undefined if not served. */

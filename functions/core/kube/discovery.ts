@@ -68,34 +68,59 @@ interface ResourceList {
   }[];
 }
 
+/** How long what discovery learned is trusted by later clients of the same cluster (a warm container's next runs). */
+export const DISCOVERY_TTL_MS = 30_000;
+
 /**
- * What the API server serves, learned once per client: two requests (`/api` and `/apis`, aggregated
- * discovery) instead of one per group version, shared by concurrent callers. A kind not found
- * refreshes the answer once (a CRD applied by this run may have just become Established);
- * concurrent misses share that one refresh.
+ * What discovery learned about one cluster, shared by the clients of that cluster (runs in one warm
+ * container) for up to `ttlMs`; each client asks through its own transport (its own token).
+ */
+export class DiscoveryCache {
+  snapshot: Promise<Snapshot> | undefined;
+  /** When the snapshot was asked for, on `now`'s scale. */
+  loadedAt = Number.NEGATIVE_INFINITY;
+  generation = 0;
+  readonly perVersion = new Map<string, Promise<Map<string, ServedResource> | undefined>>();
+
+  constructor(
+    readonly ttlMs = 0,
+    readonly now: () => number = () => performance.now(),
+  ) {}
+}
+
+/**
+ * What the API server serves: two requests (`/api` and `/apis`, aggregated discovery) instead of
+ * one per group version, shared by concurrent callers and, through a DiscoveryCache, by later
+ * clients of the same cluster for a short while. A kind not found refreshes the answer once (a CRD
+ * applied by this run may have just become Established); concurrent misses share that one refresh.
+ * Questions whose answer guards a deletion (`namespacedKinds`) always use an answer asked for after
+ * this client was made.
  */
 export class Discovery {
-  private snapshot: Promise<Snapshot> | undefined;
-  private generation = 0;
-  private readonly perVersion = new Map<string, Promise<Map<string, ServedResource> | undefined>>();
+  private readonly createdAt: number;
 
-  constructor(private readonly transport: KubeTransport) {}
+  constructor(
+    private readonly transport: KubeTransport,
+    private readonly cache = new DiscoveryCache(),
+  ) {
+    this.createdAt = cache.now();
+  }
 
   async find(apiVersion: string, kind: string): Promise<ServedResource | undefined> {
-    const seen = this.generation;
+    const seen = this.cache.generation;
     const first = await this.current();
     const hit = await this.lookUp(first, apiVersion, kind);
     if (hit) return hit;
-    if (this.generation === seen) this.refresh();
+    if (this.cache.generation === seen) this.refresh();
     return this.lookUp(await this.current(), apiVersion, kind, true);
   }
 
   /** The group versions of `group` that serve `kind`, preferred first; asks again once when there is none. */
   async servedVersions(group: string, kind: string): Promise<string[]> {
-    const seen = this.generation;
+    const seen = this.cache.generation;
     const found = await this.versionsServing(await this.current(), group, kind);
     if (found.length > 0) return found;
-    if (this.generation === seen) this.refresh();
+    if (this.cache.generation === seen) this.refresh();
     return this.versionsServing(await this.current(), group, kind);
   }
 
@@ -104,6 +129,7 @@ export class Discovery {
    * group's preferred version that serves it).
    */
   async namespacedKinds(verbs: readonly string[]): Promise<ServedKind[]> {
+    if (this.cache.loadedAt < this.createdAt) this.refresh();
     const snapshot = await this.current();
     const found: ServedKind[] = [];
     const seen = new Set<string>();
@@ -122,9 +148,9 @@ export class Discovery {
 
   /** Forgets what was learned: the next question asks the server again (after CRDs changed). */
   forget(): void {
-    this.snapshot = undefined;
-    this.generation++;
-    this.perVersion.clear();
+    this.cache.snapshot = undefined;
+    this.cache.generation++;
+    this.cache.perVersion.clear();
   }
 
   private async versionsServing(snapshot: Snapshot, group: string, kind: string): Promise<string[]> {
@@ -146,19 +172,24 @@ export class Discovery {
   }
 
   private current(): Promise<Snapshot> {
-    if (!this.snapshot) this.refresh();
-    return this.snapshot!;
+    const { cache } = this;
+    // Another client's answer serves for ttlMs; one asked for by this client, for its whole life.
+    const expired = cache.loadedAt < this.createdAt && cache.now() - cache.loadedAt > cache.ttlMs;
+    if (!cache.snapshot || expired) this.refresh();
+    return cache.snapshot!;
   }
 
   private refresh(): void {
-    this.generation++;
-    this.perVersion.clear();
+    const { cache } = this;
+    cache.generation++;
+    cache.perVersion.clear();
+    cache.loadedAt = cache.now();
     const loading = this.load();
     // A failed load is not kept: the next caller tries again.
     loading.catch(() => {
-      if (this.snapshot === loading) this.snapshot = undefined;
+      if (cache.snapshot === loading) cache.snapshot = undefined;
     });
-    this.snapshot = loading;
+    cache.snapshot = loading;
   }
 
   private async lookUp(
@@ -175,11 +206,12 @@ export class Discovery {
   }
 
   private groupVersionKinds(apiVersion: string): Promise<Map<string, ServedResource> | undefined> {
-    let kinds = this.perVersion.get(apiVersion);
+    const { perVersion } = this.cache;
+    let kinds = perVersion.get(apiVersion);
     if (!kinds) {
       kinds = this.loadGroupVersion(apiVersion);
-      kinds.catch(() => this.perVersion.delete(apiVersion));
-      this.perVersion.set(apiVersion, kinds);
+      kinds.catch(() => perVersion.delete(apiVersion));
+      perVersion.set(apiVersion, kinds);
     }
     return kinds;
   }

@@ -46,27 +46,44 @@ async function namespaceMissing(kube: KubeClient, name: string): Promise<boolean
  * The Namespaces the artifact declares that the cluster does not have yet: only objects in those
  * wait for the definitions stage. One that exists is not new: its objects are dry-run and their
  * ownership checked with the rest. One it may not read counts as new (checked after the stage).
+ * The delivery's own Namespaces are found with one list (owner label); only the others are read
+ * one by one.
  */
 async function declaredNamespacesMissing(
   manifests: readonly Manifest[],
   kube: KubeClient,
+  deliveryName: string,
 ): Promise<Set<string | undefined>> {
   const declared = manifests
     .filter(({ object }) => object.kind === 'Namespace' && object.apiVersion === 'v1')
     .map(({ object }) => object.metadata?.name);
   const names = [...new Set(declared)].filter((name): name is string => !!name);
+  const owned = names.length > 1 ? await ownNamespaces(kube, deliveryName) : new Set<string>();
   const found = await Promise.all(
     names.map((name) =>
-      kube.get({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).then(
-        (live) => live !== undefined,
-        (error: unknown) => {
-          if (statusCodeOf(error) !== 403) throw error;
-          return false;
-        },
-      ),
+      owned.has(name)
+        ? true
+        : kube.get({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).then(
+            (live) => live !== undefined,
+            (error: unknown) => {
+              if (statusCodeOf(error) !== 403) throw error;
+              return false;
+            },
+          ),
     ),
   );
   return new Set(names.filter((_, i) => !found[i]));
+}
+
+/** The Namespaces labelled as this delivery's; none when it may not list Namespaces. */
+async function ownNamespaces(kube: KubeClient, deliveryName: string): Promise<Set<string>> {
+  try {
+    const live = await kube.list('v1', 'Namespace', `${OWNER_LABEL}=${deliveryName}`);
+    return new Set(live.map((namespace) => namespace.metadata?.name ?? ''));
+  } catch (error) {
+    if (statusCodeOf(error) === 403) return new Set();
+    throw error;
+  }
 }
 
 /**
@@ -86,7 +103,7 @@ export async function prepareObjects(
   const { crds, problems } = artifactCrds(manifests);
   const newKindResources: (CustomResource & { readonly origin: string })[] = [];
   const missing = new Map<string, Promise<boolean>>();
-  const newNamespaces = await declaredNamespacesMissing(manifests, kube);
+  const newNamespaces = await declaredNamespacesMissing(manifests, kube, deliveryName);
   const served = new Map<string, Promise<{ namespaced: boolean } | undefined>>();
   const byId = new Map<string, DesiredObject>();
 

@@ -26,10 +26,16 @@ export interface KubeRequest {
  * JSON; a non-2xx answer rejects with client-node's ApiException, its body the parsed Status.
  */
 export class KubeTransport {
-  private agent: http.Agent | undefined;
   private readonly server: URL;
 
-  constructor(private readonly kubeConfig: KubeConfig) {
+  /**
+   * @param pool kept-alive connections shared with other transports to the same API server (the
+   * runs of one warm container); without one, this transport keeps its own and `close` ends them.
+   */
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly pool?: ConnectionPool,
+  ) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the cluster connection has no current cluster');
     this.server = new URL(cluster.server);
@@ -38,7 +44,8 @@ export class KubeTransport {
   async request<T>(req: KubeRequest): Promise<T> {
     const options: https.RequestOptions = {};
     await this.kubeConfig.applyToHTTPSOptions(options);
-    const agent = (this.agent ??= this.makeAgent(options));
+    const holder = this.pool ?? this.own;
+    const agent = (holder.agent ??= this.makeAgent(options));
     const url = new URL(this.server.pathname.replace(/\/$/, '') + req.path, this.server);
     for (const [key, value] of Object.entries(req.query ?? {}))
       if (value !== undefined) url.searchParams.set(key, String(value));
@@ -84,10 +91,12 @@ export class KubeTransport {
     });
   }
 
-  /** Closes the kept-alive connections (the client stays usable: new ones are opened). */
+  private readonly own = new ConnectionPool();
+
+  /** Closes this transport's own kept-alive connections (a shared pool stays open); it stays usable. */
   close(): void {
-    this.agent?.destroy();
-    this.agent = undefined;
+    this.own.agent?.destroy();
+    this.own.agent = undefined;
   }
 
   private makeAgent(options: https.RequestOptions): http.Agent {
@@ -104,6 +113,11 @@ export class KubeTransport {
       ...(options.rejectUnauthorized !== undefined && { rejectUnauthorized: options.rejectUnauthorized }),
     });
   }
+}
+
+/** Kept-alive connections to one API server: the agent, made with the first request's TLS options. */
+export class ConnectionPool {
+  agent: http.Agent | undefined;
 }
 
 function parseStatus(text: string): { message?: string } & Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { parse, stringify } from 'yaml';
 import type { Delivery } from '../config/index.ts';
 import { annotatedAs, describeObject, SUBSTITUTE_ANNOTATION, type Manifest } from './objects.ts';
+import { normalizeAsFlux } from './normalize.ts';
 import { failValidation } from './validate.ts';
 
 const VARIABLE = /(\$)?\$\{([A-Za-z_][A-Za-z0-9_]*)(?::=([^}]*))?\}/g;
@@ -62,10 +63,14 @@ export function addCommonMetadata(
   }));
 }
 
-/** The delivery's own transforms, after the build: substitution, then common metadata. */
+/**
+ * The delivery's own transforms, after the build: substitution, then Flux's normalisation (see
+ * normalize.ts), then common metadata: in kustomize-controller's order.
+ */
 export function applyDeliveryTransforms(manifests: readonly Manifest[], delivery: Delivery): Manifest[] {
   let result = [...manifests];
   if (delivery.postBuild?.substitute) result = substituteVariables(result, delivery.postBuild.substitute);
+  result = normalizeAsFlux(result);
   if (delivery.commonMetadata) result = addCommonMetadata(result, delivery.commonMetadata);
   return result;
 }

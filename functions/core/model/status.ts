@@ -27,6 +27,18 @@ export interface BlockingGate {
   readonly problem?: string;
   /** The freeze, calendar event or change calendar holding it closed (no open request lifts it). */
   readonly closedBy?: string;
+  /** The CloudWatch alarms closing the gate (`alarms`), whatever its requests say. */
+  readonly closedByAlarms?: readonly AlarmHold[];
+}
+
+/** A CloudWatch alarm holding its gate closed, and why. */
+export interface AlarmHold {
+  /** As the gate names it: a name or an ARN. */
+  readonly alarm: string;
+  /** `ALARM` or `INSUFFICIENT_DATA` as CloudWatch reports it; `MISSING` or `UNREADABLE` when it cannot be read. */
+  readonly state: 'ALARM' | 'INSUFFICIENT_DATA' | 'MISSING' | 'UNREADABLE';
+  /** `in ALARM since 2026-03-26T11:00:00Z`, `does not exist in …`, `could not be read: …` */
+  readonly why: string;
 }
 
 /** What the last reconcile did, as counts of objects. */
@@ -66,6 +78,13 @@ export interface DeliveryStatus {
   readonly kept?: readonly KeptContainerStatus[];
   readonly lastReconcileAt: string;
   readonly lastSuccessAt?: string;
+  /**
+   * While Ready: when it became Ready at `lastAppliedRevision` (kept by the runs that find it so),
+   * which a dependent's `soak` counts from. Absent while not Ready.
+   */
+  readonly readySince?: string;
+  /** While held by dependencies that are only soaking: when the last soak ends (the run is retried then). */
+  readonly soakingUntil?: string;
   readonly durationMs?: number;
 }
 

@@ -1,3 +1,4 @@
+import type { ArtifactCache } from './artifact-cache.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import type { RegistryCredentials } from './credentials.ts';
 import { isDigest, sha256Digest } from './digest.ts';
@@ -40,6 +41,8 @@ export interface ArtifactDeps {
   readonly limits?: UnpackLimits;
   /** For tests and proxies; the global `fetch` by default. */
   readonly fetch?: typeof fetch;
+  /** Manifests and layers pulled before, by digest. @default none: everything is fetched */
+  readonly cache?: ArtifactCache;
 }
 
 interface Descriptor {
@@ -58,10 +61,16 @@ interface ImageManifest {
 
 function clientFor(
   host: string,
-  deps: { credentials: RegistryCredentials; fetch?: typeof fetch },
+  deps: { credentials: RegistryCredentials; fetch?: typeof fetch; cache?: ArtifactCache },
   insecure?: boolean,
 ) {
-  return new RegistryClient({ host, credentials: deps.credentials, insecure, fetch: deps.fetch });
+  return new RegistryClient({
+    host,
+    credentials: deps.credentials,
+    insecure,
+    fetch: deps.fetch,
+    basicAuthHosts: deps.cache?.basicAuthHosts,
+  });
 }
 
 /** Resolves the source to a digest and revision without downloading it (a cheap "has it changed?"). */
@@ -113,7 +122,8 @@ async function pullFrom(
   const { host, repository } = reference;
   const label = describeReference(host, repository, resolved.digest);
 
-  const manifest = await client.getManifest(repository, resolved.digest);
+  const manifest =
+    deps.cache?.manifest(resolved.digest) ?? (await client.getManifest(repository, resolved.digest));
   if (manifest.digest !== resolved.digest) {
     throw artifactError(`${label}: the registry served a manifest whose sha256 is ${manifest.digest}`);
   }
@@ -148,7 +158,8 @@ async function pullFrom(
       `${layerLabel}: is ${size} bytes, more than the limit maxCompressedBytes (${limits.maxCompressedBytes} bytes)`,
     );
   }
-  const blob = await client.getBlob(repository, digest, size, "the layer descriptor's size");
+  const cached = await deps.cache?.layer(digest);
+  const blob = cached ?? (await client.getBlob(repository, digest, size, "the layer descriptor's size"));
   if (blob.length !== size) {
     throw artifactError(
       `${layerLabel}: the registry served ${blob.length} bytes, the descriptor says ${size}`,
@@ -158,6 +169,10 @@ async function pullFrom(
   if (actual !== digest) throw artifactError(`${layerLabel}: the layer's sha256 is ${actual}`);
 
   const files = await unpackArtifact(blob, limits, layerLabel);
+  if (deps.cache && !cached) {
+    deps.cache.rememberManifest(manifest);
+    await deps.cache.rememberLayer(digest, blob);
+  }
   return {
     revision: resolved.revision,
     digest: resolved.digest,

@@ -19,6 +19,11 @@ export interface RegistryClientOptions {
   readonly insecure?: boolean;
   /** For tests and proxies; the global `fetch` by default. */
   readonly fetch?: typeof fetch;
+  /**
+   * Hosts known (from an earlier client's challenge) to take Basic auth: a client sends its
+   * credentials from the first request, sparing a 401 round trip; it adds the host once it learns it.
+   */
+  readonly basicAuthHosts?: Set<string>;
 }
 
 export interface ManifestResponse {
@@ -52,6 +57,7 @@ export class RegistryClient {
   #resolvedCredentials: Promise<BasicCredentials | undefined> | undefined;
   #scheme: 'basic' | 'bearer' | undefined;
   readonly #tokens = new Map<string, string>();
+  readonly #basicAuthHosts: Set<string> | undefined;
 
   constructor(options: RegistryClientOptions) {
     this.host = options.host;
@@ -60,6 +66,8 @@ export class RegistryClient {
     this.#base = `${http ? 'http' : 'https'}://${apiHost}`;
     this.#fetch = options.fetch ?? fetch;
     this.#credentials = options.credentials;
+    this.#basicAuthHosts = options.basicAuthHosts;
+    if (options.basicAuthHosts?.has(this.host)) this.#scheme = 'basic';
   }
 
   async getManifest(repository: string, reference: string): Promise<ManifestResponse> {
@@ -250,6 +258,7 @@ export class RegistryClient {
       const credentials = await this.#credentialsOnce();
       if (challenge?.scheme === 'basic' && credentials && !sent?.startsWith('Basic ')) {
         this.#scheme = 'basic';
+        this.#basicAuthHosts?.add(this.host);
       } else if (challenge?.scheme === 'bearer') {
         const scope = `repository:${repository}:${init.push ? 'pull,push' : 'pull'}`;
         const token = await fetchBearerToken(this.#fetch, challenge, scope, credentials, label);

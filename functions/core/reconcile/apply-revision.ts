@@ -10,7 +10,7 @@ import { staleEntries, unionEntries, type InventoryEntry } from '../manifests/in
 import { describeObject } from '../manifests/objects.ts';
 import type { Artifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
-import { readInventory, writeInventory } from '../store/inventory.ts';
+import { readStoredInventory, writeInventory } from '../store/inventory.ts';
 import type { Lease } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ClusterTurn } from './cluster-limit.ts';
@@ -54,7 +54,9 @@ export async function applyRevision(
     desired.map((d) => d.entry.id),
     'required',
   );
-  const oldInventory = await readInventory(deps.db, name);
+  const stored = await readStoredInventory(deps.db, name);
+  const oldInventory = stored.entries;
+  let chunked = stored.chunked;
   if (desired.length === 0 && oldInventory.length > 0 && !delivery.allowEmpty) {
     throw new SluiceError(
       'BuildFailed',
@@ -106,7 +108,7 @@ export async function applyRevision(
     },
     deps.db,
     deps.clock.now(),
-    deps.conditions,
+    deps,
   );
   deps.log?.(
     `${name}: ${artifact.revision}: ${desired.length} objects, ${changed.length} to apply, ${delivery.prune ? stale.length : 0} to prune`,
@@ -116,7 +118,9 @@ export async function applyRevision(
     // (fenced: a run that lost its lease cannot overwrite the new holder's inventory).
     const pending = new Set(changed.map((d) => d.entry.id));
     const writeAhead = finalEntries.map((e) => (pending.has(e.id) ? { id: e.id, v: e.v } : e));
-    await writeInventory(deps.db, name, unionEntries(writeAhead, oldInventory), lease.fence);
+    chunked = await writeInventory(deps.db, name, unionEntries(writeAhead, oldInventory), lease.fence, {
+      replacesChunks: chunked,
+    });
   }
   const { created, configured } = await step('ApplyFailed', () =>
     applyStaged(
@@ -146,7 +150,8 @@ export async function applyRevision(
       ...stale.filter((e) => keptIds.has(e.id)).map((e) => ({ ...e, k: 1 as const })),
     ];
   }
-  if (changed.length > 0 || stale.length > 0) await writeInventory(deps.db, name, recorded, lease.fence);
+  if (changed.length > 0 || stale.length > 0)
+    await writeInventory(deps.db, name, recorded, lease.fence, { replacesChunks: chunked });
 
   if (delivery.wait) {
     await waitForHealthy(

@@ -9,11 +9,9 @@ import type { ReconcileDeps } from './deps.ts';
  */
 export async function clusterClient(
   delivery: Pick<Delivery, 'cluster' | 'impersonate'>,
-  deps: Pick<ReconcileDeps, 'connect'>,
+  deps: Pick<ReconcileDeps, 'connect' | 'clusterSessions'>,
   beforeWrite?: () => Promise<void>,
 ): Promise<KubeClient> {
-  return new KubeClient(
-    impersonating(await deps.connect(delivery.cluster), delivery.impersonate),
-    beforeWrite,
-  );
+  const kubeConfig = impersonating(await deps.connect(delivery.cluster), delivery.impersonate);
+  return new KubeClient(kubeConfig, beforeWrite, deps.clusterSessions?.sessionFor(kubeConfig));
 }

@@ -29,15 +29,17 @@ export function clusterTurn(delivery: Delivery, deps: ReconcileDeps): ClusterTur
   return {
     async take() {
       if (slot) return;
+      const cluster = clusterKey(delivery.cluster);
       slot = await acquireClusterSlot(
         deps.db,
-        clusterKey(delivery.cluster),
+        cluster,
         clusterLimitOf(delivery),
         `${deps.runId}/${delivery.name}`,
         deps.clock,
-        { waitMs: deps.clusterSlotWaitMs, log: deps.log },
+        { waitMs: deps.clusterSlotWaitMs, log: deps.log, preferred: deps.slotHints?.get(cluster) },
       );
-      if (!slot) throw new ClusterBusy(`cluster ${clusterKey(delivery.cluster)} is busy`);
+      if (!slot) throw new ClusterBusy(`cluster ${cluster} is busy`);
+      deps.slotHints?.set(cluster, slot.index);
     },
     async release() {
       await slot?.release();

@@ -1,8 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../clock.ts';
+import type { ClusterSessions } from '../kube/cluster-sessions.ts';
+import type { ArtifactCache } from '../oci/artifact-cache.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
-import type { GateConditions } from '../gates/conditions.ts';
+import type { GateConditionReaders } from '../gates/conditions.ts';
+import type { WindowTimer } from '../gates/requests.ts';
 import type { Decryptor } from '../manifests/encrypted.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
 import type { Fence } from '../store/lease.ts';
@@ -12,13 +15,28 @@ import type { EventSink } from './events.ts';
 import type { RetryTimer } from './retry.ts';
 
 /** Everything a reconcile reaches outside itself, passed in so Lambda, CLI and tests share the engine. */
-export interface ReconcileDeps {
+export interface ReconcileDeps extends GateConditionReaders {
   readonly db: TableClient;
   readonly clock: Clock;
   /** Registry credentials for a delivery's source (ECR token for provider aws). */
   readonly registryCredentials: (source: OciSource) => RegistryCredentials;
   /** A client configuration for the delivery's cluster. */
   readonly connect: (cluster: Delivery['cluster']) => Promise<KubeConfig>;
+  /**
+   * Connections and discovery kept per cluster across the runs of one warm container.
+   * @default none: every run connects and learns the API anew
+   */
+  readonly clusterSessions?: ClusterSessions;
+  /**
+   * Manifests and layers pulled before, by digest (a warm Lambda container's /tmp).
+   * @default none: every run pulls its artifact anew
+   */
+  readonly artifactCache?: ArtifactCache;
+  /**
+   * Per cluster, the slot this container held last, tried first next time (one table request
+   * instead of a look at every slot, then a take). @default none
+   */
+  readonly slotHints?: Map<string, number>;
   readonly events?: EventSink;
   /** Identifies this run in the lease (e.g. the Lambda request id). */
   readonly runId: string;
@@ -36,6 +54,13 @@ export interface ReconcileDeps {
   readonly limits?: ArtifactLimits;
   /** Schedules the retry of a failed run when the delivery sets a `retryInterval` shorter than its `interval`. */
   readonly retryTimer?: RetryTimer;
+  /**
+   * Reconciles the deliveries using a gate when a freeze, calendar event or CLOSED Change
+   * Calendar holding it ends: nothing else invokes anything then (a schedule's opening invokes the
+   * gate function, a window's end has the gate function's timer). A one-time schedule sending
+   * `{"gateOpened": gate}` in AWS. @default none: the delivery interval catches up
+   */
+  readonly gateTimer?: WindowTimer;
   /** Reconciles other deliveries now (those that were waiting on this one through `dependsOn`). */
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
   /** How long a run waits for a slot of its cluster before it is held. @default SLOT_WAIT_MS (20 s) */
@@ -56,8 +81,6 @@ export interface ReconcileDeps {
    * @default - the line says `<gate function>`
    */
   readonly gateFunction?: string;
-  /** Reads the outside state gates depend on (SSM Change Calendars). @default - none: such gates count as closed */
-  readonly conditions?: GateConditions;
 }
 
 /** `deps` for one run: a fresh taint, and a log that scrubs it. */

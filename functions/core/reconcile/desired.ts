@@ -51,6 +51,7 @@ export async function rememberHeldRevision(
       ? await pullResolved(delivery.source, resolved, {
           credentials: deps.registryCredentials(delivery.source),
           limits: deps.limits,
+          cache: deps.artifactCache,
         })
       : await pullRevision(delivery, deps);
     const desired = await settleRevision(await buildRevision(delivery, artifact, deps), kube, delivery);

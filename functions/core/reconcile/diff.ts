@@ -73,8 +73,8 @@ async function diffTainted(
 ): Promise<DeliveryDiff> {
   const delivery = await getDelivery(deps.db, name);
   if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
-  const gates = await evaluateGates(name, delivery.gates, deps.db, deps.clock.now(), deps.conditions);
-  const waitingFor = await unreadyDependencies(delivery, deps.db);
+  const gates = await evaluateGates(name, delivery.gates, deps.db, deps.clock.now(), deps);
+  const waitingFor = await unreadyDependencies(delivery, deps.db, deps.clock.now());
 
   const artifact = await pullRevision(delivery, deps, options.revision);
   const verdict = verdictFor(gates, artifact.revision);

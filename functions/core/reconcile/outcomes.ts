@@ -5,17 +5,26 @@ import { SluiceError } from '../errors.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import { keptMessage, type KeptContainer } from '../kube/cascade.ts';
 import { ANNOTATION_REVISION, type Artifact } from '../oci/index.ts';
-import { recordEvent, type ReconcileOutcome } from '../store/events.ts';
+import { type ReconcileOutcome } from '../store/events.ts';
+import { recordRunEnd } from '../store/run-end.ts';
+import type { Lease } from '../store/lease.ts';
 import {
-  getStatus,
+  statusFromItem,
   updateStatus,
   type BlockingGate,
   type ChangeCounts,
   type DeliveryStatus,
   type StatusReason,
+  type StatusFields,
   type StatusUpdate,
 } from '../store/status.ts';
-import { dependencyMessage, isUpToDate, waitingDependents, type UnreadyDependency } from './depends-on.ts';
+import {
+  dependencyMessage,
+  isUpToDate,
+  soakEnd,
+  waitingDependents,
+  type UnreadyDependency,
+} from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
 import { announceWaiting } from './release-waiting.ts';
@@ -58,9 +67,9 @@ export interface Run {
   readonly previous: DeliveryStatus | undefined;
 }
 
-/** Starts a run: reads the status the previous run left, once. */
-export async function startRun(delivery: Delivery, deps: ReconcileDeps): Promise<Run> {
-  return { delivery, deps, started: deps.clock.now(), previous: await getStatus(deps.db, delivery.name) };
+/** Starts a run with the status the previous run left, as the lease's claim read it. */
+export function startRun(delivery: Delivery, deps: ReconcileDeps, lease: Pick<Lease, 'statusItem'>): Run {
+  return { delivery, deps, started: deps.clock.now(), previous: statusFromItem(lease.statusItem) };
 }
 
 /**
@@ -103,7 +112,8 @@ export async function hold(
   revision?: string,
 ): Promise<ReconcileResult> {
   const blockedSince = heldSince(run);
-  await finish(run, 'Blocked', { ...status, ready: false, reason, message, blockedSince });
+  const notReady = { readySince: null, soakingUntil: null };
+  await finish(run, 'Blocked', { ...notReady, ...status, ready: false, reason, message, blockedSince });
   if (status.blockedBy)
     await announceWaiting(run.delivery.name, run.previous, status.blockedBy, revision, run.deps);
   return {
@@ -133,12 +143,22 @@ export function block(
   );
 }
 
-/** Records a run held until the deliveries it depends on are ready: nothing was applied or pruned. */
-export function waitForDependencies(
+/**
+ * Records a run held until the deliveries it depends on are ready: nothing was applied or pruned.
+ * Held only by soaks, it is retried when the last one ends (a one-time schedule; the interval is
+ * the backstop); held by a dependency that is not Ready, it follows that one's success.
+ */
+export async function waitForDependencies(
   run: Run,
   unready: readonly UnreadyDependency[],
 ): Promise<ReconcileResult> {
-  return hold(run, 'DependencyNotReady', dependencyMessage(unready), { blockedBy: null });
+  const soaked = soakEnd(unready);
+  const nextRetryAt = soaked && (await scheduleRetry(run, soaked));
+  return hold(run, 'DependencyNotReady', dependencyMessage(unready), {
+    blockedBy: null,
+    soakingUntil: soaked?.toISOString() ?? null,
+    nextRetryAt: nextRetryAt ?? null,
+  });
 }
 
 /**
@@ -223,6 +243,11 @@ export async function succeed(
   const { previous } = run;
   const message = withKept(`Applied revision: ${artifact.revision}`, kept);
   const lastSuccessAt = run.deps.clock.now().toISOString();
+  // Ready at this revision since the first run that found it so (what a dependent's soak counts from).
+  const stillReady = previous?.ready === true && previous.lastAppliedRevision === artifact.revision;
+  const readySince = stillReady
+    ? (previous.readySince ?? previous.lastSuccessAt ?? lastSuccessAt)
+    : lastSuccessAt;
   const steady =
     kept.length === 0 &&
     changes.created + changes.configured + changes.deleted === 0 &&
@@ -243,6 +268,8 @@ export async function succeed(
       inventorySize: inventorySizeOf(changes),
       changes,
       lastSuccessAt,
+      readySince,
+      soakingUntil: null,
       blockedBy: null,
       blockedSince: null,
       pendingRevision: null,
@@ -279,6 +306,8 @@ export async function fail(run: Run, error: unknown, revision: string | undefine
     lastAttemptedRevision: revision,
     blockedBy: null,
     blockedSince: null,
+    readySince: null,
+    soakingUntil: null,
     nextRetryAt: nextRetryAt ?? null,
   });
   return {
@@ -319,19 +348,17 @@ async function finish(
   const now = deps.clock.now();
   // The last scrub before the table and the event bus (fail() scrubbed already; holds name objects).
   if (deps.taint) status = { ...status, message: status.message && deps.taint.scrub(status.message) };
-  await updateStatus(
-    deps.db,
-    delivery.name,
-    {
-      // A retry is only pending after a failed or held run, which sets it.
-      nextRetryAt: null,
-      ...status,
-      lastReconcileAt: now.toISOString(),
-      durationMs: now.getTime() - started.getTime(),
-    },
-    deps.fence,
-  );
-  if (options.quiet) return;
+  const update: StatusFields = {
+    // A retry is only pending after a failed or held run, which sets it.
+    nextRetryAt: null,
+    ...status,
+    lastReconcileAt: now.toISOString(),
+    durationMs: now.getTime() - started.getTime(),
+  };
+  if (options.quiet) {
+    await updateStatus(deps.db, delivery.name, update, deps.fence);
+    return;
+  }
   const event = {
     delivery: delivery.name,
     outcome,
@@ -342,7 +369,7 @@ async function finish(
     ...((status.kept?.length ?? 0) > 0 && { type: 'Warning' as const }),
     time: now.toISOString(),
   };
-  await recordEvent(deps.db, event, deps.fence);
+  await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence);
   await deps.events
     ?.publish(event)
     .catch((error: unknown) => deps.log?.(`could not publish the reconcile event: ${String(error)}`));

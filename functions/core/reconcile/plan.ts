@@ -16,7 +16,13 @@ import { step } from './guards.ts';
 
 type PlanDeps = Pick<
   ReconcileDeps,
-  'registryCredentials' | 'kubectl' | 'kustomizeMemoryBytes' | 'limits' | 'decryptor' | 'taint'
+  | 'registryCredentials'
+  | 'kubectl'
+  | 'kustomizeMemoryBytes'
+  | 'limits'
+  | 'decryptor'
+  | 'taint'
+  | 'artifactCache'
 >;
 
 /** What a delivery's source holds now, built and settled against its cluster. */
@@ -43,8 +49,12 @@ export function sourceAt(delivery: Delivery, revision: string | undefined): Deli
 export async function pullRevision(delivery: Delivery, deps: PlanDeps, revision?: string): Promise<Artifact> {
   const source = sourceAt(delivery, revision);
   const credentials = deps.registryCredentials(source);
-  const resolved = await step('ArtifactFailed', () => resolveArtifact(source, { credentials }));
-  return step('ArtifactFailed', () => pullResolved(source, resolved, { credentials, limits: deps.limits }));
+  const resolved = await step('ArtifactFailed', () =>
+    resolveArtifact(source, { credentials, cache: deps.artifactCache }),
+  );
+  return step('ArtifactFailed', () =>
+    pullResolved(source, resolved, { credentials, limits: deps.limits, cache: deps.artifactCache }),
+  );
 }
 
 /** The artifact built (plain files or kustomize), the delivery's transforms applied, decrypted. */

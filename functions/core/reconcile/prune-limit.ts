@@ -4,7 +4,9 @@ import type { Delivery, PruneLimit } from '../config/index.ts';
 import { DEFAULTS } from '../config/defaults.ts';
 import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
-import type { GateConditions } from '../gates/conditions.ts';
+import { alarmHoldsText } from '../gates/alarms.ts';
+import { printable } from '../gates/audit-text.ts';
+import type { GateConditionReaders } from '../gates/conditions.ts';
 import { gateHolding } from '../gates/evaluate.ts';
 import { describeEntry, type InventoryEntry } from '../manifests/inventory.ts';
 import type { BlockingGate } from '../model/status.ts';
@@ -61,7 +63,7 @@ export async function checkPruneLimit(
   { revision, stale, inventory, alsoDeleted = [] }: PlannedDeletions,
   db: TableClient,
   now: Date,
-  conditions?: GateConditions,
+  conditions: GateConditionReaders = {},
 ): Promise<void> {
   const limit = delivery.pruneLimit ?? DEFAULTS.pruneLimit;
   const doomed = [...(delivery.prune ? stale.map(describeEntry) : []), ...alsoDeleted];
@@ -87,7 +89,11 @@ export async function checkPruneLimit(
       const opensAt = holding.opensAt;
       closed = { name: gateName, blocks: 'all', ...(opensAt && { opensAt }) };
       const opens = opensAt ? ` (it opens at ${formatInstant(opensAt)})` : '';
-      approval = `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --revision ${revision} --for 15m --reason <why>)`;
+      approval = holding.closedByAlarms?.length
+        ? `Gate '${gateName}' is closed by ${alarmHoldsText(holding.closedByAlarms)}: no request opens it until the alarm clears`
+        : holding.closedBy
+          ? `Gate '${gateName}' is closed by ${printable(holding.closedBy)}${opens}: no request opens it before then`
+          : `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --revision ${revision} --for 15m --reason <why>)`;
     }
   } else {
     approval = 'Raise pruneLimit, or name a gate in pruneLimitGate and open it, to allow this';

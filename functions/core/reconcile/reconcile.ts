@@ -76,33 +76,31 @@ async function reconcileHeld(
   deps: ReconcileDeps,
   lease: Lease,
 ): Promise<ReconcileResult> {
-  const run = await startRun(delivery, deps);
+  const run = startRun(delivery, deps, lease);
   let revision: string | undefined;
   try {
-    const unready = await unreadyDependencies(delivery, deps.db);
+    const unready = await unreadyDependencies(delivery, deps.db, run.started);
     if (unready.length > 0) {
       await rememberHeldRevision(delivery, deps);
       return await waitForDependencies(run, unready);
     }
-    const evaluation = await evaluateGates(
-      delivery.name,
-      delivery.gates,
-      deps.db,
-      run.started,
-      deps.conditions,
-    );
+    const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started, deps);
     const closed = verdictFor(evaluation);
     const credentials = deps.registryCredentials(delivery.source);
     if (closed.blockAll.length > 0) {
       // Best effort: the held revision names what to approve; an unreachable registry changes nothing here.
-      const held = await resolveArtifact(delivery.source, { credentials }).catch(() => undefined);
+      const held = await resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }).catch(
+        () => undefined,
+      );
       if (held) await rememberHeldRevision(delivery, deps, held);
       return await block(run, [...closed.blockAll, ...closed.blockRevisions], held?.revision);
     }
     const lastApplied = run.previous?.lastAppliedRevision;
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
     // the tag moves while this run goes on.
-    const current = await step('ArtifactFailed', () => resolveArtifact(delivery.source, { credentials }));
+    const current = await step('ArtifactFailed', () =>
+      resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
+    );
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
     if (gates.blockAll.length > 0) {
@@ -120,7 +118,7 @@ async function reconcileHeld(
       target = { digest: digestOf(lastApplied), revision: lastApplied };
     }
     const artifact = await step('ArtifactFailed', () =>
-      pullResolved(delivery.source, target, { credentials, limits: deps.limits }),
+      pullResolved(delivery.source, target, { credentials, limits: deps.limits, cache: deps.artifactCache }),
     );
     revision = artifact.revision;
     const turn = clusterTurn(delivery, deps);

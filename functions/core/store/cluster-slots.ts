@@ -34,6 +34,8 @@ export interface SlotOptions {
   /** Waits between looks at a full cluster. @default setTimeout */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly log?: (message: string) => void;
+  /** A slot to try first, before looking at which are held (the one this container held last). */
+  readonly preferred?: number;
 }
 
 /**
@@ -53,6 +55,12 @@ export async function acquireClusterSlot(
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const deadline = clock.now().getTime() + (options.waitMs ?? SLOT_WAIT_MS);
   const pk = clusterSlotsKey(cluster);
+  const { preferred } = options;
+  if (preferred !== undefined && preferred < limit) {
+    const now = clock.now().getTime();
+    if (await take(db, pk, preferred, holder, now, ttlMs))
+      return heldSlot(db, pk, preferred, holder, clock, ttlMs, options);
+  }
   for (;;) {
     const now = clock.now().getTime();
     const held = new Set(

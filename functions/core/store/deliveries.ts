@@ -1,6 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { Delivery } from '../config/index.ts';
+import type { Delivery, DeliveryDependency } from '../config/index.ts';
 import { lookupChanges, lookupEntries } from './lookup-entries.ts';
 import { listSpecNames, removeSpec, type SpecKind } from './specs.ts';
 import { DELIVERY_INDEX, deliveryKey, type TableClient } from './table-client.ts';
@@ -16,9 +16,14 @@ export interface DeliveryItem {
   readonly rev?: number;
 }
 
-/** A spec stored before `dependsOn` existed depends on nothing. */
-function normalised(spec: Omit<Delivery, 'dependsOn'> & Partial<Pick<Delivery, 'dependsOn'>>): Delivery {
-  return { ...spec, dependsOn: spec.dependsOn ?? [] };
+/** A spec stored before `dependsOn` existed depends on nothing; one stored before soaks lists names. */
+function normalised(
+  spec: Omit<Delivery, 'dependsOn'> & { readonly dependsOn?: readonly (string | DeliveryDependency)[] },
+): Delivery {
+  const dependsOn = (spec.dependsOn ?? []).map((dependency) =>
+    typeof dependency === 'string' ? { name: dependency } : dependency,
+  );
+  return { ...spec, dependsOn };
 }
 
 export async function getDeliveryItem(db: TableClient, name: string): Promise<DeliveryItem | undefined> {

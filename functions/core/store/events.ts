@@ -23,8 +23,18 @@ export interface ReconcileEvent {
 
 /** Records a reconcile event; with `fence`, only while that run holds the lease (else LeaseLostError). */
 export async function recordEvent(db: TableClient, event: ReconcileEvent, fence?: Fence): Promise<void> {
+  const put = eventPutInput(db, event);
+  if (!fence) {
+    await db.doc.send(new PutCommand(put));
+    return;
+  }
+  await fencedTransaction(db, fence, [{ Put: put }]);
+}
+
+/** The Put that records `event` (kept EVENT_RETENTION_DAYS). */
+export function eventPutInput(db: TableClient, event: ReconcileEvent) {
   const expiresAt = Math.floor(Date.parse(event.time) / 1000) + EVENT_RETENTION_DAYS * 86_400;
-  const put = {
+  return {
     TableName: db.table,
     Item: {
       pk: deliveryKey(event.delivery),
@@ -33,11 +43,6 @@ export async function recordEvent(db: TableClient, event: ReconcileEvent, fence?
       expiresAt,
     },
   };
-  if (!fence) {
-    await db.doc.send(new PutCommand(put));
-    return;
-  }
-  await fencedTransaction(db, fence, [{ Put: put }]);
 }
 
 /** The delivery's events, newest first. */

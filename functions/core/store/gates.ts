@@ -145,8 +145,10 @@ export const GATE_INDEX = 'gates';
 /** How long audit records are kept by default (DynamoDB TTL). */
 export const AUDIT_RETENTION_MS = 400 * 24 * 3_600_000;
 
-/** One line of a gate's audit trail: a request and what became of it. */
-export interface GateAuditRecord extends GateRequest {
+/** One line of a gate's audit trail: a request and what became of it, or a break-glass override. */
+export interface GateAuditRecord extends Omit<GateRequest, 'action'> {
+  /** `override`: a break-glass override let `revision` through the gate (store/gate-overrides.ts). */
+  readonly action: GateAction | 'override';
   readonly gate: string;
   /**
    * `accepted`: it is now the gate's last request; `stale`: a newer request was already stored;

@@ -45,11 +45,24 @@ interface InventoryHead {
   readonly setId: string;
   readonly chunks: number;
   readonly count: number;
+  /** The entries themselves, when they fit in one chunk: then `chunks` is 0. */
+  readonly entries?: InventoryEntry[];
+}
+
+/** A delivery's inventory as stored: its entries, and whether they are in chunk items (else in the head). */
+export interface StoredInventory {
+  readonly entries: InventoryEntry[];
+  readonly chunked: boolean;
 }
 
 const chunkKey = (setId: string, index: number) => `inventory#${setId}#${String(index).padStart(5, '0')}`;
 
 export async function readInventory(db: TableClient, name: string): Promise<InventoryEntry[]> {
+  return (await readStoredInventory(db, name)).entries;
+}
+
+/** The inventory and how it is stored: one read when it fits in its head item, else the chunks too. */
+export async function readStoredInventory(db: TableClient, name: string): Promise<StoredInventory> {
   const { Item } = await db.doc.send(
     new GetCommand({
       TableName: db.table,
@@ -58,7 +71,8 @@ export async function readInventory(db: TableClient, name: string): Promise<Inve
     }),
   );
   const head = Item as InventoryHead | undefined;
-  if (!head) return [];
+  if (!head) return { entries: [], chunked: false };
+  if (head.entries) return { entries: head.entries, chunked: false };
   const chunks = await queryPartition(db, deliveryKey(name), {
     skPrefix: `inventory#${head.setId}#`,
     consistent: true,
@@ -69,40 +83,50 @@ export async function readInventory(db: TableClient, name: string): Promise<Inve
       `inventory of delivery '${name}' is incomplete: ${entries.length} of ${head.count} entries readable`,
     );
   }
-  return entries;
+  return { entries, chunked: true };
 }
 
 /**
- * Replaces the inventory: writes the new chunk set, then points the head at it in one put, then
- * deletes the chunks of earlier sets. A run killed half-way leaves the previous inventory whole.
- * The head is written only while `fence` holds the lease (else LeaseLostError), and only chunks
- * written under an older or equal token are deleted, so a run that lost the lease can neither
- * replace the inventory nor delete the chunks its successor is writing.
+ * Replaces the inventory. Entries that fit in one chunk go into the head item itself, written in
+ * one transaction with the lease check. More are written as a new chunk set, then the head is
+ * pointed at it in one put: a run killed half-way leaves the previous inventory whole. Then the
+ * chunks of earlier sets are deleted, unless `replacesChunks` is false (the inventory replaced was
+ * in its head: there are none, but for those of a chunked write killed before its head, which the
+ * next chunked write or the delivery's removal deletes). The head is written only while `fence`
+ * holds the lease (else LeaseLostError), and only chunks written under an older or equal token are
+ * deleted, so a run that lost the lease can neither replace the inventory nor delete the chunks its
+ * successor is writing. Returns whether the new inventory is chunked.
  */
 export async function writeInventory(
   db: TableClient,
   name: string,
   entries: readonly InventoryEntry[],
   fence: Fence,
-): Promise<void> {
+  options: { readonly replacesChunks?: boolean } = {},
+): Promise<boolean> {
   const setId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const pk = deliveryKey(name);
   const chunks = chunkEntries(entries);
-  await batchWrite(
-    db,
-    chunks.map((chunk, i) => ({
-      PutRequest: { Item: { pk, sk: chunkKey(setId, i), entries: chunk, fenceToken: fence.token } },
-    })),
-  );
+  const inline = chunks.length <= 1;
+  if (!inline)
+    await batchWrite(
+      db,
+      chunks.map((chunk, i) => ({
+        PutRequest: { Item: { pk, sk: chunkKey(setId, i), entries: chunk, fenceToken: fence.token } },
+      })),
+    );
   await fencedTransaction(db, fence, [
     {
       Put: {
         TableName: db.table,
-        Item: { pk, sk: 'inventory', setId, chunks: chunks.length, count: entries.length },
+        Item: inline
+          ? { pk, sk: 'inventory', setId, chunks: 0, count: entries.length, entries: [...entries] }
+          : { pk, sk: 'inventory', setId, chunks: chunks.length, count: entries.length },
       },
     },
   ]);
-  await deleteChunksExcept(db, name, setId, fence.token);
+  if (!inline || options.replacesChunks !== false) await deleteChunksExcept(db, name, setId, fence.token);
+  return !inline;
 }
 
 async function deleteChunksExcept(

@@ -51,6 +51,8 @@ export interface Lease {
    */
   check(): Promise<void>;
   release(): Promise<void>;
+  /** The status item as the claim left it (what the previous run wrote, and this lease). */
+  readonly statusItem: Readonly<Record<string, unknown>>;
 }
 
 export interface LeaseOptions {
@@ -141,7 +143,7 @@ async function claim(
   ttlMs: number,
   clock: Clock,
   expected: LeaseRecord | undefined,
-): Promise<number | undefined> {
+): Promise<(Record<string, unknown> & { leaseToken: number }) | undefined> {
   const free = !expected?.leaseHolder;
   try {
     const { Attributes } = await db.doc.send(
@@ -174,10 +176,10 @@ async function claim(
             ...(expected.leaseToken !== undefined && { ':seenToken': expected.leaseToken }),
           }),
         },
-        ReturnValues: 'UPDATED_NEW',
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return (Attributes as LeaseRecord).leaseToken;
+    return Attributes as Record<string, unknown> & { leaseToken: number };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return undefined;
     throw error;
@@ -199,11 +201,17 @@ export async function acquireLease(
 ): Promise<Lease | undefined> {
   const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
   const elapsed = options.elapsed ?? (() => performance.now());
-  const seen = await readLease(db, name);
-  if (seen?.leaseHolder && !(await outlived(db, name, seen, elapsed))) return undefined;
-  const claimSent = elapsed();
-  const token = await claim(db, name, holder, ttlMs, clock, seen);
-  if (token === undefined) return undefined;
+  // Most runs find the lease free: claimed at once; a held one is observed first.
+  let claimSent = elapsed();
+  let claimed = await claim(db, name, holder, ttlMs, clock, undefined);
+  if (!claimed) {
+    const seen = await readLease(db, name);
+    if (seen?.leaseHolder && !(await outlived(db, name, seen, elapsed))) return undefined;
+    claimSent = elapsed();
+    claimed = await claim(db, name, holder, ttlMs, clock, seen);
+    if (!claimed) return undefined;
+  }
+  const token = claimed.leaseToken;
 
   const fence: Fence = { delivery: name, holder, token };
   let lost = false;
@@ -238,6 +246,7 @@ export async function acquireLease(
       if (!lost && elapsed() - renewedAt > ttlMs / 2) await renew();
       if (lost || elapsed() - renewedAt > ttlMs / 2) throw new LeaseLostError(name);
     },
+    statusItem: claimed,
     async release() {
       clearInterval(timer);
       try {

@@ -33,7 +33,7 @@ export function lookupEntries(delivery: Delivery): LookupEntry[] {
       ...(ecr && { account: ecr.account, region: ecr.region }),
     },
     ...[...gates].map((gate) => ({ pk: gateLookupKey(gate), sk: delivery.name })),
-    ...delivery.dependsOn.map((dependency) => ({ pk: dependentsLookupKey(dependency), sk: delivery.name })),
+    ...delivery.dependsOn.map(({ name }) => ({ pk: dependentsLookupKey(name), sk: delivery.name })),
   ];
 }
 

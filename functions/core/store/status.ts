@@ -13,7 +13,14 @@ export type {
 } from '../model/status.ts';
 
 type Clearable =
-  'blockedBy' | 'blockedSince' | 'pendingRevision' | 'nextRetryAt' | 'lastAppliedOriginRevision' | 'kept';
+  | 'blockedBy'
+  | 'blockedSince'
+  | 'pendingRevision'
+  | 'nextRetryAt'
+  | 'lastAppliedOriginRevision'
+  | 'kept'
+  | 'readySince'
+  | 'soakingUntil';
 
 /** A status write: fields left undefined are kept, the clearable ones set to null are removed. */
 export type StatusUpdate = Omit<DeliveryStatus, 'lastReconcileAt' | 'durationMs' | Clearable> & {
@@ -28,8 +35,15 @@ export async function getStatus(db: TableClient, name: string): Promise<Delivery
       ConsistentRead: true,
     }),
   );
-  if (!Item || Item.reason === undefined) return undefined;
-  const status: Record<string, unknown> = { ...Item };
+  return statusFromItem(Item);
+}
+
+/** The status an item of the table holds (none before a run has finished), its keys and lease left out. */
+export function statusFromItem(
+  item: Readonly<Record<string, unknown>> | undefined,
+): DeliveryStatus | undefined {
+  if (!item || item.reason === undefined) return undefined;
+  const status: Record<string, unknown> = { ...item };
   for (const key of ['pk', 'sk', ...LEASE_ATTRIBUTES]) delete status[key];
   return status as unknown as DeliveryStatus;
 }
@@ -41,11 +55,26 @@ export async function getStatus(db: TableClient, name: string): Promise<Delivery
 export async function updateStatus(
   db: TableClient,
   name: string,
-  status: { readonly [K in keyof DeliveryStatus]?: DeliveryStatus[K] | null },
+  status: StatusFields,
   fence?: Fence,
 ): Promise<void> {
+  const update = statusUpdateInput(db, name, status, fence);
+  if (!update) return;
+  try {
+    await db.doc.send(new UpdateCommand(update));
+  } catch (error) {
+    if (fence && error instanceof ConditionalCheckFailedException) throw new LeaseLostError(name);
+    throw error;
+  }
+}
+
+/** Status fields to write: undefined ones left as they are, null ones removed. */
+export type StatusFields = { readonly [K in keyof DeliveryStatus]?: DeliveryStatus[K] | null };
+
+/** The Update of updateStatus (with the fence as its condition), or undefined when nothing is to be written. */
+export function statusUpdateInput(db: TableClient, name: string, status: StatusFields, fence?: Fence) {
   const entries = Object.entries(status).filter(([, value]) => value !== undefined);
-  if (entries.length === 0) return;
+  if (entries.length === 0) return undefined;
   const names = Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key]));
   const set = entries.flatMap(([, value], i) => (value === null ? [] : [`#f${i} = :v${i}`]));
   const remove = entries.flatMap(([, value], i) => (value === null ? [`#f${i}`] : []));
@@ -54,24 +83,17 @@ export async function updateStatus(
   );
   const condition = fence && fenceCondition(fence);
   const allValues = { ...values, ...condition?.ExpressionAttributeValues };
-  try {
-    await db.doc.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: { pk: deliveryKey(name), sk: 'status' },
-        UpdateExpression: [
-          set.length > 0 && `SET ${set.join(', ')}`,
-          remove.length > 0 && `REMOVE ${remove.join(', ')}`,
-        ]
-          .filter(Boolean)
-          .join(' '),
-        ExpressionAttributeNames: names,
-        ...(condition && { ConditionExpression: condition.ConditionExpression }),
-        ...(Object.keys(allValues).length > 0 && { ExpressionAttributeValues: allValues }),
-      }),
-    );
-  } catch (error) {
-    if (fence && error instanceof ConditionalCheckFailedException) throw new LeaseLostError(name);
-    throw error;
-  }
+  return {
+    TableName: db.table,
+    Key: { pk: deliveryKey(name), sk: 'status' },
+    UpdateExpression: [
+      set.length > 0 && `SET ${set.join(', ')}`,
+      remove.length > 0 && `REMOVE ${remove.join(', ')}`,
+    ]
+      .filter(Boolean)
+      .join(' '),
+    ExpressionAttributeNames: names,
+    ...(condition && { ConditionExpression: condition.ConditionExpression }),
+    ...(Object.keys(allValues).length > 0 && { ExpressionAttributeValues: allValues }),
+  };
 }

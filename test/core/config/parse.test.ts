@@ -105,8 +105,36 @@ describe('parseConfig', () => {
     });
     expect(config.deliveries.map((d) => [d.name, d.dependsOn])).toEqual([
       ['infra', []],
-      ['oddy-test', ['infra']],
-      ['apps', ['infra', 'oddy-test']],
+      ['oddy-test', [{ name: 'infra' }]],
+      ['apps', [{ name: 'infra' }, { name: 'oddy-test' }]],
+    ]);
+  });
+
+  it('takes a soak on a dependency, in milliseconds', () => {
+    const config = parseConfig({
+      deliveries: [
+        delivery({ name: 'staging' }),
+        delivery({ dependsOn: [{ name: 'staging', soak: '30m' }] }),
+      ],
+    });
+    expect(config.deliveries[1]!.dependsOn).toStrictEqual([{ name: 'staging', soakMs: 30 * 60_000 }]);
+  });
+
+  it("takes a gate's CloudWatch alarms, INSUFFICIENT_DATA closed unless said otherwise", () => {
+    const arn = 'arn:aws:cloudwatch:eu-west-1:123456789012:alarm:checkout errors: 5xx';
+    const config = parseConfig({
+      gates: [
+        { name: 'healthy', default: 'open', alarms: ['checkout-errors', arn] },
+        { name: 'lenient', default: 'open', alarms: ['latency'], insufficientData: 'open' },
+        { name: 'plain', default: 'open' },
+      ],
+    });
+    expect(
+      config.gates.map(({ name, alarms, insufficientData }) => ({ name, alarms, insufficientData })),
+    ).toEqual([
+      { name: 'healthy', alarms: ['checkout-errors', arn], insufficientData: 'closed' },
+      { name: 'lenient', alarms: ['latency'], insufficientData: 'open' },
+      { name: 'plain', alarms: undefined, insufficientData: undefined },
     ]);
   });
 
@@ -189,7 +217,7 @@ describe('parseConfig', () => {
         eks: { name: 'prod', region: 'cn-north-1', roleArn: 'arn:aws-cn:iam::123456789012:role/deploy' },
       },
       gates: [{ name: 'sre-approval', blocks: 'all' }],
-      dependsOn: ['infra'],
+      dependsOn: [{ name: 'infra' }],
       deletionPolicy: 'Orphan',
       allowEmpty: true,
       targetNamespace: 'web',
@@ -244,7 +272,7 @@ describe('parseConfig', () => {
     });
   });
 
-  it('bounds gate windows to a year and approvers to six, naming the field', () => {
+  it('bounds gate windows to a year, approvers to six and maxOverride to a day, naming the field', () => {
     const problems = (gate: Record<string, unknown>) => {
       try {
         parseGate({ name: 'g', default: 'closed', ...gate });
@@ -262,6 +290,11 @@ describe('parseConfig', () => {
     expect(problems({ window: '366d', approvers: 6 })).toEqual([]);
     expect(problems({ approvers: 7 })).toEqual(['approvers: must be at most 6']);
     expect(problems({ approvers: 1.5 })).toEqual(['approvers: must be a whole number']);
+    expect(problems({ maxOverride: '25h' })).toEqual([
+      'maxOverride: must be at most 1d: a longer override is not break-glass (change the gate instead)',
+    ]);
+    expect(parseGate({ name: 'g', default: 'closed', maxOverride: '30m' }).maxOverrideMs).toBe(1_800_000);
+    expect(parseGate({ name: 'g', default: 'closed' })).not.toHaveProperty('maxOverrideMs');
   });
 
   it('sessionNamedRoles takes role ARNs only: a bare name would match a role of that name in any account', () => {
@@ -746,6 +779,66 @@ describe('invalid configs', () => {
       { deliveries: [delivery({ dependsOn: ['infra', { name: 'infra' }] }), delivery({ name: 'infra' })] },
       `${D}.dependsOn[infra]`,
       '"infra" is listed twice',
+    ],
+    [
+      'soak without a unit',
+      { deliveries: [delivery({ dependsOn: [{ name: 'infra', soak: 30 }] }), delivery({ name: 'infra' })] },
+      `${D}.dependsOn[infra].soak`,
+      '30 is not a duration',
+    ],
+    [
+      'soak of nothing',
+      { deliveries: [delivery({ dependsOn: [{ name: 'infra', soak: '0s' }] }), delivery({ name: 'infra' })] },
+      `${D}.dependsOn[infra].soak`,
+      'must be longer than zero',
+    ],
+    [
+      'soak too long',
+      {
+        deliveries: [delivery({ dependsOn: [{ name: 'infra', soak: '31d' }] }), delivery({ name: 'infra' })],
+      },
+      `${D}.dependsOn[infra].soak`,
+      'must be at most 30d: a longer soak is a mistake',
+    ],
+    [
+      'soak misspelt',
+      { deliveries: [delivery({ dependsOn: [{ name: 'infra', soke: '5m' }] }), delivery({ name: 'infra' })] },
+      `${D}.dependsOn[infra]`,
+      'unknown field "soke"',
+    ],
+    [
+      'alarm ARN of another service',
+      {
+        gates: [{ name: 'freeze', default: 'open', alarms: ['arn:aws:sns:us-east-1:123456789012:alarm:x'] }],
+      },
+      'gates[freeze].alarms[0]',
+      'is not a CloudWatch alarm ARN (arn:aws:cloudwatch:<region>:<account>:alarm:<name>)',
+    ],
+    [
+      'alarm listed twice (name and ARN)',
+      {
+        gates: [
+          {
+            name: 'freeze',
+            default: 'open',
+            alarms: ['errors', 'arn:aws:cloudwatch:us-east-1:123456789012:alarm:errors'],
+          },
+        ],
+      },
+      'gates[freeze].alarms[1]',
+      'alarm "errors" is listed twice',
+    ],
+    [
+      'alarms empty',
+      { gates: [{ name: 'freeze', default: 'open', alarms: [] }] },
+      'gates[freeze].alarms',
+      'must name at least one alarm (or leave alarms out)',
+    ],
+    [
+      'insufficientData without alarms',
+      { gates: [{ name: 'freeze', default: 'open', insufficientData: 'open' }] },
+      'gates[freeze].insufficientData',
+      'applies only to a gate with alarms',
     ],
     [
       'dependency cycle',

@@ -52,7 +52,7 @@ async function setup(start: string, gateSpec: Record<string, unknown>) {
   const deps = {
     ...engineDeps(),
     clock,
-    conditions: { changeCalendar: ssmChangeCalendarReader(ssmClient) },
+    changeCalendarStates: ssmChangeCalendarReader(ssmClient),
   };
   const gate = uniqueName('frozen');
   const delivery = uniqueName('frozen');
@@ -99,7 +99,7 @@ describe('a dated freeze', () => {
     ]);
 
     // An approved open request is recorded, but the freeze holds: the gate stays closed.
-    const gateDeps = { ...inProcessGateDeps(deps), conditions: deps.conditions };
+    const gateDeps = inProcessGateDeps(deps);
     clock.set('2026-12-25T10:00:00Z');
     const opened = await handleGateEvent(
       parseGateEvent({ gate, action: 'open', reason: 'hotfix', requestedBy: 'alice' }),
@@ -163,11 +163,7 @@ describe('an iCalendar calendar', () => {
     await push('v4');
     expect(await run(delivery, deps)).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed' });
     expect(await applied()).toBe('v3');
-    const { status, nextChange } = await gateStatus(gate, {
-      db: deps.db,
-      clock,
-      conditions: deps.conditions,
-    });
+    const { status, nextChange } = await gateStatus(gate, deps);
     expect(status).toMatchObject({
       state: 'closed',
       since: '2027-12-25T05:00:00.000Z',
@@ -211,13 +207,13 @@ describe('an SSM Change Calendar', () => {
     expect(await applied()).toBe('v1');
 
     // No reader at all (no SSM client given): closed too.
-    const { conditions: _, ...withoutReader } = deps;
+    const { changeCalendarStates: _, ...withoutReader } = deps;
     expect(await run(delivery, withoutReader)).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed' });
 
     ssm.setCalendarState(calendar, { state: 'OPEN', nextTransitionTime: '2026-06-05T00:00:00Z' });
     expect(await run(delivery, deps)).toMatchObject({ outcome: 'Succeeded' });
     expect(await applied()).toBe('v2');
-    const { nextChange } = await gateStatus(gate, { db: deps.db, clock, conditions: deps.conditions });
+    const { nextChange } = await gateStatus(gate, deps);
     expect(nextChange).toMatchObject({
       at: '2026-06-05T00:00:00.000Z',
       state: 'closed',

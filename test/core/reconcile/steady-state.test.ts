@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { listEvents, type ReconcileEvent } from '../../../functions/core/store/events.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
+import { requestsSince } from '../../support/audit.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
@@ -13,6 +14,27 @@ const configMap = (ns: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady\n  namespace: ${ns}\ndata:\n  k: ${value}\n`;
 
 describe('steady state', () => {
+  it('reads the Namespaces it declares and owns with one list, not one request each', async () => {
+    const [repository, name] = [uniqueName('steady/ns'), uniqueName('steady-ns')];
+    const namespaces = [1, 2, 3].map((i) => `${name}-${i}`);
+    const deps = engineDeps();
+    const files = Object.fromEntries(
+      namespaces.map((ns) => [
+        `${ns}.yaml`,
+        `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}\n---\n${configMap(ns, 'one')}`,
+      ]),
+    );
+    await pushFiles(bed, repository, 'main', files);
+    await registerDelivery(deps, bed, { name, repository });
+    expect((await run(name, deps)).changes).toMatchObject({ created: 6 });
+    const since = new Date().toISOString();
+    expect((await run(name, deps)).outcome).toBe('Succeeded');
+    const reads = requestsSince(bed, '/api/v1/namespaces', since).filter((r) =>
+      namespaces.some((ns) => r === `get /api/v1/namespaces/${ns}`),
+    );
+    expect(reads).toEqual([]);
+  });
+
   it('an unchanged run records no event; a drift correction and a new revision each record one', async () => {
     const [ns, repository, name] = [uniqueName('steady'), uniqueName('steady/app'), uniqueName('steady')];
     await createNamespace(bed.kubeConfig(), ns);

@@ -41,8 +41,20 @@ async function buildError(files: Record<string, string>, overrides: Record<strin
   return error;
 }
 
+/** A built Secret's values in plain text: its `data` decoded (the build moves `stringData` there, as Flux does). */
+const secretValues = (secret: Record<string, unknown> | undefined): Record<string, string> | undefined =>
+  secret && {
+    ...Object.fromEntries(
+      Object.entries((secret.data as Record<string, string> | undefined) ?? {}).map(([key, value]) => [
+        key,
+        Buffer.from(value, 'base64').toString('utf8'),
+      ]),
+    ),
+    ...(secret.stringData as Record<string, string> | undefined),
+  };
+
 const stringData = (objects: readonly Manifest[], name: string) =>
-  byName(objects)[`Secret/${name}`]?.stringData as Record<string, string>;
+  secretValues(byName(objects)[`Secret/${name}`]) as Record<string, string>;
 
 describe('decrypting sops files', () => {
   it('decrypts a Secret whose data key KMS opens under its encryption context, keeping key order for the MAC', async () => {
@@ -87,7 +99,7 @@ describe('decrypting sops files', () => {
     );
     const secret = byName(objects)['Secret/db-credentials']!;
     expect(secret.metadata).toMatchObject({ labels: { app: 'db', team: 'a' } });
-    expect((secret.stringData as Record<string, string>).password).toBe(`${PLAINTEXT_MARKER}-kms-password`);
+    expect(secretValues(secret)?.password).toBe(`${PLAINTEXT_MARKER}-kms-password`);
   });
 
   it('kustomize (the build and the delivery patches, which run on files) sees only encrypted values', async () => {

@@ -13,6 +13,27 @@ const db = tableClient(bed.dynamoDb(), bed.dynamodb.table);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('cluster slots', () => {
+  it('takes a preferred free slot in one request; a held one is passed over for a free one', async () => {
+    const cluster = uniqueName('eks/eu-west-1/hint');
+    const client = bed.dynamoDb();
+    const sent: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(context.commandName ?? '?');
+        return next(args);
+      },
+      { step: 'initialize', name: 'countRequests' },
+    );
+    const counted = tableClient(client, bed.dynamodb.table);
+    const first = await acquireClusterSlot(counted, cluster, 4, 'first', systemClock, { preferred: 2 });
+    expect(first?.index).toBe(2);
+    expect(sent).toEqual(['PutItemCommand']);
+    const second = await acquireClusterSlot(counted, cluster, 4, 'second', systemClock, { preferred: 2 });
+    expect(second).toBeDefined();
+    expect(second?.index).not.toBe(2);
+    await Promise.all([first!.release(), second!.release()]);
+  });
+
   it('24 runs contending for a cluster of limit 4: never more than 4 at once, and every run gets its turn', async () => {
     const cluster = uniqueName('eks/eu-west-1/busy');
     let inFlight = 0;

@@ -7,6 +7,7 @@ import type { InventoryEntry } from '../../../functions/core/manifests/inventory
 import {
   INVENTORY_CHUNK_SIZE,
   readInventory,
+  readStoredInventory,
   writeInventory,
 } from '../../../functions/core/store/inventory.ts';
 import { acquireLease, type Fence } from '../../../functions/core/store/lease.ts';
@@ -59,7 +60,20 @@ describe('inventory store', () => {
     const replacement = entries(10, 'new');
     await writeInventory(db, name, replacement, fence);
     expect(await readInventory(db, name)).toEqual(replacement);
-    expect(await itemCount(name)).toBe(2);
+    // The replacement fits in one chunk: its entries are in the head item, no chunk is left.
+    expect(await itemCount(name)).toBe(1);
+  });
+
+  it('keeps an inventory that fits in one chunk in its head item: one item, read in one request', async () => {
+    const name = uniqueName('inv');
+    const fence = await fenceFor(name);
+    const small = entries(INVENTORY_CHUNK_SIZE, 'small');
+    expect(await writeInventory(db, name, small, fence)).toBe(false);
+    expect(await readStoredInventory(db, name)).toEqual({ entries: small, chunked: false });
+    expect(await itemCount(name)).toBe(1);
+    expect(await writeInventory(db, name, entries(INVENTORY_CHUNK_SIZE + 1, 'more'), fence)).toBe(true);
+    expect((await readStoredInventory(db, name)).chunked).toBe(true);
+    expect(await itemCount(name)).toBe(3);
   });
 
   it('reads an empty inventory for a delivery that never applied anything', async () => {

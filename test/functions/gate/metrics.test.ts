@@ -1,7 +1,8 @@
 // The gate function's metrics: GateOpen (1 or 0) and PendingApprovals per gate after each request; nothing for a status read.
 import { describe, expect, it } from 'vitest';
 import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
-import { recordGateMetrics } from '../../../functions/gate/metrics.ts';
+import type { OverrideResult } from '../../../functions/core/gates/override-request.ts';
+import { recordGateMetrics, recordOverrideMetrics } from '../../../functions/gate/metrics.ts';
 
 function recorder() {
   const calls: unknown[][] = [];
@@ -60,5 +61,17 @@ describe('gate metrics', () => {
     const { calls, metrics } = recorder();
     recordGateMetrics(metrics, result({ action: 'status', outcome: 'status' }));
     expect(calls).toEqual([]);
+  });
+
+  it('a break-glass override: BreakGlassOverride 1 with no gate dimension (one alarm covers every gate), published at once', () => {
+    const { calls, metrics } = recorder();
+    recordOverrideMetrics(metrics, {
+      action: 'override',
+      outcome: 'accepted',
+      overrides: [],
+      reconciling: [],
+      message: 'x',
+    } as OverrideResult);
+    expect(calls).toEqual([['metric', 'BreakGlassOverride', 'Count', 1], ['publish']]);
   });
 });

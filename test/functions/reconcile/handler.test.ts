@@ -63,7 +63,7 @@ describe('reconcile handler', () => {
 
   it('refuses an event it does not understand, naming what it expected', async () => {
     await expect(handler({ hello: 'world' } as never, context)).rejects.toThrow(
-      /expected \{"delivery":"<name>"\}, \{"gateOpened":"<gate>"\} or an ECR "ECR Image Action" event/,
+      /expected \{"delivery":"<name>"\}, \{"gateOpened":"<gate>"\}, an ECR "ECR Image Action" or a "CloudWatch Alarm State Change" event/,
     );
   });
 });

@@ -1,0 +1,86 @@
+// Who may break the glass: an entry of its own (alias break_glass), which grantBreakGlass allows
+// and grantGateRequests never does; an alarm on every override; the override's message on the
+// alarm topic.
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { describe, expect, it } from 'vitest';
+import { SEED_GATES, logicalId, refOf, seedDelivery, statementsOf, synth } from './synth.ts';
+
+const { template } = synth(
+  (cluster, stack) => ({
+    gates: SEED_GATES,
+    deliveries: [seedDelivery(cluster)],
+    alarmTopic: new sns.Topic(stack, 'Alarms'),
+    eventBus: new events.EventBus(stack, 'Bus'),
+  }),
+  {
+    then: (sluice, stack) => {
+      const root = new iam.AccountRootPrincipal();
+      sluice.grantBreakGlass(new iam.Role(stack, 'Oncall', { assumedBy: root }));
+      sluice.grantGateRequests(new iam.Role(stack, 'Approver', { assumedBy: root }), 'sre-approval');
+    },
+  },
+);
+const roleId = (prefix: string) => logicalId(template, 'AWS::IAM::Role', (_, id) => id.startsWith(prefix));
+const breakGlass = logicalId(template, 'AWS::Lambda::Alias', (p) => p.Name === 'break_glass');
+
+describe('grantBreakGlass', () => {
+  it('lets the grantee invoke the break_glass entry URL (and the function only via it) and look it up', () => {
+    const byAction = Object.fromEntries(
+      statementsOf(template, roleId('Oncall')).map((statement) => [statement.Action as string, statement]),
+    );
+    expect(Object.keys(byAction).sort()).toEqual([
+      'lambda:GetFunctionUrlConfig',
+      'lambda:InvokeFunction',
+      'lambda:InvokeFunctionUrl',
+    ]);
+    expect(byAction['lambda:InvokeFunctionUrl']).toMatchObject({
+      Condition: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
+      Resource: refOf(breakGlass),
+    });
+    expect(byAction['lambda:InvokeFunction']).toMatchObject({
+      Condition: { Bool: { 'lambda:InvokedViaFunctionUrl': true } },
+      Resource: refOf(breakGlass),
+    });
+    template.hasResourceProperties('AWS::Lambda::Url', { Qualifier: 'break_glass', AuthType: 'AWS_IAM' });
+  });
+
+  it('grantGateRequests does not allow it: an approver reaches no break_glass resource', () => {
+    const statements = JSON.stringify(statementsOf(template, roleId('Approver')));
+    expect(statements).not.toContain(breakGlass);
+  });
+
+  it('alarms on any override, to the alarm topic, and sends the Gate Override event there as a message', () => {
+    const topic = logicalId(template, 'AWS::SNS::Topic');
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Sluice',
+      MetricName: 'BreakGlassOverride',
+      Dimensions: [{ Name: 'service', Value: 'sluice-gate' }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [refOf(topic)],
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['sluice'], 'detail-type': ['Gate Override'] },
+      Targets: [{ Arn: refOf(topic) }],
+    });
+  });
+
+  it('without a grant there is no break_glass entry and no alarm; without gates it is refused', () => {
+    const plain = synth().template;
+    expect(
+      Object.values(plain.findResources('AWS::Lambda::Alias')).map(
+        (a) => (a.Properties as { Name: string }).Name,
+      ),
+    ).not.toContain('break_glass');
+    expect(JSON.stringify(plain.findResources('AWS::CloudWatch::Alarm'))).not.toContain('BreakGlassOverride');
+    synth(() => ({}), {
+      then: (sluice, stack) => {
+        const role = new iam.Role(stack, 'Oncall', { assumedBy: new iam.AccountRootPrincipal() });
+        expect(() => sluice.grantBreakGlass(role)).toThrow('grantBreakGlass: this Sluice has no gates');
+      },
+    });
+  });
+});
