@@ -50,7 +50,9 @@ export const digestOf = (revision: string): string => revision.slice(revision.la
  * expired request hands back to the schedules, and a close never ends another close early. A
  * recorded request that cannot be evaluated closes the gate, and the status says why. While a
  * closed period (a freeze, a calendar event, a CLOSED change calendar) covers `at`, the gate is
- * closed whatever the requests say: an approved open request does not lift it.
+ * closed whatever the requests say: an approved open request does not lift it. The start of a
+ * freeze or calendar event is a close: an open request made before it (not a schedule's firing,
+ * which its cron makes again) does not open the gate after it, as a later close request forgets it.
  */
 export function gateStateAt(
   gate: Gate,
@@ -69,9 +71,18 @@ export function gateStateAt(
       problem: `the stored ${String(recorded.action)} request by ${String(recorded.requestedBy)} cannot be evaluated: ${problem}; the gate counts as closed until a new request replaces it`,
     };
   }
-  const status = statusOf(gate, candidatesAt(gate, recorded, at), at.getTime());
+  const status = statusOf(gate, candidatesAt(gate, recorded, at, periods), at.getTime());
   const period = periodCovering(periods, at.getTime());
-  return period ? heldByPeriod(gate, recorded, status, period, periods) : status;
+  if (period) return heldByPeriod(gate, recorded, status, period, periods);
+  return status.state === 'open' ? openUntilPeriod(status, periods, at.getTime()) : status;
+}
+
+/** An open `status` ends at the next closed period's start, if that comes before its `until`. */
+function openUntilPeriod(status: GateStatus, periods: readonly ClosedPeriod[], at: number): GateStatus {
+  let next = Infinity;
+  for (const period of periods) if (period.start > at && period.start < next) next = period.start;
+  if (next === Infinity || (status.until !== undefined && Date.parse(status.until) <= next)) return status;
+  return { ...status, until: new Date(next).toISOString() };
 }
 
 /** `status` (the requests') while `period` holds the gate closed: until the periods end, if it is open then. */
@@ -108,6 +119,19 @@ export function effectiveRequest(
 }
 
 /**
+ * The latest start, at or before `at`, of a freeze or calendar event (ms; -Infinity if none):
+ * those close the gate at a known instant. A Change Calendar's start is not known (it is read as
+ * a state at each evaluation), so it is not counted.
+ */
+function lastPeriodStart(periods: readonly ClosedPeriod[], at: number): number {
+  let latest = -Infinity;
+  for (const period of periods)
+    if (period.cause !== 'change-calendar' && period.start <= at && period.start > latest)
+      latest = period.start;
+  return latest;
+}
+
+/**
  * When the gate was last asked to close, as of `at` (ms; -Infinity if never): the latest of the
  * recorded request and the closes it carries, and each close schedule's latest firing. Approvals
  * gathered before it no longer count: whoever approved did so before the freeze.
@@ -119,19 +143,35 @@ export function lastClosedAt(
   periods: readonly ClosedPeriod[] = [],
 ): number {
   const closes = candidatesAt(gate, recorded, at).filter((request) => request.action === 'close');
-  const started = periods.filter((period) => period.start <= at.getTime()).map((period) => period.start);
-  return Math.max(-Infinity, ...closes.map((close) => Date.parse(close.requestedAt)), ...started);
+  return Math.max(
+    lastPeriodStart(periods, at.getTime()),
+    ...closes.map((close) => Date.parse(close.requestedAt)),
+  );
 }
 
-/** The recorded request, the earlier closes it carries, and each schedule's latest firing at or before `at`. */
-function candidatesAt(gate: Gate, recorded: GateRequest | undefined, at: Date): GateRequest[] {
+/**
+ * The recorded request, the earlier closes it carries, and each schedule's latest firing at or
+ * before `at`; without the open requests made at or before the last freeze or calendar event
+ * that started by `at` (its start closed the gate after them).
+ */
+function candidatesAt(
+  gate: Gate,
+  recorded: GateRequest | undefined,
+  at: Date,
+  periods: readonly ClosedPeriod[] = [],
+): GateRequest[] {
   const notBefore = new Date(at.getTime() - HORIZON_MS);
   const firings = gate.schedules.flatMap((schedule, index) => {
     const fired = cronOf(schedule.cron, schedule.timeZone).previous(at, notBefore);
     return fired ? [scheduledRequest(gate, index, fired)] : [];
   });
-  return [...recordedCandidates(recorded), ...firings];
+  const closedAt = lastPeriodStart(periods, at.getTime());
+  return [...recordedCandidates(recorded).filter((made) => madeAfterClose(made, closedAt)), ...firings];
 }
+
+/** False for an open request made at or before `closedAt` (a freeze's start closed the gate after it). */
+const madeAfterClose = (request: GateRequest, closedAt: number): boolean =>
+  request.action !== 'open' || Date.parse(request.requestedAt) > closedAt;
 
 const recordedCandidates = (recorded: GateRequest | undefined): GateRequest[] =>
   recorded ? [recorded, ...(recorded.earlierCloses ?? [])] : [];
@@ -242,7 +282,10 @@ export function nextChange(
   const start = from.getTime();
   let state = status.state;
   let cursor = start;
-  let byRequests = requestsChange(gate, request, from);
+  // The requests' own changes, without the open requests a freeze or event started since closed.
+  const byRequestsFrom = (at: Date) =>
+    requestsChange(gate, request, at, undefined, lastPeriodStart(periods, at.getTime()));
+  let byRequests = byRequestsFrom(from);
   for (let step = 0; step < MAX_STEPS && cursor - start < HORIZON_MS; step++) {
     const requestsAt = byRequests ? Date.parse(byRequests.at) : Infinity;
     const boundary = nextPeriodBoundary(periods, cursor);
@@ -257,7 +300,7 @@ export function nextChange(
         : { ...byRequests!, state: after.state };
     }
     state = after.state;
-    if (cursor >= requestsAt) byRequests = requestsChange(gate, request, at);
+    if (cursor >= requestsAt || cursor === boundary) byRequests = byRequestsFrom(at);
   }
   return undefined;
 }
@@ -269,16 +312,16 @@ const periodAt = (periods: readonly ClosedPeriod[], at: number): ClosedPeriod | 
 /**
  * The next change of state after `from` by requests and schedules alone, found by playing the
  * gate forward over the instants where anything can change: each schedule firing (a new request)
- * and each window ending.
+ * and each window ending. Open requests made at or before `closedAt` (a freeze's start) are left out.
  */
 function requestsChange(
   gate: Gate,
   request: GateRequest | undefined,
   from: Date,
   wanted?: GateState,
+  closedAt = -Infinity,
 ): GateChange | undefined {
-  const status = gateStateAt(gate, request, from);
-  if (status.problem) return undefined;
+  if (request && requestProblem(request)) return undefined;
   const crons = gate.schedules.map((schedule) => cronOf(schedule.cron, schedule.timeZone));
   const nextFirings = crons.map((cron) => cron.next(from));
   const notBefore = new Date(from.getTime() - HORIZON_MS);
@@ -286,8 +329,8 @@ function requestsChange(
     const fired = cron.previous(from, notBefore);
     return fired ? scheduledRequest(gate, index, fired) : undefined;
   });
-  const recorded = recordedCandidates(request);
-  let state = status.state;
+  const recorded = recordedCandidates(request).filter((made) => madeAfterClose(made, closedAt));
+  let state = stateAt(gate, [...recorded, ...latestFirings.filter((f) => f !== undefined)], from.getTime());
   let cursor = from.getTime();
   for (let step = 0; step < MAX_STEPS && cursor - from.getTime() < HORIZON_MS; step++) {
     const candidates = [...recorded, ...latestFirings.filter((firing) => firing !== undefined)];

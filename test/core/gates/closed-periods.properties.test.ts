@@ -2,7 +2,8 @@
 // in a TZID, across the clock change) around the DST changes of Europe/Berlin and
 // America/New_York, against an oracle that reads wall clocks with Intl 15 minutes at a time. The
 // gate is closed while a period covers the instant, whatever the requests say; otherwise the
-// request in effect decides, else the default; and the next change is the next change.
+// request in effect decides (an open request made before a period started no longer does once it
+// has), else the default; and the next change is the next change.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseGate, type Gate } from '../../../functions/core/config/index.ts';
@@ -176,10 +177,14 @@ function computeSpans(shape: Shape): [number, number][] {
 }
 
 function oracleState(shape: Shape, recorded: GateRequest | undefined, at: number): 'open' | 'closed' {
-  if (oracleSpans(shape).some(([start, end]) => start <= at && at < end)) return 'closed';
+  const spans = oracleSpans(shape);
+  if (spans.some(([start, end]) => start <= at && at < end)) return 'closed';
   if (recorded) {
     const made = Date.parse(recorded.requestedAt);
-    if (made <= at && at < made + recorded.windowMs!) return recorded.action === 'open' ? 'open' : 'closed';
+    // A span's start is a close: an open request made at or before it no longer counts after it.
+    const closedSince = spans.some(([start]) => made <= start && start <= at);
+    if (made <= at && at < made + recorded.windowMs! && !(recorded.action === 'open' && closedSince))
+      return recorded.action === 'open' ? 'open' : 'closed';
   }
   return shape.default;
 }
