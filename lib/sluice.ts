@@ -27,6 +27,7 @@ import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
   clusterStatements,
+  changeCalendarStatements,
   decryptionStatements,
   ecrPullStatements,
   grantTableUse,
@@ -152,6 +153,8 @@ export class Sluice extends Construct {
       ...ecrPullStatements(repositories),
       ...clusterStatements(this, config.deliveries, clusters),
       ...decryptionStatements(config.deliveries),
+      // Gates with change calendars are evaluated by reconciles and by the gate function.
+      ...changeCalendarStatements(this, config.gates),
     ]) {
       deployerRole.addToPrincipalPolicy(statement);
     }
@@ -243,7 +246,8 @@ export class Sluice extends Construct {
     });
     grantTableUse(table, gateRole);
     gateRole.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
-    for (const statement of oneTimeScheduleStatements) gateRole.addToPrincipalPolicy(statement);
+    for (const statement of [...oneTimeScheduleStatements, ...changeCalendarStatements(this, config.gates)])
+      gateRole.addToPrincipalPolicy(statement);
     props.eventBus?.grantPutEventsTo(gateRole);
 
     const gate = new SluiceFunction(this, 'Gate', {

@@ -4,6 +4,7 @@ import type { TableClient } from '../store/table-client.ts';
 import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
 import { lastClosedAt } from './state.ts';
+import { datedPeriodsOf } from './conditions.ts';
 
 /** The names the construct gives a gate runbook's steps; the gate function reads them back from AWS's record. */
 export const RUNBOOK_STEPS = { approve: 'approve', openGate: 'openGate' } as const;
@@ -208,14 +209,15 @@ export async function handleRunbookApproval(
 }
 
 /**
- * Approvals given before the gate's last close (a close request, or a close schedule's firing)
- * do not open it after that close, as for signed approvals: a runbook whose approve step began
+ * Approvals given before the gate's last close (a close request, a close schedule's firing, or
+ * the start of a freeze or calendar event) do not open it after that close, as for signed approvals: a runbook whose approve step began
  * before the close must be started again.
  */
 async function refuseIfClosedSince(approval: RunbookApproval, db: TableClient, now: Date): Promise<void> {
   const gate = await getGate(db, approval.gate);
   if (!gate) return; // handleGateEvent names the unregistered gate
-  const closedAt = lastClosedAt(gate, await getGateRequest(db, gate.name), now);
+  const periods = await datedPeriodsOf(gate, now);
+  const closedAt = lastClosedAt(gate, await getGateRequest(db, gate.name), now, periods);
   if (approval.askedAt.getTime() <= closedAt)
     throw new GateEventError(
       `gate '${gate.name}': Automation execution ${approval.executionId} asked for approval at ${approval.askedAt.toISOString()}, before the gate was last closed (${new Date(closedAt).toISOString()}): approvals given before a close do not open the gate after it; start the runbook again`,
