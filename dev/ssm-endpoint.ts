@@ -60,6 +60,8 @@ interface Execution {
   readonly executedBy: string;
   readonly parameters: Record<string, string[]>;
   readonly startTime: number;
+  /** `Auto` runs the steps on its own; `Interactive` runs one when a StartStep signal names it. */
+  readonly mode: 'Auto' | 'Interactive';
   status: string;
   endTime?: number;
   readonly steps: Step[];
@@ -94,7 +96,8 @@ export interface SsmEndpoint {
  * A small in-memory Systems Manager Automation for gate runbooks over the JSON 1.1 protocol:
  * StartAutomationExecution of a registered document, SendAutomationSignal (Approve/Reject) and
  * GetAutomationExecution in the real API's shape, running aws:approve and
- * aws:invokeLambdaFunction steps in order. Every request must carry a SigV4 signature of one of
+ * aws:invokeLambdaFunction steps in order (in `Mode: Interactive`, one at a time, each when a
+ * StartStep signal names it). Every request must carry a SigV4 signature of one of
  * `identities`: the verified signer is who started the execution and who approves. Only a
  * principal the approve step lists (its ARN, its role for an assumed-role session, or an IAM
  * user's name) may signal it, each once; the step succeeds at MinRequiredApprovals approvals
@@ -123,7 +126,10 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
     execution.settle();
   };
 
-  /** Runs steps from the current one until one waits or the execution ends. */
+  /**
+   * Runs steps from the current one until one waits or the execution ends; in Interactive mode
+   * only the current one (a StartStep signal runs each), and then the execution waits.
+   */
   const advance = async (execution: Execution): Promise<void> => {
     while (execution.index < execution.steps.length) {
       const step = execution.steps[execution.index]!;
@@ -157,6 +163,8 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
         step.StepStatus = 'Success';
         step.ExecutionEndTime = seconds();
         execution.index += 1;
+        if (execution.mode === 'Interactive' && execution.index < execution.steps.length)
+          return void (execution.status = 'Waiting');
         continue;
       }
       step.StepStatus = 'Failed';
@@ -164,6 +172,24 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
       return end(execution, 'Failed');
     }
     end(execution, 'Success');
+  };
+
+  /**
+   * SendAutomationSignal StartStep (Interactive mode): runs the step named, which must be the next
+   * pending one. Who may send it is IAM's decision (ssm:SendAutomationSignal on the execution), not
+   * the starter's: any signed caller may, as IAM is not modelled here.
+   */
+  const startStep = (execution: Execution, payload: unknown): unknown => {
+    const name = ((payload ?? {}) as Record<string, string[]>).StepName?.[0];
+    const step = execution.steps[execution.index];
+    if (execution.mode !== 'Interactive' || !step || step.StepStatus !== 'Pending' || step.StepName !== name)
+      throw new SsmError(
+        'InvalidAutomationSignalException',
+        `execution ${execution.id} has no pending step ${String(name)} to start (StartStep is for Interactive mode)`,
+      );
+    execution.status = 'InProgress';
+    setImmediate(() => void advance(execution));
+    return {};
   };
 
   const handlers: Record<string, (input: Record<string, unknown>, caller: string) => unknown> = {
@@ -214,6 +240,9 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
               : [String(fallback)]
             : (value as unknown[]).map(String);
       }
+      const mode = input.Mode ?? 'Auto';
+      if (mode !== 'Auto' && mode !== 'Interactive')
+        throw new SsmError('ValidationException', `Mode ${JSON.stringify(mode)} is not Auto or Interactive`);
       let settle!: () => void;
       const settled = new Promise<void>((done) => (settle = done));
       const execution: Execution = {
@@ -223,7 +252,8 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
         executedBy: caller,
         parameters,
         startTime: seconds(),
-        status: 'InProgress',
+        mode,
+        status: mode === 'Interactive' ? 'Waiting' : 'InProgress',
         steps: document.mainSteps.map((step) => ({
           StepName: step.name,
           Action: step.action,
@@ -237,12 +267,13 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
         settle,
       };
       executions.set(execution.id, execution);
-      void advance(execution);
+      if (mode === 'Auto') void advance(execution);
       return { AutomationExecutionId: execution.id };
     },
     SendAutomationSignal(input, caller) {
       const execution = find(input.AutomationExecutionId);
       const signal = String(input.SignalType ?? '');
+      if (signal === 'StartStep') return startStep(execution, input.Payload);
       if (signal !== 'Approve' && signal !== 'Reject')
         throw new SsmError('InvalidAutomationSignalException', `signal ${signal} is not Approve or Reject`);
       const step = execution.steps[execution.index];
@@ -286,6 +317,10 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
       } else {
         step.StepStatus = 'Success';
         execution.index += 1;
+        if (execution.mode === 'Interactive') {
+          execution.status = 'Waiting';
+          return {};
+        }
         execution.status = 'InProgress';
         // The next steps run after this answer, as Automation resumes on its own.
         setImmediate(() => void advance(execution));
@@ -311,7 +346,7 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
           StepExecutionsTruncated: false,
           Parameters: execution.parameters,
           Outputs: outputs,
-          Mode: 'Auto',
+          Mode: execution.mode,
           ExecutedBy: execution.executedBy,
           ...(current && { CurrentStepName: current.StepName, CurrentAction: current.Action }),
         },

@@ -22,6 +22,8 @@ export function ssmAutomationReader(ssm: SSMClient): ReadAutomation {
       executionId: execution.AutomationExecutionId ?? executionId,
       documentName: execution.DocumentName ?? '',
       ...(execution.ExecutedBy && { executedBy: execution.ExecutedBy }),
+      ...(execution.ExecutionStartTime && { startTime: execution.ExecutionStartTime }),
+      ...(execution.Mode && { mode: execution.Mode }),
       parameters: execution.Parameters ?? {},
       steps: (execution.StepExecutions ?? []).map((step) => ({
         name: step.StepName ?? '',

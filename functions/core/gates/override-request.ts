@@ -8,7 +8,7 @@ import { DEFAULT_MAX_OVERRIDE_MS } from '../config/defaults.ts';
 import { formatDuration, type Gate } from '../config/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
-import { putOverrides, type GateOverride } from '../store/gate-overrides.ts';
+import { putOverrides, type GateOverride, type PutInput } from '../store/gate-overrides.ts';
 import { getGate, listGateNames, type RequestSource } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
 import type { Caller } from './caller.ts';
@@ -72,13 +72,15 @@ export async function handleProvenOverride(
 /**
  * Makes an override for a verified caller: each gate must be registered and hold the releases of
  * a delivery in scope (not only be a pruneLimitGate, which an override never opens), and the
- * window at most its maxOverride. Nothing is written unless every gate passes.
+ * window at most its maxOverride. Nothing is written unless every gate passes; `alsoPut` (a
+ * runbook execution's claim) is written in the overrides' transaction, so only with them.
  */
 export async function makeOverride(
   event: OverrideEvent,
   caller: Caller,
   source: RequestSource,
   deps: GateDeps,
+  alsoPut: readonly PutInput[] = [],
 ): Promise<OverrideResult> {
   if (!caller.verified) throw new GateEventError(OVERRIDE_NEEDS_VERIFIED);
   const now = deps.clock.now();
@@ -105,7 +107,7 @@ export async function makeOverride(
     reason: event.reason,
     source,
   }));
-  await putOverrides(deps.db, overrides);
+  await putOverrides(deps.db, overrides, alsoPut);
 
   const reconciling = [...new Set(targets.flatMap((target) => target.deliveries))].sort();
   const detail: GateOverrideEvent = {

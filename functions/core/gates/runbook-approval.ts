@@ -33,6 +33,10 @@ export interface AutomationRecord {
   readonly documentName: string;
   /** The principal that started the execution. */
   readonly executedBy?: string;
+  /** When the execution was started (`ExecutionStartTime`). */
+  readonly startTime?: Date;
+  /** `Auto` (Automation runs each step itself) or `Interactive` (a StartStep signal runs each). */
+  readonly mode?: string;
   readonly parameters: Readonly<Record<string, readonly string[]>>;
   readonly steps: readonly AutomationStep[];
 }

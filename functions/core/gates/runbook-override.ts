@@ -2,7 +2,12 @@
 // break-glass runbook (IAM lets only them start it), whose one step invokes the gate function's
 // break_glass entry with the execution id alone. Who made the override and what it asks are read
 // from Systems Manager's record of the execution, never from the invocation.
-import { claimRunbookExecution } from '../store/runbook-executions.ts';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  runbookExecutionClaim,
+  runbookExecutionUse,
+  type RunbookExecutionUse,
+} from '../store/runbook-executions.ts';
 import { GateEventError } from './event.ts';
 import { BREAK_GLASS_ALIAS } from './override.ts';
 import { parseOverrideEvent, type OverrideEvent } from './override-event.ts';
@@ -33,8 +38,9 @@ export interface RunbookOverride {
 
 /**
  * Verifies an invocation naming a break-glass runbook execution against Systems Manager's record:
- * the execution ran this function's break-glass runbook, was started within the last ten minutes
- * by a principal AWS names, and is running its override step now. Anything else throws
+ * the execution ran this function's break-glass runbook in Auto mode (Systems Manager, not a
+ * signal, runs its step), was started within the last ten minutes by a principal AWS names, and
+ * is running its override step now. Anything else throws
  * GateEventError naming what is wrong; nothing is written.
  */
 export async function verifyRunbookOverride(
@@ -53,9 +59,17 @@ export async function verifyRunbookOverride(
     throw new GateEventError(
       `Automation execution ${id} is not running its '${BREAK_GLASS_RUNBOOK_STEP}' step (${step ? `${step.action}, ${step.status}` : 'it has none'}): an override is made only by the runbook's own invocation; nothing overridden`,
     );
-  if (!step.startTime || now.getTime() - step.startTime.getTime() > MAX_BREAK_GLASS_EXECUTION_AGE_MS)
+  // Only Automation itself may run the step, at once: in Interactive mode whoever may signal the
+  // execution (any gate approver) would run it, when they choose, as the starter.
+  if (record.mode !== 'Auto')
     throw new GateEventError(
-      `Automation execution ${id} started its '${BREAK_GLASS_RUNBOOK_STEP}' step ${step.startTime?.toISOString() ?? 'at no recorded time'}, more than ten minutes ago: start the break-glass runbook again`,
+      `Automation execution ${id} runs in ${record.mode ?? 'no recorded'} mode: the break-glass runbook makes an override only when Systems Manager runs its step itself (Auto), not when another signal starts it (Interactive); nothing overridden`,
+    );
+  // Counted from the execution's start (the starter's decision), not the step's.
+  const started = record.startTime;
+  if (!started || now.getTime() - started.getTime() > MAX_BREAK_GLASS_EXECUTION_AGE_MS)
+    throw new GateEventError(
+      `Automation execution ${id} was started ${started?.toISOString() ?? 'at no recorded time'}, more than ten minutes ago: start the break-glass runbook again`,
     );
   if (!record.executedBy)
     throw new GateEventError(
@@ -77,8 +91,8 @@ export async function verifyRunbookOverride(
 /**
  * Makes the override a break-glass runbook execution asks for, as its starter (verified by AWS).
  * It must arrive through the break_glass entry, which only the runbook's automation role and
- * grantBreakGlass's grantees may invoke; the execution id is claimed first, so a replay changes
- * nothing.
+ * grantBreakGlass's grantees may invoke; the execution id is claimed in the override's own
+ * transaction, so a replay changes nothing and a refusal claims nothing.
  */
 export async function handleRunbookOverride(
   event: RunbookEvent,
@@ -92,13 +106,25 @@ export async function handleRunbookOverride(
     );
   const now = deps.clock.now();
   const override = await verifyRunbookOverride(event, runbooks, now);
-  const scope = override.event.gates?.join(',') ?? `all gates of ${override.event.deliveries?.join(',')}`;
-  const used = await claimRunbookExecution(deps.db, override.executionId, `override ${scope}`, now);
-  if (used)
-    throw new GateEventError(
-      `Automation execution ${override.executionId} was already used (${used.gate}, ${used.usedAt}): an execution makes one override; a replay changes nothing`,
+  const id = override.executionId;
+  const alreadyUsed = (used: RunbookExecutionUse) =>
+    new GateEventError(
+      `Automation execution ${id} was already used (${used.gate}, ${used.usedAt}): an execution makes one override; a replay changes nothing`,
     );
-  return makeOverride(override.event, { principal: override.startedBy, verified: true }, 'runbook', deps);
+  const used = await runbookExecutionUse(deps.db, id);
+  if (used) throw alreadyUsed(used);
+  const scope = override.event.gates?.join(',') ?? `all gates of ${override.event.deliveries?.join(',')}`;
+  // The claim is written with the override, in its transaction: a refused override claims nothing,
+  // and of concurrent invocations of one execution only one makes it.
+  const claim = runbookExecutionClaim(deps.db, id, `override ${scope}`, now);
+  const caller = { principal: override.startedBy, verified: true };
+  try {
+    return await makeOverride(override.event, caller, 'runbook', deps, [claim]);
+  } catch (error) {
+    const first = error instanceof TransactionCanceledException && (await runbookExecutionUse(deps.db, id));
+    if (first) throw alreadyUsed(first);
+    throw error;
+  }
 }
 
 /** The override request the runbook's parameters make; empty values are absent, empty `gates` means all gates. */

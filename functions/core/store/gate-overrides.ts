@@ -1,7 +1,7 @@
 // Break-glass overrides: each lets one pinned revision through one gate for a bounded window. They
 // are items of their own beside the gate's request, which they never touch, so the gate's state is
 // what its schedules and requests make it, before, during and after an override.
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { MAX_OVERRIDE_LIMIT_MS } from '../config/defaults.ts';
 import { AUDIT_RETENTION_MS, PINNABLE_REVISION, type RequestSource } from './gates.ts';
 import { gateKey, type TableClient } from './table-client.ts';
@@ -24,6 +24,9 @@ export interface GateOverride {
   readonly reason: string;
   readonly source: RequestSource;
 }
+
+/** A conditional put written in an override's transaction. */
+export type PutInput = Pick<PutCommandInput, 'TableName' | 'Item' | 'ConditionExpression'>;
 
 const PREFIX = 'override#';
 /** The most overrides of one gate read at once: more than this in force at one time is not break-glass. */
@@ -78,9 +81,14 @@ export async function activeOverrides(db: TableClient, gate: string, at: Date): 
 
 /**
  * Stores the overrides one request made, each with its gate's audit row (action `override`), in
- * one transaction: all of them or none. The gates' own requests are not touched.
+ * one transaction with the conditional puts `alsoPut` (a runbook execution's claim): all of them or
+ * none. The gates' own requests are not touched.
  */
-export async function putOverrides(db: TableClient, overrides: readonly GateOverride[]): Promise<void> {
+export async function putOverrides(
+  db: TableClient,
+  overrides: readonly GateOverride[],
+  alsoPut: readonly PutInput[] = [],
+): Promise<void> {
   const items = overrides.flatMap((override) => [
     {
       Put: {
@@ -97,7 +105,9 @@ export async function putOverrides(db: TableClient, overrides: readonly GateOver
     },
     { Put: { TableName: db.table, Item: overrideAuditItem(override) } },
   ]);
-  await db.doc.send(new TransactWriteCommand({ TransactItems: items }));
+  await db.doc.send(
+    new TransactWriteCommand({ TransactItems: [...items, ...alsoPut.map((put) => ({ Put: put }))] }),
+  );
 }
 
 /** The audit row of an override: a line of the gate's history marked `override`. */

@@ -11,6 +11,29 @@ export interface RunbookExecutionUse {
 const KEY = (executionId: string) => ({ pk: `runbook-execution#${executionId}`, sk: 'used' });
 
 /**
+ * The conditional put that marks an execution as used, as a transaction item too: written with
+ * what the execution makes (a break-glass override), so a refused one leaves no claim behind.
+ */
+export function runbookExecutionClaim(db: TableClient, executionId: string, gate: string, at: Date) {
+  return {
+    TableName: db.table,
+    Item: { ...KEY(executionId), gate, usedAt: at.toISOString() },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
+}
+
+/** The first use of an execution, or undefined when it was not used. */
+export async function runbookExecutionUse(
+  db: TableClient,
+  executionId: string,
+): Promise<RunbookExecutionUse | undefined> {
+  const { Item } = await db.doc.send(
+    new GetCommand({ TableName: db.table, Key: KEY(executionId), ConsistentRead: true }),
+  );
+  return Item && { gate: String(Item.gate ?? '?'), usedAt: String(Item.usedAt ?? '?') };
+}
+
+/**
  * Marks a Systems Manager Automation execution as used, conditionally: the first caller gets
  * `undefined`; anyone after it (a replay) gets the first use.
  */
@@ -21,19 +44,10 @@ export async function claimRunbookExecution(
   at: Date,
 ): Promise<RunbookExecutionUse | undefined> {
   try {
-    await db.doc.send(
-      new PutCommand({
-        TableName: db.table,
-        Item: { ...KEY(executionId), gate, usedAt: at.toISOString() },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    await db.doc.send(new PutCommand(runbookExecutionClaim(db, executionId, gate, at)));
     return undefined;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const { Item } = await db.doc.send(
-      new GetCommand({ TableName: db.table, Key: KEY(executionId), ConsistentRead: true }),
-    );
-    return { gate: String(Item?.gate ?? '?'), usedAt: String(Item?.usedAt ?? '?') };
+    return (await runbookExecutionUse(db, executionId)) ?? { gate: '?', usedAt: '?' };
   }
 }

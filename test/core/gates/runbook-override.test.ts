@@ -17,6 +17,8 @@ const record = (changes: Partial<AutomationRecord> = {}, stepStart = NOW): Autom
   executionId: ID,
   documentName: RUNBOOK,
   executedBy: 'arn:aws:sts::000000000000:assumed-role/Oncall/carol',
+  startTime: stepStart,
+  mode: 'Auto',
   parameters: {
     revision: [REVISION],
     window: ['1h'],
