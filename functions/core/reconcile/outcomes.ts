@@ -10,7 +10,6 @@ import { recordRunEnd } from '../store/run-end.ts';
 import type { Lease } from '../store/lease.ts';
 import {
   statusFromItem,
-  updateStatus,
   type BlockingGate,
   type ChangeCounts,
   type DeliveryStatus,
@@ -65,11 +64,17 @@ export interface Run {
   readonly started: Date;
   /** The status as the previous run left it. */
   readonly previous: DeliveryStatus | undefined;
+  /** The run's lease, released by the write that records the run's end. */
+  readonly lease: Pick<Lease, 'released'>;
 }
 
 /** Starts a run with the status the previous run left, as the lease's claim read it. */
-export function startRun(delivery: Delivery, deps: ReconcileDeps, lease: Pick<Lease, 'statusItem'>): Run {
-  return { delivery, deps, started: deps.clock.now(), previous: statusFromItem(lease.statusItem) };
+export function startRun(
+  delivery: Delivery,
+  deps: ReconcileDeps,
+  lease: Pick<Lease, 'statusItem' | 'released'>,
+): Run {
+  return { delivery, deps, started: deps.clock.now(), previous: statusFromItem(lease.statusItem), lease };
 }
 
 /**
@@ -336,7 +341,8 @@ async function reconcileWaitingDependents(name: string, deps: ReconcileDeps): Pr
 /**
  * Records how a run ended: the status, and unless `quiet` (a run that changed nothing and found
  * the delivery as the last one left it: Flux too emits no event then) the event, in the table
- * and on the event bus.
+ * and on the event bus. The same table write stores what the run kept for it (its desired set)
+ * and releases the lease: what follows (the event bus, the dependents) writes nothing under it.
  */
 async function finish(
   run: Run,
@@ -355,21 +361,24 @@ async function finish(
     lastReconcileAt: now.toISOString(),
     durationMs: now.getTime() - started.getTime(),
   };
-  if (options.quiet) {
-    await updateStatus(deps.db, delivery.name, update, deps.fence);
-    return;
-  }
-  const event = {
-    delivery: delivery.name,
-    outcome,
-    reason: status.reason,
-    message: status.message,
-    revision: status.lastAttemptedRevision,
-    ...(status.lastAppliedOriginRevision && { originRevision: status.lastAppliedOriginRevision }),
-    ...((status.kept?.length ?? 0) > 0 && { type: 'Warning' as const }),
-    time: now.toISOString(),
-  };
-  await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence);
+  const event = options.quiet
+    ? undefined
+    : {
+        delivery: delivery.name,
+        outcome,
+        reason: status.reason,
+        message: status.message,
+        revision: status.lastAttemptedRevision,
+        ...(status.lastAppliedOriginRevision && { originRevision: status.lastAppliedOriginRevision }),
+        ...((status.kept?.length ?? 0) > 0 && { type: 'Warning' as const }),
+        time: now.toISOString(),
+      };
+  const released = await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence, {
+    also: deps.pending?.take(),
+    releaseLease: true,
+  });
+  if (released) run.lease.released();
+  if (!event) return;
   await deps.events
     ?.publish(event)
     .catch((error: unknown) => deps.log?.(`could not publish the reconcile event: ${String(error)}`));

@@ -3,7 +3,13 @@ import { NotRegisteredError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
-import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
+import {
+  acquireLease,
+  dropLeaseOnlyItem,
+  LeaseLostError,
+  PendingWrites,
+  type Lease,
+} from '../store/lease.ts';
 import { applyRevision } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { unreadyDependencies } from './depends-on.ts';
@@ -48,7 +54,8 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     }
     if (delivery.suspend) return suspended(name);
     // Every value this run decrypts is scrubbed from its status, events, logs and result.
-    return await reconcileHeld(delivery, withTaint({ ...deps, fence: lease.fence }, new Taint()), lease);
+    const held = { ...deps, fence: lease.fence, pending: new PendingWrites() };
+    return await reconcileHeld(delivery, withTaint(held, new Taint()), lease);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);

@@ -51,6 +51,11 @@ export interface Lease {
    */
   check(): Promise<void>;
   release(): Promise<void>;
+  /**
+   * Told that a fenced write removed RELEASED_LEASE_ATTRIBUTES with what else it wrote (the run's
+   * end): renewals stop and `release` sends nothing.
+   */
+  released(): void;
   /** The status item as the claim left it (what the previous run wrote, and this lease). */
   readonly statusItem: Readonly<Record<string, unknown>>;
 }
@@ -79,6 +84,14 @@ export const LEASE_ATTRIBUTES = [
   'leaseTtlMs',
   'leaseRenewedAt',
   'leaseExpiresAt',
+] as const;
+
+/** What a release removes: the token stays, so the next holder's is greater. */
+export const RELEASED_LEASE_ATTRIBUTES = [
+  'leaseHolder',
+  'leaseVersion',
+  'leaseTtlMs',
+  'leaseRenewedAt',
 ] as const;
 
 const statusKey = (name: string) => ({ pk: deliveryKey(name), sk: 'status' });
@@ -215,6 +228,7 @@ export async function acquireLease(
 
   const fence: Fence = { delivery: name, holder, token };
   let lost = false;
+  let releasedAlready = false;
   // When the last successful renewal (or the claim) was sent: the lease is ours until then + TTL.
   let renewedAt = claimSent;
   const renew = async () => {
@@ -247,15 +261,19 @@ export async function acquireLease(
       if (lost || elapsed() - renewedAt > ttlMs / 2) throw new LeaseLostError(name);
     },
     statusItem: claimed,
+    released() {
+      clearInterval(timer);
+      releasedAlready = true;
+    },
     async release() {
       clearInterval(timer);
+      if (releasedAlready) return;
       try {
         await db.doc.send(
           new UpdateCommand({
             TableName: db.table,
             Key: statusKey(name),
-            // The token stays: the next holder's is greater.
-            UpdateExpression: 'REMOVE leaseHolder, leaseVersion, leaseTtlMs, leaseRenewedAt',
+            UpdateExpression: `REMOVE ${RELEASED_LEASE_ATTRIBUTES.join(', ')}`,
             ...fenceCondition(fence),
           }),
         );
@@ -297,9 +315,30 @@ export function withValues(
   };
 }
 
-type TransactItem = NonNullable<
+export type TransactItem = NonNullable<
   ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
 >[number];
+
+/**
+ * Writes a run keeps to send with its next fenced write (at the latest with its end), each saving
+ * a request of its own. Only for writes that may wait: one that must be stored before something
+ * else happens is written then.
+ */
+export class PendingWrites {
+  private readonly items = new Map<string, TransactItem>();
+
+  /** Keeps `item` under `key`, replacing an item kept under it before. */
+  keep(key: string, item: TransactItem): void {
+    this.items.set(key, item);
+  }
+
+  /** The items kept, to be sent now; none are kept after. */
+  take(): TransactItem[] {
+    const items = [...this.items.values()];
+    this.items.clear();
+    return items;
+  }
+}
 
 /** Writes `items` in one transaction with a check that `fence` still holds the delivery's lease. */
 export async function fencedTransaction(

@@ -1,12 +1,13 @@
 // The table requests of one run, counted on DynamoDB Local with the real API server and registry:
 // what every run of many small deliveries pays (issue 30, benchmark (b)). A change that adds a
 // request to a run fails here; one that removes one updates the lists.
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { listEvents } from '../../../functions/core/store/events.ts';
 import { readDesiredSet } from '../../../functions/core/store/desired-set.ts';
 import { readInventory } from '../../../functions/core/store/inventory.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
-import { tableClient } from '../../../functions/core/store/table-client.ts';
+import { deliveryKey, tableClient } from '../../../functions/core/store/table-client.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
@@ -57,16 +58,22 @@ describe('table requests of one run', () => {
       'GetItem', // the spec
       'UpdateItem', // the lease, claimed
       'GetItem', // the spec, under the lease
-      'TransactWriteItems', // the desired set
       'GetItem', // the inventory
       'PutItem', // the cluster slot this container held last
-      'TransactWriteItems', // the inventory, write-ahead
+      'TransactWriteItems', // the inventory, write-ahead, and the desired set
       'TransactWriteItems', // the inventory, final
       'DeleteItem', // the cluster slot, freed
-      'TransactWriteItems', // status and event
-      'UpdateItem', // the lease, released
+      'TransactWriteItems', // status and event, the lease released
     ]);
 
+    const { Item } = await db.doc.send(
+      new GetCommand({
+        TableName: db.table,
+        Key: { pk: deliveryKey(name), sk: 'status' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(Item).not.toHaveProperty('leaseHolder');
     const status = await getStatus(db, name);
     expect(status).toMatchObject({ ready: true, lastAppliedRevision: result.revision });
     expect(await listEvents(db, name)).toHaveLength(2);
