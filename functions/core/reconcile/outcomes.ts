@@ -30,7 +30,7 @@ import { announceWaiting } from './release-waiting.ts';
 import { retryTime } from './retry.ts';
 
 /** Why a run was skipped: nothing was touched. */
-export type SkipReason = 'LeaseHeld' | 'NotRegistered' | 'LeaseLost' | 'Suspended';
+export type SkipReason = 'LeaseHeld' | 'LeaseLost' | 'Suspended';
 
 export interface ReconcileResult {
   readonly delivery: string;

@@ -2,14 +2,8 @@ import type { Delivery } from '../config/index.ts';
 import { NotRegisteredError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
-import { getDelivery } from '../store/deliveries.ts';
-import {
-  acquireLease,
-  dropLeaseOnlyItem,
-  LeaseLostError,
-  PendingWrites,
-  type Lease,
-} from '../store/lease.ts';
+import { deliveryFromStatusItem } from '../store/deliveries.ts';
+import { acquireLease, LeaseLostError, PendingWrites, type Lease } from '../store/lease.ts';
 import { applyRevision } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { unreadyDependencies } from './depends-on.ts';
@@ -34,24 +28,25 @@ export type { ReconcileResult } from './outcomes.ts';
 
 /** One reconcile of one delivery: the steps of DESIGN.md "One reconcile, in order". */
 export async function reconcile(name: string, deps: ReconcileDeps): Promise<ReconcileResult> {
-  const registered = await getDelivery(deps.db, name);
-  if (!registered) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
-  if (registered.suspend) return suspended(name);
-
-  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, { ttlMs: deps.leaseTtlMs });
+  // Claimed first: the claim reads the spec with the lease (its copy on the status item), and is
+  // refused, writing nothing, for a delivery that is not registered.
+  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, {
+    ttlMs: deps.leaseTtlMs,
+    registered: true,
+  }).catch((error: unknown) => {
+    if (error instanceof NotRegisteredError)
+      throw new NotRegisteredError(name, ' (sluice register -f <config>)');
+    throw error;
+  });
   if (!lease) {
     const message = `another reconcile of delivery '${name}' holds the lease; this run changed nothing`;
     deps.log?.(message);
     return { delivery: name, outcome: 'Skipped', reason: 'LeaseHeld', message };
   }
   try {
-    // Read again under the lease: a removal that held it before us has deleted the spec by now.
-    const delivery = await getDelivery(deps.db, name);
-    if (!delivery) {
-      await dropLeaseOnlyItem(deps.db, lease.fence);
-      const message = `delivery '${name}' was removed while this run waited; this run changed nothing`;
-      return { delivery: name, outcome: 'Skipped', reason: 'NotRegistered', message };
-    }
+    // The spec as of the claim: a removal that held the lease before us deleted it with the status item.
+    const delivery = deliveryFromStatusItem(lease.statusItem);
+    if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
     if (delivery.suspend) return suspended(name);
     // Every value this run decrypts is scrubbed from its status, events, logs and result.
     const held = { ...deps, fence: lease.fence, pending: new PendingWrites() };

@@ -7,9 +7,11 @@
 // run is conditional on that token (see `fenceCondition`), so a run that lost the lease (paused,
 // partitioned) can no longer change the table, and it checks the lease before each cluster write.
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.ts';
+import { NotRegisteredError } from '../errors.ts';
+import { copySpecToStatus } from './deliveries.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
 /** How long a lease lasts without renewal: a crashed run blocks others for about this long. */
@@ -56,7 +58,10 @@ export interface Lease {
    * end): renewals stop and `release` sends nothing.
    */
   released(): void;
-  /** The status item as the claim left it (what the previous run wrote, and this lease). */
+  /**
+   * The status item as the claim left it (what the previous run wrote, this lease, and with
+   * `registered` the copy of the spec: see deliveryFromStatusItem).
+   */
   readonly statusItem: Readonly<Record<string, unknown>>;
 }
 
@@ -65,6 +70,12 @@ export interface LeaseOptions {
   readonly ttlMs?: number;
   /** Milliseconds on this process's monotonic clock. @default performance.now */
   readonly elapsed?: () => number;
+  /**
+   * Claims only while the delivery is registered (its status item holds the copy of its spec that
+   * putDelivery keeps there), in the claim's own condition: for a delivery that is not,
+   * NotRegisteredError, and nothing is written. @default false
+   */
+  readonly registered?: boolean;
 }
 
 /** The lease fields of the status item. */
@@ -74,6 +85,8 @@ interface LeaseRecord {
   /** Incremented by every renewal: an observer sees the holder alive when it changes. */
   readonly leaseVersion?: number;
   readonly leaseTtlMs?: number;
+  /** Present while the status item holds a copy of the delivery's spec. */
+  readonly specRev?: number;
 }
 
 /** The status-item attributes that belong to the lease, not to the delivery's status. */
@@ -116,7 +129,7 @@ async function readLease(db: TableClient, name: string): Promise<LeaseRecord | u
       TableName: db.table,
       Key: statusKey(name),
       ConsistentRead: true,
-      ProjectionExpression: 'leaseHolder, leaseToken, leaseVersion, leaseTtlMs',
+      ProjectionExpression: 'leaseHolder, leaseToken, leaseVersion, leaseTtlMs, specRev',
     }),
   );
   return Item as LeaseRecord | undefined;
@@ -148,7 +161,10 @@ async function outlived(
   }
 }
 
-/** Takes the lease if the record is still `expected` (absent, or the unchanged one observed). */
+/**
+ * Takes the lease if the record is still `expected` (absent, or the unchanged one observed), and
+ * with `registered` only if the item holds a copy of the spec.
+ */
 async function claim(
   db: TableClient,
   name: string,
@@ -156,8 +172,18 @@ async function claim(
   ttlMs: number,
   clock: Clock,
   expected: LeaseRecord | undefined,
+  registered: boolean,
 ): Promise<(Record<string, unknown> & { leaseToken: number }) | undefined> {
   const free = !expected?.leaseHolder;
+  const leaseCondition = free
+    ? 'attribute_not_exists(leaseHolder)'
+    : [
+        'leaseHolder = :seenHolder',
+        expected.leaseVersion === undefined
+          ? 'attribute_not_exists(leaseVersion)'
+          : 'leaseVersion = :seenVersion',
+        expected.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :seenToken',
+      ].join(' AND ');
   try {
     const { Attributes } = await db.doc.send(
       new UpdateCommand({
@@ -166,17 +192,7 @@ async function claim(
         UpdateExpression:
           'SET leaseHolder = :me, leaseTtlMs = :ttl, leaseVersion = :zero, leaseRenewedAt = :now ' +
           'ADD leaseToken :one REMOVE leaseExpiresAt',
-        ConditionExpression: free
-          ? 'attribute_not_exists(leaseHolder)'
-          : [
-              'leaseHolder = :seenHolder',
-              expected.leaseVersion === undefined
-                ? 'attribute_not_exists(leaseVersion)'
-                : 'leaseVersion = :seenVersion',
-              expected.leaseToken === undefined
-                ? 'attribute_not_exists(leaseToken)'
-                : 'leaseToken = :seenToken',
-            ].join(' AND '),
+        ConditionExpression: registered ? `attribute_exists(specRev) AND ${leaseCondition}` : leaseCondition,
         ExpressionAttributeValues: {
           ':me': holder,
           ':ttl': ttlMs,
@@ -203,7 +219,9 @@ async function claim(
  * Takes the delivery's lease, or returns undefined when another run holds it. A free lease is
  * taken at once; a held one is observed, and taken over only if its holder does not renew it
  * within its TTL (measured here), so a run whose clock is ahead never takes over a live run.
- * The lease is renewed every third of its TTL while held.
+ * The lease is renewed every third of its TTL while held. With `registered`, throws
+ * NotRegisteredError for a delivery that is not (copying a spec stored before the status item
+ * held copies first).
  */
 export async function acquireLease(
   db: TableClient,
@@ -214,14 +232,21 @@ export async function acquireLease(
 ): Promise<Lease | undefined> {
   const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
   const elapsed = options.elapsed ?? (() => performance.now());
+  const registered = options.registered ?? false;
   // Most runs find the lease free: claimed at once; a held one is observed first.
   let claimSent = elapsed();
-  let claimed = await claim(db, name, holder, ttlMs, clock, undefined);
+  let claimed = await claim(db, name, holder, ttlMs, clock, undefined, registered);
   if (!claimed) {
-    const seen = await readLease(db, name);
+    let seen = await readLease(db, name);
+    if (registered && seen?.specRev === undefined) {
+      // Not registered, or registered before status items held a copy of the spec.
+      if (!(await copySpecToStatus(db, name))) throw new NotRegisteredError(name);
+      seen = await readLease(db, name);
+      if (seen?.specRev === undefined) throw new NotRegisteredError(name);
+    }
     if (seen?.leaseHolder && !(await outlived(db, name, seen, elapsed))) return undefined;
     claimSent = elapsed();
-    claimed = await claim(db, name, holder, ttlMs, clock, seen);
+    claimed = await claim(db, name, holder, ttlMs, clock, seen, registered);
     if (!claimed) return undefined;
   }
   const token = claimed.leaseToken;
@@ -282,26 +307,6 @@ export async function acquireLease(
       }
     },
   };
-}
-
-/**
- * Removes the status item a lease left behind for a delivery that has no status (its spec was
- * removed while this run waited for the lease), while `fence` holds it.
- */
-export async function dropLeaseOnlyItem(db: TableClient, fence: Fence): Promise<void> {
-  const condition = fenceCondition(fence);
-  try {
-    await db.doc.send(
-      new DeleteCommand({
-        TableName: db.table,
-        Key: statusKey(fence.delivery),
-        ConditionExpression: `${condition.ConditionExpression} AND attribute_not_exists(reason)`,
-        ExpressionAttributeValues: condition.ExpressionAttributeValues,
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
 }
 
 /** `condition` with more expression values merged in. */

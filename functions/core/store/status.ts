@@ -44,13 +44,13 @@ export async function getStatus(db: TableClient, name: string): Promise<Delivery
   return statusFromItem(Item);
 }
 
-/** The status an item of the table holds (none before a run has finished), its keys and lease left out. */
+/** The status an item of the table holds (none before a run has finished), its keys, lease and spec left out. */
 export function statusFromItem(
   item: Readonly<Record<string, unknown>> | undefined,
 ): DeliveryStatus | undefined {
   if (!item || item.reason === undefined) return undefined;
   const status: Record<string, unknown> = { ...item };
-  for (const key of ['pk', 'sk', ...LEASE_ATTRIBUTES]) delete status[key];
+  for (const key of ['pk', 'sk', 'spec', 'specRev', ...LEASE_ATTRIBUTES]) delete status[key];
   return status as unknown as DeliveryStatus;
 }
 

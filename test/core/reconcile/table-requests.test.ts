@@ -55,9 +55,7 @@ describe('table requests of one run', () => {
     const result = await run(name, deps);
     expect(result).toMatchObject({ outcome: 'Succeeded', changes: { configured: 2, deleted: 1 } });
     expect(sent).toEqual([
-      'GetItem', // the spec
-      'UpdateItem', // the lease, claimed
-      'GetItem', // the spec, under the lease
+      'UpdateItem', // the lease claimed, with the spec and the status the last run left
       'GetItem', // the inventory
       'PutItem', // the cluster slot this container held last
       'TransactWriteItems', // the inventory, write-ahead, and the desired set
