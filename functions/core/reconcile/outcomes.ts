@@ -7,6 +7,7 @@ import { keptMessage, type KeptContainer } from '../kube/cascade.ts';
 import { ANNOTATION_REVISION, type Artifact } from '../oci/index.ts';
 import { type ReconcileOutcome } from '../store/events.ts';
 import { recordRunEnd } from '../store/run-end.ts';
+import type { ClusterSlot } from '../store/cluster-slots.ts';
 import type { Lease } from '../store/lease.ts';
 import {
   statusFromItem,
@@ -66,6 +67,8 @@ export interface Run {
   readonly previous: DeliveryStatus | undefined;
   /** The run's lease, released by the write that records the run's end. */
   readonly lease: Pick<Lease, 'released'>;
+  /** The run's turn on its cluster: the slot it took, if any, is freed by that write too. */
+  readonly turn?: { held(): Pick<ClusterSlot, 'freeing' | 'freed'> | undefined };
 }
 
 /** Starts a run with the status the previous run left, as the lease's claim read it. */
@@ -73,8 +76,10 @@ export function startRun(
   delivery: Delivery,
   deps: ReconcileDeps,
   lease: Pick<Lease, 'statusItem' | 'released'>,
+  turn?: Run['turn'],
 ): Run {
-  return { delivery, deps, started: deps.clock.now(), previous: statusFromItem(lease.statusItem), lease };
+  const previous = statusFromItem(lease.statusItem);
+  return { delivery, deps, started: deps.clock.now(), previous, lease, ...(turn && { turn }) };
 }
 
 /**
@@ -341,8 +346,9 @@ async function reconcileWaitingDependents(name: string, deps: ReconcileDeps): Pr
 /**
  * Records how a run ended: the status, and unless `quiet` (a run that changed nothing and found
  * the delivery as the last one left it: Flux too emits no event then) the event, in the table
- * and on the event bus. The same table write stores what the run kept for it (its desired set)
- * and releases the lease: what follows (the event bus, the dependents) writes nothing under it.
+ * and on the event bus. The same table write stores what the run kept for it (its desired set),
+ * frees its cluster slot and releases the lease: what follows (the event bus, the dependents)
+ * writes nothing under it.
  */
 async function finish(
   run: Run,
@@ -373,11 +379,14 @@ async function finish(
         ...((status.kept?.length ?? 0) > 0 && { type: 'Warning' as const }),
         time: now.toISOString(),
       };
-  const released = await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence, {
+  const slot = run.turn?.held();
+  const written = await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence, {
     also: deps.pending?.take(),
     releaseLease: true,
+    ...(slot && { freeSlot: slot.freeing }),
   });
-  if (released) run.lease.released();
+  if (written.leaseReleased) run.lease.released();
+  if (written.slotFreed) slot?.freed();
   if (!event) return;
   await deps.events
     ?.publish(event)

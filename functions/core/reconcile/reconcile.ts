@@ -78,7 +78,16 @@ async function reconcileHeld(
   deps: ReconcileDeps,
   lease: Lease,
 ): Promise<ReconcileResult> {
-  const run = startRun(delivery, deps, lease);
+  // A slot of the cluster, taken when the run has something to write, is freed by the run's end
+  // with its status (one request less); a run that fails or is held frees it at once.
+  const turn = clusterTurn(delivery, deps);
+  const freeTurn = () =>
+    turn
+      .release()
+      .catch((error: unknown) =>
+        deps.log?.(`could not free the cluster slot of '${delivery.name}': ${String(error)}`),
+      );
+  const run = startRun(delivery, deps, lease, turn);
   let revision: string | undefined;
   try {
     const unready = await unreadyDependencies(delivery, deps.db, run.started);
@@ -123,29 +132,31 @@ async function reconcileHeld(
       pullResolved(delivery.source, target, { credentials, limits: deps.limits, cache: deps.artifactCache }),
     );
     revision = artifact.revision;
-    const turn = clusterTurn(delivery, deps);
     let applied: Applied;
     try {
       applied = await applyRevision(delivery, artifact, deps, lease, turn);
     } catch (error) {
+      await freeTurn();
       if (error instanceof ClusterBusy) return await holdForBusyCluster(run, artifact.revision);
       throw error;
-    } finally {
-      await turn
-        .release()
-        .catch((error: unknown) =>
-          deps.log?.(`could not free the cluster slot of '${delivery.name}': ${String(error)}`),
-        );
     }
-    // What the held revision desires, stored after the re-applied one's (applyRevision stores that).
-    if (held) await rememberHeldRevision(delivery, deps, current);
+    if (held) {
+      // What the held revision desires, stored after the re-applied one's (applyRevision stores
+      // that); built after the slot is freed: it writes nothing to the cluster.
+      await freeTurn();
+      await rememberHeldRevision(delivery, deps, current);
+    }
     return held
       ? await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions)
       : await succeed(run, artifact, applied);
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
+    await freeTurn();
     if (error instanceof PruneLimitHold) return await holdMassPrune(run, error, revision);
     return await fail(run, error, revision);
+  } finally {
+    // Nothing is sent when the run's end freed it.
+    await freeTurn();
   }
 }
 

@@ -7,7 +7,9 @@ import { listEvents } from '../../../functions/core/store/events.ts';
 import { readDesiredSet } from '../../../functions/core/store/desired-set.ts';
 import { readInventory } from '../../../functions/core/store/inventory.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
-import { deliveryKey, tableClient } from '../../../functions/core/store/table-client.ts';
+import { clusterKey } from '../../../functions/core/config/index.ts';
+import { clusterSlotsKey } from '../../../functions/core/store/cluster-slots.ts';
+import { deliveryKey, queryPartition, tableClient } from '../../../functions/core/store/table-client.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
@@ -46,7 +48,7 @@ describe('table requests of one run', () => {
     const { db, sent } = countedTable();
     const deps = { ...engineDeps(), db };
     await pushFiles(bed, repository, 'main', { 'cm.yaml': configMaps(ns, 'one', ['a', 'b', 'c']) });
-    await registerDelivery(deps, bed, { name, repository, prune: true });
+    const delivery = await registerDelivery(deps, bed, { name, repository, prune: true });
     expect((await run(name, deps)).changes).toMatchObject({ created: 3 });
 
     // One object changed, one gone, one unchanged: apply, prune, both inventory writes.
@@ -60,8 +62,7 @@ describe('table requests of one run', () => {
       'PutItem', // the cluster slot this container held last
       'TransactWriteItems', // the inventory, write-ahead, and the desired set
       'TransactWriteItems', // the inventory, final
-      'DeleteItem', // the cluster slot, freed
-      'TransactWriteItems', // status and event, the lease released
+      'TransactWriteItems', // status and event, the cluster slot freed, the lease released
     ]);
 
     const { Item } = await db.doc.send(
@@ -72,6 +73,10 @@ describe('table requests of one run', () => {
       }),
     );
     expect(Item).not.toHaveProperty('leaseHolder');
+    const slots = await queryPartition(db, clusterSlotsKey(clusterKey(delivery.cluster)), {
+      consistent: true,
+    });
+    expect(slots.filter((slot) => String(slot.holder).endsWith(`/${name}`))).toEqual([]);
     const status = await getStatus(db, name);
     expect(status).toMatchObject({ ready: true, lastAppliedRevision: result.revision });
     expect(await listEvents(db, name)).toHaveLength(2);
@@ -80,5 +85,15 @@ describe('table requests of one run', () => {
       `${ns}_b__ConfigMap`,
     ]);
     expect(await readDesiredSet(db, name)).toMatchObject({ revision: result.revision });
+
+    // Steady: nothing to write to the cluster, no slot, no event; the desired set goes with the status.
+    sent.length = 0;
+    expect((await run(name, deps)).changes).toMatchObject({ unchanged: 2, configured: 0 });
+    expect(sent).toEqual([
+      'UpdateItem', // the lease claimed, with the spec and the status the last run left
+      'GetItem', // the inventory
+      'TransactWriteItems', // status and desired set, the lease released
+    ]);
+    expect(await listEvents(db, name)).toHaveLength(2);
   });
 });
