@@ -1,9 +1,10 @@
-// Removal and reconcile share the delivery's lease: a reconcile that read the spec just before the
-// delivery was removed takes the lease after the removal and finds the spec gone: it re-creates
-// nothing and leaves no status behind.
+// Removal and reconcile share the delivery's lease: a reconcile whose claim of the lease comes just
+// after the delivery was removed finds the spec gone with it (the claim is conditional on the
+// spec's copy on the status item): it re-creates nothing and leaves no status behind.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { NotRegisteredError } from '../../functions/core/errors.ts';
 import { OWNER_LABEL } from '../../functions/core/manifests/objects.ts';
 import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import { deliveryKey } from '../../functions/core/store/table-client.ts';
@@ -33,20 +34,19 @@ describe('a reconcile racing the removal of its delivery', () => {
     });
     expect((await run(name, deps)).outcome).toBe('Succeeded');
 
-    // The reconcile has read the spec; before it takes the lease, the delivery is removed whole.
+    // The reconcile started; before its claim of the lease, the delivery is removed whole.
     let removed = false;
     const table = faultyTable(
       bed.dynamodb.table,
       () => undefined,
       async (call) => {
-        if (call.index !== 2 || removed) return;
+        if (call.index !== 1 || removed) return;
         removed = true;
         await deleteDelivery(name, engineDeps());
       },
     );
-    const result = await run(name, { ...engineDeps(), db: table.db });
+    await expect(run(name, { ...engineDeps(), db: table.db })).rejects.toBeInstanceOf(NotRegisteredError);
     expect(removed).toBe(true);
-    expect(result).toMatchObject({ outcome: 'Skipped', reason: 'NotRegistered' });
     const left = await core.listNamespacedConfigMap({
       namespace: ns,
       labelSelector: `${OWNER_LABEL}=${name}`,

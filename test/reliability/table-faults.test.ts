@@ -84,7 +84,7 @@ describe('DynamoDB throttling', () => {
     const counted = faultyTable(bed.dynamodb.table, () => undefined);
     expect((await run(name, { ...deps, db: counted.db })).outcome).toBe('Succeeded');
     const calls = counted.calls.length;
-    expect(calls).toBeGreaterThan(8);
+    expect(calls).toBeGreaterThan(4);
 
     for (let k = 1; k <= calls; k++) {
       const previous = names(k + 1);
@@ -97,10 +97,11 @@ describe('DynamoDB throttling', () => {
       const throttled = table.failed[0];
       const context = `throttled call ${k} (${throttled?.command}): ${outcome instanceof Error ? outcome.message : `${outcome.outcome}: ${outcome.message}`}`;
 
-      // Cleanly: the error names the throttling, or the run reports it; only a throttled release, of
-      // the lease (the run's last call, after its result) or of its cluster slot (once its writes are
-      // done; the slot frees itself when its time runs out), or a throttled renewal (retried at the
-      // next tick, the TTL covering two misses) can leave a run that succeeded.
+      // Cleanly: the error names the throttling, or the run reports it; only a throttled release of
+      // the lease after its result (the run end releases it; a separate release is the last call)
+      // or of its cluster slot (once its writes are done; the slot frees itself when its time runs
+      // out), or a throttled renewal (retried at the next tick, the TTL covering two misses) can
+      // leave a run that succeeded.
       if (outcome instanceof Error) expect(outcome.message, context).toMatch(/throughput/);
       else if (outcome.outcome === 'Failed') expect(outcome.message, context).toMatch(/throughput/);
       else if (

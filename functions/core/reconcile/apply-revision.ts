@@ -118,8 +118,10 @@ export async function applyRevision(
     // (fenced: a run that lost its lease cannot overwrite the new holder's inventory).
     const pending = new Set(changed.map((d) => d.entry.id));
     const writeAhead = finalEntries.map((e) => (pending.has(e.id) ? { id: e.id, v: e.v } : e));
+    // The desired set goes with it: a run that cannot store it applies nothing.
     chunked = await writeInventory(deps.db, name, unionEntries(writeAhead, oldInventory), lease.fence, {
       replacesChunks: chunked,
+      also: deps.pending?.take(),
     });
   }
   const { created, configured } = await step('ApplyFailed', () =>
@@ -151,7 +153,10 @@ export async function applyRevision(
     ];
   }
   if (changed.length > 0 || stale.length > 0)
-    await writeInventory(deps.db, name, recorded, lease.fence, { replacesChunks: chunked });
+    await writeInventory(deps.db, name, recorded, lease.fence, {
+      replacesChunks: chunked,
+      also: deps.pending?.take(),
+    });
 
   if (delivery.wait) {
     await waitForHealthy(

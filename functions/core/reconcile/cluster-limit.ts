@@ -21,7 +21,10 @@ export class ClusterBusy extends Error {
 export interface ClusterTurn {
   /** Takes a slot, once; throws ClusterBusy when none came free in time. */
   take(): Promise<void>;
+  /** Frees the slot taken, unless the run's end freed it already. */
   release(): Promise<void>;
+  /** The slot taken, for the run's end to free with its own write (see ClusterSlot.freeing). */
+  held(): ClusterSlot | undefined;
 }
 
 export function clusterTurn(delivery: Delivery, deps: ReconcileDeps): ClusterTurn {
@@ -45,6 +48,7 @@ export function clusterTurn(delivery: Delivery, deps: ReconcileDeps): ClusterTur
       await slot?.release();
       slot = undefined;
     },
+    held: () => slot,
   };
 }
 

@@ -1,6 +1,6 @@
 import { NotRegisteredError } from '../errors.ts';
 import { pruneEntries, type PruneResult } from '../kube/prune.ts';
-import { getDelivery, removeDelivery } from '../store/deliveries.ts';
+import { deliveryFromStatusItem, removeDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
 import { acquireLease, LeaseHeldError } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -25,14 +25,17 @@ export interface DeletionResult extends PruneResult {
  * removed from the table.
  */
 export async function deleteDelivery(name: string, deps: ReconcileDeps): Promise<DeletionResult> {
-  const delivery = await getDelivery(deps.db, name);
-  if (!delivery) throw new NotRegisteredError(name);
-  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, { ttlMs: deps.leaseTtlMs });
+  // The claim reads the spec with the lease, and is refused for a delivery that is not registered
+  // (another removal may have finished while this one waited).
+  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, {
+    ttlMs: deps.leaseTtlMs,
+    registered: true,
+  });
   if (!lease) throw new LeaseHeldError(name);
   let result: DeletionResult;
   try {
-    // Under the lease, the spec again: another removal may have finished while this one waited.
-    if (!(await getDelivery(deps.db, name))) throw new NotRegisteredError(name);
+    const delivery = deliveryFromStatusItem(lease.statusItem);
+    if (!delivery) throw new NotRegisteredError(name);
     let pruned: PruneResult = { deleted: [], skipped: [], goneWithKind: [], containersKept: [] };
     let kept: KeptObject[] = [];
     if (delivery.deletionPolicy === 'Delete') {

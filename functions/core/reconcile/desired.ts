@@ -4,17 +4,19 @@
 import type { Delivery } from '../config/index.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { pullResolved, type Resolved } from '../oci/index.ts';
-import { writeDesiredSet } from '../store/desired-set.ts';
+import { desiredSetPut, writeDesiredSet } from '../store/desired-set.ts';
 import { LeaseLostError } from '../store/lease.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { buildRevision, pullRevision, settleRevision } from './plan.ts';
 import { clusterClient } from './cluster-client.ts';
 
 /**
- * Stores `ids` as what `revision` desires, under the run's fence. A run about to apply `required`s
- * it: removing another delivery trusts this set not to miss what this one applies, so a run that
- * cannot store it fails before applying anything. A held run only logs the failure (the set of an
- * earlier run stays); a lost lease always throws.
+ * Stores `ids` as what `revision` desires, under the run's fence: with the run's next fenced write
+ * (`deps.pending`: the write-ahead inventory of a run that applies, else the run's end), or at
+ * once without it. A run about to apply `required`s it: removing another delivery trusts this set
+ * not to miss what this one applies, so a run that cannot store it fails before applying anything
+ * (a set too large fails here; the write-ahead carries it, so its failure stops the apply). A held
+ * run only logs the failure (the set of an earlier run stays); a lost lease always throws.
  */
 export async function rememberDesired(
   delivery: Delivery,
@@ -25,8 +27,9 @@ export async function rememberDesired(
 ): Promise<void> {
   if (!deps.fence) return;
   try {
-    const storedAt = deps.clock.now().toISOString();
-    await writeDesiredSet(deps.db, delivery.name, { revision, ids: [...ids], storedAt }, deps.fence);
+    const set = { revision, ids: [...ids], storedAt: deps.clock.now().toISOString() };
+    if (deps.pending) deps.pending.keep('desired', desiredSetPut(deps.db, delivery.name, set, deps.fence));
+    else await writeDesiredSet(deps.db, delivery.name, set, deps.fence);
   } catch (error) {
     if (error instanceof LeaseLostError || need === 'required') throw error;
     deps.log?.(`could not store what revision ${revision} of '${delivery.name}' desires: ${String(error)}`);

@@ -7,10 +7,10 @@ import { keptMessage, type KeptContainer } from '../kube/cascade.ts';
 import { ANNOTATION_REVISION, type Artifact } from '../oci/index.ts';
 import { type ReconcileOutcome } from '../store/events.ts';
 import { recordRunEnd } from '../store/run-end.ts';
+import type { ClusterSlot } from '../store/cluster-slots.ts';
 import type { Lease } from '../store/lease.ts';
 import {
   statusFromItem,
-  updateStatus,
   type BlockingGate,
   type ChangeCounts,
   type DeliveryStatus,
@@ -31,7 +31,7 @@ import { announceWaiting } from './release-waiting.ts';
 import { retryTime } from './retry.ts';
 
 /** Why a run was skipped: nothing was touched. */
-export type SkipReason = 'LeaseHeld' | 'NotRegistered' | 'LeaseLost' | 'Suspended';
+export type SkipReason = 'LeaseHeld' | 'LeaseLost' | 'Suspended';
 
 export interface ReconcileResult {
   readonly delivery: string;
@@ -65,11 +65,21 @@ export interface Run {
   readonly started: Date;
   /** The status as the previous run left it. */
   readonly previous: DeliveryStatus | undefined;
+  /** The run's lease, released by the write that records the run's end. */
+  readonly lease: Pick<Lease, 'released'>;
+  /** The run's turn on its cluster: the slot it took, if any, is freed by that write too. */
+  readonly turn?: { held(): Pick<ClusterSlot, 'freeing' | 'freed'> | undefined };
 }
 
 /** Starts a run with the status the previous run left, as the lease's claim read it. */
-export function startRun(delivery: Delivery, deps: ReconcileDeps, lease: Pick<Lease, 'statusItem'>): Run {
-  return { delivery, deps, started: deps.clock.now(), previous: statusFromItem(lease.statusItem) };
+export function startRun(
+  delivery: Delivery,
+  deps: ReconcileDeps,
+  lease: Pick<Lease, 'statusItem' | 'released'>,
+  turn?: Run['turn'],
+): Run {
+  const previous = statusFromItem(lease.statusItem);
+  return { delivery, deps, started: deps.clock.now(), previous, lease, ...(turn && { turn }) };
 }
 
 /**
@@ -363,7 +373,9 @@ async function reconcileWaitingDependents(name: string, deps: ReconcileDeps): Pr
 /**
  * Records how a run ended: the status, and unless `quiet` (a run that changed nothing and found
  * the delivery as the last one left it: Flux too emits no event then) the event, in the table
- * and on the event bus.
+ * and on the event bus. The same table write stores what the run kept for it (its desired set),
+ * frees its cluster slot and releases the lease: what follows (the event bus, the dependents)
+ * writes nothing under it.
  */
 async function finish(
   run: Run,
@@ -382,21 +394,27 @@ async function finish(
     lastReconcileAt: now.toISOString(),
     durationMs: now.getTime() - started.getTime(),
   };
-  if (options.quiet) {
-    await updateStatus(deps.db, delivery.name, update, deps.fence);
-    return;
-  }
-  const event = {
-    delivery: delivery.name,
-    outcome,
-    reason: status.reason,
-    message: status.message,
-    revision: status.lastAttemptedRevision,
-    ...(status.lastAppliedOriginRevision && { originRevision: status.lastAppliedOriginRevision }),
-    ...((status.kept?.length ?? 0) > 0 && { type: 'Warning' as const }),
-    time: now.toISOString(),
-  };
-  await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence);
+  const event = options.quiet
+    ? undefined
+    : {
+        delivery: delivery.name,
+        outcome,
+        reason: status.reason,
+        message: status.message,
+        revision: status.lastAttemptedRevision,
+        ...(status.lastAppliedOriginRevision && { originRevision: status.lastAppliedOriginRevision }),
+        ...((status.kept?.length ?? 0) > 0 && { type: 'Warning' as const }),
+        time: now.toISOString(),
+      };
+  const slot = run.turn?.held();
+  const written = await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence, {
+    also: deps.pending?.take(),
+    releaseLease: true,
+    ...(slot && { freeSlot: slot.freeing }),
+  });
+  if (written.leaseReleased) run.lease.released();
+  if (written.slotFreed) slot?.freed();
+  if (!event) return;
   await deps.events
     ?.publish(event)
     .catch((error: unknown) => deps.log?.(`could not publish the reconcile event: ${String(error)}`));

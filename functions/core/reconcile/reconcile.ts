@@ -2,8 +2,8 @@ import type { Delivery } from '../config/index.ts';
 import { NotRegisteredError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
-import { getDelivery } from '../store/deliveries.ts';
-import { acquireLease, dropLeaseOnlyItem, LeaseLostError, type Lease } from '../store/lease.ts';
+import { deliveryFromStatusItem } from '../store/deliveries.ts';
+import { acquireLease, LeaseLostError, PendingWrites, type Lease } from '../store/lease.ts';
 import { applyRevision } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { unreadyDependencies } from './depends-on.ts';
@@ -28,27 +28,29 @@ export type { ReconcileResult } from './outcomes.ts';
 
 /** One reconcile of one delivery: the steps of DESIGN.md "One reconcile, in order". */
 export async function reconcile(name: string, deps: ReconcileDeps): Promise<ReconcileResult> {
-  const registered = await getDelivery(deps.db, name);
-  if (!registered) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
-  if (registered.suspend) return suspended(name);
-
-  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, { ttlMs: deps.leaseTtlMs });
+  // Claimed first: the claim reads the spec with the lease (its copy on the status item), and is
+  // refused, writing nothing, for a delivery that is not registered.
+  const lease = await acquireLease(deps.db, name, deps.runId, deps.clock, {
+    ttlMs: deps.leaseTtlMs,
+    registered: true,
+  }).catch((error: unknown) => {
+    if (error instanceof NotRegisteredError)
+      throw new NotRegisteredError(name, ' (sluice register -f <config>)');
+    throw error;
+  });
   if (!lease) {
     const message = `another reconcile of delivery '${name}' holds the lease; this run changed nothing`;
     deps.log?.(message);
     return { delivery: name, outcome: 'Skipped', reason: 'LeaseHeld', message };
   }
   try {
-    // Read again under the lease: a removal that held it before us has deleted the spec by now.
-    const delivery = await getDelivery(deps.db, name);
-    if (!delivery) {
-      await dropLeaseOnlyItem(deps.db, lease.fence);
-      const message = `delivery '${name}' was removed while this run waited; this run changed nothing`;
-      return { delivery: name, outcome: 'Skipped', reason: 'NotRegistered', message };
-    }
+    // The spec as of the claim: a removal that held the lease before us deleted it with the status item.
+    const delivery = deliveryFromStatusItem(lease.statusItem);
+    if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
     if (delivery.suspend) return suspended(name);
     // Every value this run decrypts is scrubbed from its status, events, logs and result.
-    return await reconcileHeld(delivery, withTaint({ ...deps, fence: lease.fence }, new Taint()), lease);
+    const held = { ...deps, fence: lease.fence, pending: new PendingWrites() };
+    return await reconcileHeld(delivery, withTaint(held, new Taint()), lease);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);
@@ -76,7 +78,16 @@ async function reconcileHeld(
   deps: ReconcileDeps,
   lease: Lease,
 ): Promise<ReconcileResult> {
-  const run = startRun(delivery, deps, lease);
+  // A slot of the cluster, taken when the run has something to write, is freed by the run's end
+  // with its status (one request less); a run that fails or is held frees it at once.
+  const turn = clusterTurn(delivery, deps);
+  const freeTurn = () =>
+    turn
+      .release()
+      .catch((error: unknown) =>
+        deps.log?.(`could not free the cluster slot of '${delivery.name}': ${String(error)}`),
+      );
+  const run = startRun(delivery, deps, lease, turn);
   let revision: string | undefined;
   try {
     const unready = await unreadyDependencies(delivery, deps.db, run.started);
@@ -121,29 +132,31 @@ async function reconcileHeld(
       pullResolved(delivery.source, target, { credentials, limits: deps.limits, cache: deps.artifactCache }),
     );
     revision = artifact.revision;
-    const turn = clusterTurn(delivery, deps);
     let applied: Applied;
     try {
       applied = await applyRevision(delivery, artifact, deps, lease, turn);
     } catch (error) {
+      await freeTurn();
       if (error instanceof ClusterBusy) return await holdForBusyCluster(run, artifact.revision);
       throw error;
-    } finally {
-      await turn
-        .release()
-        .catch((error: unknown) =>
-          deps.log?.(`could not free the cluster slot of '${delivery.name}': ${String(error)}`),
-        );
     }
-    // What the held revision desires, stored after the re-applied one's (applyRevision stores that).
-    if (held) await rememberHeldRevision(delivery, deps, current);
+    if (held) {
+      // What the held revision desires, stored after the re-applied one's (applyRevision stores
+      // that); built after the slot is freed: it writes nothing to the cluster.
+      await freeTurn();
+      await rememberHeldRevision(delivery, deps, current);
+    }
     return held
       ? await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions)
       : await succeed(run, artifact, applied);
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
+    await freeTurn();
     if (error instanceof PruneLimitHold) return await holdMassPrune(run, error, revision);
     return await fail(run, error, revision);
+  } finally {
+    // Nothing is sent when the run's end freed it.
+    await freeTurn();
   }
 }
 

@@ -9,6 +9,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../clock.ts';
+import type { TransactItem } from './lease.ts';
 import { queryPartition, type TableClient } from './table-client.ts';
 
 /** How long a slot lasts without renewal: a crashed run holds its cluster's slot about this long. */
@@ -24,6 +25,13 @@ export interface ClusterSlot {
   readonly index: number;
   /** Stops renewing and frees the slot (only if this run still holds it). */
   release(): Promise<void>;
+  /**
+   * The Delete that frees the slot only while this run holds it, for another write's transaction
+   * (a failed condition there: the slot was lost, and is not this run's to free).
+   */
+  readonly freeing: TransactItem;
+  /** Told that a write freed the slot with `freeing`: renewals stop and `release` sends nothing. */
+  freed(): void;
 }
 
 export interface SlotOptions {
@@ -132,19 +140,25 @@ function heldSlot(
       });
   }, ttlMs / 3);
   renewal.unref();
+  const freeing = {
+    TableName: db.table,
+    Key: key,
+    ConditionExpression: 'holder = :holder',
+    ExpressionAttributeValues: { ':holder': holder },
+  };
+  let freed = false;
   return {
     index,
+    freeing: { Delete: freeing },
+    freed() {
+      clearInterval(renewal);
+      freed = true;
+    },
     async release() {
       clearInterval(renewal);
+      if (freed) return;
       try {
-        await db.doc.send(
-          new DeleteCommand({
-            TableName: db.table,
-            Key: key,
-            ConditionExpression: 'holder = :holder',
-            ExpressionAttributeValues: { ':holder': holder },
-          }),
-        );
+        await db.doc.send(new DeleteCommand(freeing));
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
       }

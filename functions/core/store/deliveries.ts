@@ -38,6 +38,62 @@ export async function getDeliveryItem(db: TableClient, name: string): Promise<De
   };
 }
 
+/**
+ * The copy of the spec on the delivery's status item, written with the spec (putDelivery) and
+ * removed with it (removeDelivery), so that claiming the lease (on that item) reads the spec too.
+ */
+function specCopy(db: TableClient, delivery: Delivery, rev: number) {
+  return {
+    TableName: db.table,
+    Key: { pk: deliveryKey(delivery.name), sk: 'status' },
+    UpdateExpression: 'SET spec = :spec, specRev = :rev',
+    ExpressionAttributeValues: { ':spec': delivery, ':rev': rev },
+  };
+}
+
+/** The spec a status item holds a copy of (as a lease claim read it), if it does. */
+export function deliveryFromStatusItem(item: Readonly<Record<string, unknown>>): Delivery | undefined {
+  return item.spec === undefined ? undefined : normalised(item.spec as Delivery);
+}
+
+/**
+ * For a spec stored before its status item held a copy: copies it there, unless the spec changed or
+ * was removed meanwhile. False when the delivery has no spec.
+ */
+export async function copySpecToStatus(db: TableClient, name: string): Promise<boolean> {
+  const stored = await getDeliveryItem(db, name);
+  if (!stored) return false;
+  const copy = specCopy(db, stored.delivery, stored.rev ?? 0);
+  try {
+    await db.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { ConditionCheck: { TableName: db.table, Key: stored.key, ...unchangedSince(stored) } },
+          { Update: { ...copy, ConditionExpression: 'attribute_not_exists(specRev)' } },
+        ],
+      }),
+    );
+  } catch (error) {
+    // Another write copied a newer spec, or removed it: the caller reads the status item again.
+    if (!(error instanceof TransactionCanceledException)) throw error;
+  }
+  return true;
+}
+
+/** The condition of a write of the spec item that holds only while it is still `previous` (or absent). */
+function unchangedSince(previous: DeliveryItem | undefined): {
+  ConditionExpression: string;
+  ExpressionAttributeValues?: Record<string, unknown>;
+} {
+  if (!previous) return { ConditionExpression: 'attribute_not_exists(pk)' };
+  if (previous.rev === undefined)
+    return {
+      ConditionExpression: 'attribute_not_exists(rev) AND registeredAt = :seen',
+      ExpressionAttributeValues: { ':seen': previous.registeredAt },
+    };
+  return { ConditionExpression: 'rev = :seen', ExpressionAttributeValues: { ':seen': previous.rev } };
+}
+
 /** A delivery's spec. */
 export async function getDelivery(db: TableClient, name: string): Promise<Delivery | undefined> {
   return (await getDeliveryItem(db, name))?.delivery;
@@ -49,21 +105,14 @@ const PUT_ATTEMPTS = 10;
 /**
  * Writes a delivery's spec (as registered by the CDK app or `sluice register`), its entry in the
  * list of deliveries and its lookup items (repository, gates) in one transaction, removing the
- * lookup items of what it no longer names. Conditional on the spec read before: two writes of
- * one delivery at once cannot leave the lookups of the one that lost.
+ * lookup items of what it no longer names, and its copy on the status item. Conditional on the
+ * spec read before: two writes of one delivery at once cannot leave the lookups of the one that lost.
  */
 export async function putDelivery(db: TableClient, delivery: Delivery, registeredAt: Date): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const previous = await getDeliveryItem(db, delivery.name);
     const rev = (previous?.rev ?? 0) + 1;
-    const unchanged = !previous
-      ? { ConditionExpression: 'attribute_not_exists(pk)' }
-      : previous.rev === undefined
-        ? {
-            ConditionExpression: 'attribute_not_exists(rev) AND registeredAt = :seen',
-            ExpressionAttributeValues: { ':seen': previous.registeredAt },
-          }
-        : { ConditionExpression: 'rev = :seen', ExpressionAttributeValues: { ':seen': previous.rev } };
+    const unchanged = unchangedSince(previous);
     try {
       await db.doc.send(
         new TransactWriteCommand({
@@ -81,6 +130,7 @@ export async function putDelivery(db: TableClient, delivery: Delivery, registere
                 ...unchanged,
               },
             },
+            { Update: specCopy(db, delivery, rev) },
             { Put: { TableName: db.table, Item: { pk: DELIVERY_INDEX, sk: delivery.name } } },
             ...lookupChanges(db, previous?.delivery, delivery),
           ],
@@ -103,9 +153,10 @@ export async function putDelivery(db: TableClient, delivery: Delivery, registere
 export const listDeliveryNames = (db: TableClient): Promise<string[]> => listSpecNames(db, DELIVERIES);
 
 /**
- * Removes a delivery's lookup items, then its spec and every item under it (status, inventory,
- * events). Lookups first: a removal cut short leaves a spec no push finds (its interval still
- * runs), never a lookup naming a delivery that is gone.
+ * Removes a delivery's lookup items, then every item under it (inventory, events, ...), then its
+ * spec and its status item (which holds a copy of the spec) in one transaction. Lookups first: a
+ * removal cut short leaves a spec no push finds (its interval still runs), never a lookup naming
+ * a delivery that is gone; spec and copy together: never a copy a lease claim finds without the spec.
  */
 export async function removeDelivery(db: TableClient, name: string): Promise<void> {
   const stored = await getDelivery(db, name);
@@ -114,7 +165,7 @@ export async function removeDelivery(db: TableClient, name: string): Promise<voi
       db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk, sk } })),
     ),
   );
-  await removeSpec(db, DELIVERIES, name);
+  await removeSpec(db, DELIVERIES, name, ['spec', 'status']);
 }
 
 /** Every registered delivery's spec. */

@@ -3,7 +3,7 @@
 // cluster can tell what this one needs without building its artifact again.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { fencedTransaction, type Fence } from './lease.ts';
+import { fencedTransaction, type Fence, type TransactItem } from './lease.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
 /** What a delivery's latest resolved revision desires. */
@@ -31,19 +31,25 @@ export async function writeDesiredSet(
   set: DesiredSet,
   fence: Fence,
 ): Promise<void> {
+  await fencedTransaction(db, fence, [desiredSetPut(db, name, set, fence)]);
+}
+
+/**
+ * The Put that stores `set`, for a transaction fenced by `fence` (it is no write without the
+ * fence's check). Throws, naming the delivery, when the set does not fit in one item.
+ */
+export function desiredSetPut(db: TableClient, name: string, set: DesiredSet, fence: Fence): TransactItem {
   const ids = gzipSync(JSON.stringify(set.ids));
   if (ids.byteLength > MAX_BYTES)
     throw new Error(
       `the desired set of delivery '${name}' (${set.ids.length} ids, ${ids.byteLength} bytes gzipped) does not fit in one table item`,
     );
-  await fencedTransaction(db, fence, [
-    {
-      Put: {
-        TableName: db.table,
-        Item: { ...KEY(name), revision: set.revision, storedAt: set.storedAt, ids, fenceToken: fence.token },
-      },
+  return {
+    Put: {
+      TableName: db.table,
+      Item: { ...KEY(name), revision: set.revision, storedAt: set.storedAt, ids, fenceToken: fence.token },
     },
-  ]);
+  };
 }
 
 /** The delivery's stored desired set, or undefined when no run has stored one. */

@@ -1,7 +1,7 @@
 import { BatchWriteCommand, GetCommand, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import type { InventoryEntry } from '../manifests/inventory.ts';
-import { fencedTransaction, type Fence } from './lease.ts';
+import { fencedTransaction, type Fence, type TransactItem } from './lease.ts';
 import { deliveryKey, queryPartition, type TableClient } from './table-client.ts';
 
 /** Most entries in one chunk item (short ids); long ids fill a chunk's bytes first. */
@@ -95,14 +95,15 @@ export async function readStoredInventory(db: TableClient, name: string): Promis
  * next chunked write or the delivery's removal deletes). The head is written only while `fence`
  * holds the lease (else LeaseLostError), and only chunks written under an older or equal token are
  * deleted, so a run that lost the lease can neither replace the inventory nor delete the chunks its
- * successor is writing. Returns whether the new inventory is chunked.
+ * successor is writing. `also`: more writes for the head's transaction. Returns whether the new
+ * inventory is chunked.
  */
 export async function writeInventory(
   db: TableClient,
   name: string,
   entries: readonly InventoryEntry[],
   fence: Fence,
-  options: { readonly replacesChunks?: boolean } = {},
+  options: { readonly replacesChunks?: boolean; readonly also?: readonly TransactItem[] } = {},
 ): Promise<boolean> {
   const setId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const pk = deliveryKey(name);
@@ -124,6 +125,7 @@ export async function writeInventory(
           : { pk, sk: 'inventory', setId, chunks: chunks.length, count: entries.length },
       },
     },
+    ...(options.also ?? []),
   ]);
   if (!inline || options.replacesChunks !== false) await deleteChunksExcept(db, name, setId, fence.token);
   return !inline;

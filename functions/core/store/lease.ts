@@ -7,9 +7,11 @@
 // run is conditional on that token (see `fenceCondition`), so a run that lost the lease (paused,
 // partitioned) can no longer change the table, and it checks the lease before each cluster write.
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.ts';
+import { NotRegisteredError } from '../errors.ts';
+import { copySpecToStatus } from './deliveries.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
 /** How long a lease lasts without renewal: a crashed run blocks others for about this long. */
@@ -51,7 +53,15 @@ export interface Lease {
    */
   check(): Promise<void>;
   release(): Promise<void>;
-  /** The status item as the claim left it (what the previous run wrote, and this lease). */
+  /**
+   * Told that a fenced write removed RELEASED_LEASE_ATTRIBUTES with what else it wrote (the run's
+   * end): renewals stop and `release` sends nothing.
+   */
+  released(): void;
+  /**
+   * The status item as the claim left it (what the previous run wrote, this lease, and with
+   * `registered` the copy of the spec: see deliveryFromStatusItem).
+   */
   readonly statusItem: Readonly<Record<string, unknown>>;
 }
 
@@ -60,6 +70,12 @@ export interface LeaseOptions {
   readonly ttlMs?: number;
   /** Milliseconds on this process's monotonic clock. @default performance.now */
   readonly elapsed?: () => number;
+  /**
+   * Claims only while the delivery is registered (its status item holds the copy of its spec that
+   * putDelivery keeps there), in the claim's own condition: for a delivery that is not,
+   * NotRegisteredError, and nothing is written. @default false
+   */
+  readonly registered?: boolean;
 }
 
 /** The lease fields of the status item. */
@@ -69,6 +85,8 @@ interface LeaseRecord {
   /** Incremented by every renewal: an observer sees the holder alive when it changes. */
   readonly leaseVersion?: number;
   readonly leaseTtlMs?: number;
+  /** Present while the status item holds a copy of the delivery's spec. */
+  readonly specRev?: number;
 }
 
 /** The status-item attributes that belong to the lease, not to the delivery's status. */
@@ -79,6 +97,14 @@ export const LEASE_ATTRIBUTES = [
   'leaseTtlMs',
   'leaseRenewedAt',
   'leaseExpiresAt',
+] as const;
+
+/** What a release removes: the token stays, so the next holder's is greater. */
+export const RELEASED_LEASE_ATTRIBUTES = [
+  'leaseHolder',
+  'leaseVersion',
+  'leaseTtlMs',
+  'leaseRenewedAt',
 ] as const;
 
 const statusKey = (name: string) => ({ pk: deliveryKey(name), sk: 'status' });
@@ -103,7 +129,7 @@ async function readLease(db: TableClient, name: string): Promise<LeaseRecord | u
       TableName: db.table,
       Key: statusKey(name),
       ConsistentRead: true,
-      ProjectionExpression: 'leaseHolder, leaseToken, leaseVersion, leaseTtlMs',
+      ProjectionExpression: 'leaseHolder, leaseToken, leaseVersion, leaseTtlMs, specRev',
     }),
   );
   return Item as LeaseRecord | undefined;
@@ -135,7 +161,10 @@ async function outlived(
   }
 }
 
-/** Takes the lease if the record is still `expected` (absent, or the unchanged one observed). */
+/**
+ * Takes the lease if the record is still `expected` (absent, or the unchanged one observed), and
+ * with `registered` only if the item holds a copy of the spec.
+ */
 async function claim(
   db: TableClient,
   name: string,
@@ -143,8 +172,18 @@ async function claim(
   ttlMs: number,
   clock: Clock,
   expected: LeaseRecord | undefined,
+  registered: boolean,
 ): Promise<(Record<string, unknown> & { leaseToken: number }) | undefined> {
   const free = !expected?.leaseHolder;
+  const leaseCondition = free
+    ? 'attribute_not_exists(leaseHolder)'
+    : [
+        'leaseHolder = :seenHolder',
+        expected.leaseVersion === undefined
+          ? 'attribute_not_exists(leaseVersion)'
+          : 'leaseVersion = :seenVersion',
+        expected.leaseToken === undefined ? 'attribute_not_exists(leaseToken)' : 'leaseToken = :seenToken',
+      ].join(' AND ');
   try {
     const { Attributes } = await db.doc.send(
       new UpdateCommand({
@@ -153,17 +192,7 @@ async function claim(
         UpdateExpression:
           'SET leaseHolder = :me, leaseTtlMs = :ttl, leaseVersion = :zero, leaseRenewedAt = :now ' +
           'ADD leaseToken :one REMOVE leaseExpiresAt',
-        ConditionExpression: free
-          ? 'attribute_not_exists(leaseHolder)'
-          : [
-              'leaseHolder = :seenHolder',
-              expected.leaseVersion === undefined
-                ? 'attribute_not_exists(leaseVersion)'
-                : 'leaseVersion = :seenVersion',
-              expected.leaseToken === undefined
-                ? 'attribute_not_exists(leaseToken)'
-                : 'leaseToken = :seenToken',
-            ].join(' AND '),
+        ConditionExpression: registered ? `attribute_exists(specRev) AND ${leaseCondition}` : leaseCondition,
         ExpressionAttributeValues: {
           ':me': holder,
           ':ttl': ttlMs,
@@ -190,7 +219,9 @@ async function claim(
  * Takes the delivery's lease, or returns undefined when another run holds it. A free lease is
  * taken at once; a held one is observed, and taken over only if its holder does not renew it
  * within its TTL (measured here), so a run whose clock is ahead never takes over a live run.
- * The lease is renewed every third of its TTL while held.
+ * The lease is renewed every third of its TTL while held. With `registered`, throws
+ * NotRegisteredError for a delivery that is not (copying a spec stored before the status item
+ * held copies first).
  */
 export async function acquireLease(
   db: TableClient,
@@ -201,20 +232,28 @@ export async function acquireLease(
 ): Promise<Lease | undefined> {
   const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
   const elapsed = options.elapsed ?? (() => performance.now());
+  const registered = options.registered ?? false;
   // Most runs find the lease free: claimed at once; a held one is observed first.
   let claimSent = elapsed();
-  let claimed = await claim(db, name, holder, ttlMs, clock, undefined);
+  let claimed = await claim(db, name, holder, ttlMs, clock, undefined, registered);
   if (!claimed) {
-    const seen = await readLease(db, name);
+    let seen = await readLease(db, name);
+    if (registered && seen?.specRev === undefined) {
+      // Not registered, or registered before status items held a copy of the spec.
+      if (!(await copySpecToStatus(db, name))) throw new NotRegisteredError(name);
+      seen = await readLease(db, name);
+      if (seen?.specRev === undefined) throw new NotRegisteredError(name);
+    }
     if (seen?.leaseHolder && !(await outlived(db, name, seen, elapsed))) return undefined;
     claimSent = elapsed();
-    claimed = await claim(db, name, holder, ttlMs, clock, seen);
+    claimed = await claim(db, name, holder, ttlMs, clock, seen, registered);
     if (!claimed) return undefined;
   }
   const token = claimed.leaseToken;
 
   const fence: Fence = { delivery: name, holder, token };
   let lost = false;
+  let releasedAlready = false;
   // When the last successful renewal (or the claim) was sent: the lease is ours until then + TTL.
   let renewedAt = claimSent;
   const renew = async () => {
@@ -247,15 +286,19 @@ export async function acquireLease(
       if (lost || elapsed() - renewedAt > ttlMs / 2) throw new LeaseLostError(name);
     },
     statusItem: claimed,
+    released() {
+      clearInterval(timer);
+      releasedAlready = true;
+    },
     async release() {
       clearInterval(timer);
+      if (releasedAlready) return;
       try {
         await db.doc.send(
           new UpdateCommand({
             TableName: db.table,
             Key: statusKey(name),
-            // The token stays: the next holder's is greater.
-            UpdateExpression: 'REMOVE leaseHolder, leaseVersion, leaseTtlMs, leaseRenewedAt',
+            UpdateExpression: `REMOVE ${RELEASED_LEASE_ATTRIBUTES.join(', ')}`,
             ...fenceCondition(fence),
           }),
         );
@@ -264,26 +307,6 @@ export async function acquireLease(
       }
     },
   };
-}
-
-/**
- * Removes the status item a lease left behind for a delivery that has no status (its spec was
- * removed while this run waited for the lease), while `fence` holds it.
- */
-export async function dropLeaseOnlyItem(db: TableClient, fence: Fence): Promise<void> {
-  const condition = fenceCondition(fence);
-  try {
-    await db.doc.send(
-      new DeleteCommand({
-        TableName: db.table,
-        Key: statusKey(fence.delivery),
-        ConditionExpression: `${condition.ConditionExpression} AND attribute_not_exists(reason)`,
-        ExpressionAttributeValues: condition.ExpressionAttributeValues,
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
 }
 
 /** `condition` with more expression values merged in. */
@@ -297,9 +320,30 @@ export function withValues(
   };
 }
 
-type TransactItem = NonNullable<
+export type TransactItem = NonNullable<
   ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
 >[number];
+
+/**
+ * Writes a run keeps to send with its next fenced write (at the latest with its end), each saving
+ * a request of its own. Only for writes that may wait: one that must be stored before something
+ * else happens is written then.
+ */
+export class PendingWrites {
+  private readonly items = new Map<string, TransactItem>();
+
+  /** Keeps `item` under `key`, replacing an item kept under it before. */
+  keep(key: string, item: TransactItem): void {
+    this.items.set(key, item);
+  }
+
+  /** The items kept, to be sent now; none are kept after. */
+  take(): TransactItem[] {
+    const items = [...this.items.values()];
+    this.items.clear();
+    return items;
+  }
+}
 
 /** Writes `items` in one transaction with a check that `fence` still holds the delivery's lease. */
 export async function fencedTransaction(

@@ -1,38 +1,83 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { eventPutInput, recordEvent, type ReconcileEvent } from './events.ts';
-import { LeaseLostError, type Fence } from './lease.ts';
+import { fencedTransaction, LeaseLostError, type Fence, type TransactItem } from './lease.ts';
 import { statusUpdateInput, updateStatus, type StatusFields } from './status.ts';
 import type { TableClient } from './table-client.ts';
 
+/** How a run ended: its status and, unless it changed nothing, its event. */
+export interface RunEnd {
+  readonly name: string;
+  readonly status: StatusFields;
+  readonly event?: ReconcileEvent;
+}
+
+/** What a run end's write did besides the status and event. */
+export interface RunEndWritten {
+  /** The lease was released with it. */
+  readonly leaseReleased: boolean;
+  /** The cluster slot was freed with it. */
+  readonly slotFreed: boolean;
+}
+
 /**
- * How a run ended: its status and its event. Under a lease both go in one transaction, the status
- * update conditional on the fence (else LeaseLostError, and neither is written); without one, one
- * after the other.
+ * Records how a run ended. Under a lease the status update (conditional on the fence, else
+ * LeaseLostError and nothing is written), the event, the `also` items and `freeSlot` go in one
+ * request (a transaction when there is more than the update); with `releaseLease` the update also
+ * releases the lease. `freeSlot` (a cluster slot's conditional Delete) is dropped, and the rest
+ * written again, when its condition fails: the slot was lost, it is not this run's to free.
+ * Without a lease, one after the other, and neither lease nor slot is touched.
  */
 export async function recordRunEnd(
   db: TableClient,
-  end: { readonly name: string; readonly status: StatusFields; readonly event: ReconcileEvent },
+  end: RunEnd,
   fence?: Fence,
-): Promise<void> {
-  const update = statusUpdateInput(db, end.name, end.status, fence);
+  options: {
+    readonly also?: readonly TransactItem[];
+    readonly releaseLease?: boolean;
+    readonly freeSlot?: TransactItem;
+  } = {},
+): Promise<RunEndWritten> {
+  const update = statusUpdateInput(db, end.name, end.status, fence, options);
+  const also = options.also ?? [];
   if (!fence || !update) {
     await updateStatus(db, end.name, end.status, fence);
-    await recordEvent(db, end.event, fence);
-    return;
+    if (end.event) await recordEvent(db, end.event, fence);
+    if (fence && also.length > 0) await fencedTransaction(db, fence, also);
+    return { leaseReleased: false, slotFreed: false };
+  }
+  const items: TransactItem[] = [
+    { Update: update },
+    ...(end.event ? [{ Put: eventPutInput(db, end.event) }] : []),
+    ...also,
+  ];
+  const written = { leaseReleased: options.releaseLease === true };
+  try {
+    if (options.freeSlot) {
+      await db.doc.send(new TransactWriteCommand({ TransactItems: [...items, options.freeSlot] }));
+      return { ...written, slotFreed: true };
+    }
+  } catch (error) {
+    const lostSlot =
+      error instanceof TransactionCanceledException &&
+      error.CancellationReasons?.[0]?.Code !== 'ConditionalCheckFailed' &&
+      error.CancellationReasons?.[items.length]?.Code === 'ConditionalCheckFailed';
+    if (!lostSlot) throw runEndError(error, end.name);
   }
   try {
-    await db.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [{ Update: update }, { Put: eventPutInput(db, end.event) }],
-      }),
-    );
+    if (items.length === 1) await db.doc.send(new UpdateCommand(update));
+    else await db.doc.send(new TransactWriteCommand({ TransactItems: items }));
   } catch (error) {
-    if (
-      error instanceof TransactionCanceledException &&
-      error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed'
-    )
-      throw new LeaseLostError(end.name);
-    throw error;
+    throw runEndError(error, end.name);
   }
+  return { ...written, slotFreed: false };
+}
+
+/** LeaseLostError when the fenced status update's condition failed, else `error`. */
+function runEndError(error: unknown, name: string): unknown {
+  return error instanceof ConditionalCheckFailedException ||
+    (error instanceof TransactionCanceledException &&
+      error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed')
+    ? new LeaseLostError(name)
+    : error;
 }

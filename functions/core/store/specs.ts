@@ -40,10 +40,27 @@ export async function listSpecNames(db: TableClient, kind: SpecKind): Promise<st
   return (await queryPartition(db, kind.index)).map((item) => item.sk as string);
 }
 
-/** Removes every item under the name's partition (spec, status, inventory, requests, ...) and its index entry. */
-export async function removeSpec(db: TableClient, kind: SpecKind, name: string): Promise<void> {
+/**
+ * Removes every item under the name's partition (spec, status, inventory, requests, ...) and its
+ * index entry; the items of sort keys `together`, last and in one transaction.
+ */
+export async function removeSpec(
+  db: TableClient,
+  kind: SpecKind,
+  name: string,
+  together: readonly string[] = [],
+): Promise<void> {
   for (const item of await queryPartition(db, kind.key(name), { projection: 'pk, sk' })) {
+    if (together.includes(item.sk as string)) continue;
     await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: item.pk, sk: item.sk } }));
   }
+  if (together.length > 0)
+    await db.doc.send(
+      new TransactWriteCommand({
+        TransactItems: together.map((sk) => ({
+          Delete: { TableName: db.table, Key: { pk: kind.key(name), sk } },
+        })),
+      }),
+    );
   await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: kind.index, sk: name } }));
 }

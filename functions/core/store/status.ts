@@ -1,7 +1,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryStatus } from '../model/status.ts';
-import { fenceCondition, LEASE_ATTRIBUTES, LeaseLostError, type Fence } from './lease.ts';
+import {
+  fenceCondition,
+  LEASE_ATTRIBUTES,
+  LeaseLostError,
+  RELEASED_LEASE_ATTRIBUTES,
+  type Fence,
+} from './lease.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
 export type {
@@ -38,13 +44,13 @@ export async function getStatus(db: TableClient, name: string): Promise<Delivery
   return statusFromItem(Item);
 }
 
-/** The status an item of the table holds (none before a run has finished), its keys and lease left out. */
+/** The status an item of the table holds (none before a run has finished), its keys, lease and spec left out. */
 export function statusFromItem(
   item: Readonly<Record<string, unknown>> | undefined,
 ): DeliveryStatus | undefined {
   if (!item || item.reason === undefined) return undefined;
   const status: Record<string, unknown> = { ...item };
-  for (const key of ['pk', 'sk', ...LEASE_ATTRIBUTES]) delete status[key];
+  for (const key of ['pk', 'sk', 'spec', 'specRev', ...LEASE_ATTRIBUTES]) delete status[key];
   return status as unknown as DeliveryStatus;
 }
 
@@ -71,13 +77,25 @@ export async function updateStatus(
 /** Status fields to write: undefined ones left as they are, null ones removed. */
 export type StatusFields = { readonly [K in keyof DeliveryStatus]?: DeliveryStatus[K] | null };
 
-/** The Update of updateStatus (with the fence as its condition), or undefined when nothing is to be written. */
-export function statusUpdateInput(db: TableClient, name: string, status: StatusFields, fence?: Fence) {
+/**
+ * The Update of updateStatus (with the fence as its condition), or undefined when nothing is to be
+ * written. `releaseLease`: it also releases the fence's lease (the run's last write).
+ */
+export function statusUpdateInput(
+  db: TableClient,
+  name: string,
+  status: StatusFields,
+  fence?: Fence,
+  options: { readonly releaseLease?: boolean } = {},
+) {
   const entries = Object.entries(status).filter(([, value]) => value !== undefined);
   if (entries.length === 0) return undefined;
   const names = Object.fromEntries(entries.map(([key], i) => [`#f${i}`, key]));
   const set = entries.flatMap(([, value], i) => (value === null ? [] : [`#f${i} = :v${i}`]));
-  const remove = entries.flatMap(([, value], i) => (value === null ? [`#f${i}`] : []));
+  const remove = [
+    ...entries.flatMap(([, value], i) => (value === null ? [`#f${i}`] : [])),
+    ...(fence && options.releaseLease ? RELEASED_LEASE_ATTRIBUTES : []),
+  ];
   const values = Object.fromEntries(
     entries.flatMap(([, value], i) => (value === null ? [] : [[`:v${i}`, value]])),
   );

@@ -5,7 +5,10 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../functions/core/clock.ts';
 import { acquireClusterSlot, clusterSlotsKey } from '../../../functions/core/store/cluster-slots.ts';
-import { tableClient } from '../../../functions/core/store/table-client.ts';
+import { acquireLease } from '../../../functions/core/store/lease.ts';
+import { recordRunEnd } from '../../../functions/core/store/run-end.ts';
+import { getStatus } from '../../../functions/core/store/status.ts';
+import { queryPartition, tableClient } from '../../../functions/core/store/table-client.ts';
 import { testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
@@ -89,5 +92,46 @@ describe('cluster slots', () => {
     expect(next).toBeDefined();
     expect(Date.now()).toBeGreaterThanOrEqual(heldUntil);
     await next!.release();
+  });
+
+  it("a run's end frees its slot with its status; a slot lost meanwhile is left to its new holder", async () => {
+    const [name, cluster] = [uniqueName('slot-end'), uniqueName('eks/eu-west-1/end')];
+    const slots = async () =>
+      (await queryPartition(db, clusterSlotsKey(cluster), { consistent: true })).map((item) => item.holder);
+    const end = (message: string) => ({
+      name,
+      status: { ready: true, reason: 'ReconciliationSucceeded' as const, message, lastReconcileAt: message },
+    });
+
+    const first = await acquireLease(db, name, 'first', systemClock);
+    const slot = await acquireClusterSlot(db, cluster, 1, 'first', systemClock);
+    expect(
+      await recordRunEnd(db, end('one'), first!.fence, { freeSlot: slot!.freeing, releaseLease: true }),
+    ).toEqual({ leaseReleased: true, slotFreed: true });
+    slot!.freed();
+    expect(await slots()).toEqual([]);
+
+    // The slot was lost (it expired, another run took it): the status is written, the slot stays.
+    const second = await acquireLease(db, name, 'second', systemClock);
+    const lost = await acquireClusterSlot(db, cluster, 1, 'second', systemClock);
+    await db.doc.send(
+      new PutCommand({
+        TableName: db.table,
+        Item: {
+          pk: clusterSlotsKey(cluster),
+          sk: 'slot#000',
+          holder: 'taker',
+          heldUntil: Date.now() + 60_000,
+        },
+      }),
+    );
+    expect(await recordRunEnd(db, end('two'), second!.fence, { freeSlot: lost!.freeing })).toEqual({
+      leaseReleased: false,
+      slotFreed: false,
+    });
+    expect((await getStatus(db, name))?.message).toBe('two');
+    expect(await slots()).toEqual(['taker']);
+    await Promise.all([lost!.release(), second!.release()]);
+    expect(await slots()).toEqual(['taker']);
   });
 });

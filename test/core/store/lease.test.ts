@@ -1,8 +1,16 @@
 // The lease on DynamoDB Local: expiry judged on the claimant's own clock, fencing tokens on every
 // status, event and inventory write, and a holder that checks before it writes.
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../../functions/core/clock.ts';
+import { parseDelivery } from '../../../functions/core/config/index.ts';
+import { NotRegisteredError } from '../../../functions/core/errors.ts';
+import {
+  deliveryFromStatusItem,
+  getDelivery,
+  putDelivery,
+  removeDelivery,
+} from '../../../functions/core/store/deliveries.ts';
 import { listEvents, recordEvent } from '../../../functions/core/store/events.ts';
 import { readInventory, writeInventory } from '../../../functions/core/store/inventory.ts';
 import { acquireLease, LeaseLostError } from '../../../functions/core/store/lease.ts';
@@ -118,5 +126,61 @@ describe('fenced writes', () => {
     );
     expect(left.Items).toHaveLength(1);
     await older.release();
+  });
+});
+
+describe('a claim of a registered delivery', () => {
+  const spec = (name: string) =>
+    parseDelivery({
+      name,
+      source: { url: 'oci://registry.example/app', tag: 'main' },
+      cluster: { kubeconfig: 'kc' },
+    });
+  const statusItem = async (name: string) =>
+    (
+      await db.doc.send(
+        new GetCommand({
+          TableName: db.table,
+          Key: { pk: deliveryKey(name), sk: 'status' },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+
+  it('reads the spec with the lease; an unregistered or removed delivery is refused and nothing is written', async () => {
+    const name = uniqueName('registered');
+    await expect(acquireLease(db, name, 'run', systemClock, { registered: true })).rejects.toBeInstanceOf(
+      NotRegisteredError,
+    );
+    expect(await statusItem(name)).toBeUndefined();
+
+    await putDelivery(db, spec(name), new Date());
+    const lease = await acquireLease(db, name, 'run', systemClock, { registered: true });
+    expect(deliveryFromStatusItem(lease!.statusItem)).toEqual(await getDelivery(db, name));
+    expect(await getStatus(db, name)).toBeUndefined(); // the copy is no status
+    await lease!.release();
+
+    await removeDelivery(db, name);
+    await expect(acquireLease(db, name, 'run', systemClock, { registered: true })).rejects.toBeInstanceOf(
+      NotRegisteredError,
+    );
+    expect(await statusItem(name)).toBeUndefined();
+  });
+
+  it('copies a spec stored before status items held one, then claims', async () => {
+    const name = uniqueName('legacy');
+    await putDelivery(db, spec(name), new Date());
+    await leaveLease(db, name, 'old-run', 300); // a lease an older version left, on a status item
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: deliveryKey(name), sk: 'status' },
+        UpdateExpression: 'REMOVE spec, specRev',
+      }),
+    );
+    const lease = await acquireLease(db, name, 'run', systemClock, { registered: true });
+    expect(lease?.fence.token).toBe(2);
+    expect(deliveryFromStatusItem(lease!.statusItem)?.name).toBe(name);
+    await lease!.release();
   });
 });
