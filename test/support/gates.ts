@@ -1,14 +1,14 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { stsCallerIdentity } from '../../functions/core/aws/sts-caller-identity.ts';
-import type { Clock } from '../../functions/core/clock.ts';
+import { timerSleep, type Clock } from '../../functions/core/clock.ts';
 import { parseGate, type Gate } from '../../functions/core/config/index.ts';
 import type { GateDeps, WindowTimer } from '../../functions/core/gates/requests.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
 
-/** A clock the test moves by hand. */
+/** A clock the test moves by hand: its sleep waits for real, and moves nothing. */
 export interface ManualClock extends Clock {
   set(iso: string): void;
   advance(ms: number): void;
@@ -18,6 +18,7 @@ export function manualClock(start: string): ManualClock {
   let now = new Date(start);
   return {
     now: () => new Date(now),
+    sleep: timerSleep,
     set: (iso) => {
       now = new Date(iso);
     },

@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { poll, type Clock } from '../clock.ts';
 import { SluiceError } from '../errors.ts';
 import { isSubset, storedForm } from '../manifests/hash.ts';
 import { entryFor } from '../manifests/inventory.ts';
@@ -201,6 +202,7 @@ export async function applyStaged(
   deferred: readonly DesiredObject[],
   live: ReadonlyMap<string, KubernetesObject>,
   timeoutMs: number,
+  clock: Clock,
   checkDeferred: (later: readonly DesiredObject[]) => Promise<void> = async () => {},
 ): Promise<Pick<ChangeSet, 'created' | 'configured'>> {
   const created: string[] = [];
@@ -210,7 +212,7 @@ export async function applyStaged(
     const failures: string[] = [];
     await forEachBounded(batch, APPLY_CONCURRENCY, async (desired) => {
       try {
-        await applyOne(kube, desired);
+        await applyOne(kube, desired, clock);
         (live.has(desired.entry.id) ? configured : created).push(desired.entry.id);
       } catch (error) {
         failures.push(
@@ -224,6 +226,7 @@ export async function applyStaged(
         kube,
         batch.map((d) => d.object).filter((o) => o.kind === 'CustomResourceDefinition'),
         timeoutMs,
+        clock,
       );
       const later = deferred.filter((d) => stageOf(d.object) !== 'definitions' && changed.includes(d));
       await checkDeferred(later);
@@ -234,7 +237,7 @@ export async function applyStaged(
   return { created, configured };
 }
 
-async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void> {
+async function applyOne(kube: KubeClient, desired: DesiredObject, clock: Clock): Promise<void> {
   try {
     await kube.apply(desired.object);
   } catch (error) {
@@ -250,19 +253,26 @@ async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void>
         `${apiErrorMessage(error, desired.sensitive)} (not recreated: it is not labelled ${OWNER_LABEL}=${owner}, so it is not ours to delete)`,
       );
     if (live) await kube.delete(live, { uid: live.metadata?.uid });
-    await waitUntilGone(kube, desired.object);
+    await waitUntilGone(kube, desired.object, clock);
     await kube.apply(desired.object);
   }
 }
 
-async function waitUntilGone(kube: KubeClient, object: KubernetesObject, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (await kube.get(object)) {
-    if (Date.now() > deadline)
-      throw new SluiceError(
-        'ApplyFailed',
-        `${describeObject(object)} was not deleted within ${timeoutMs / 1000}s for recreation`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+async function waitUntilGone(
+  kube: KubeClient,
+  object: KubernetesObject,
+  clock: Clock,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const gone = await poll({
+    clock,
+    every: 200,
+    timeout: timeoutMs,
+    until: async () => !(await kube.get(object)),
+  });
+  if (!gone)
+    throw new SluiceError(
+      'ApplyFailed',
+      `${describeObject(object)} was not deleted within ${timeoutMs / 1000}s for recreation`,
+    );
 }

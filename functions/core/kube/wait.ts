@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { poll, type Clock } from '../clock.ts';
 import { SluiceError } from '../errors.ts';
 import { describeObject } from '../manifests/objects.ts';
 import { statusCodeOf, type KubeClient } from './client.ts';
@@ -38,24 +39,30 @@ export async function waitForCrdsEstablished(
   kube: KubeClient,
   crds: readonly KubernetesObject[],
   timeoutMs: number,
+  clock: Clock,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (const crd of crds) {
-    for (;;) {
-      const live = (await kube.get(crd)) as { status?: { conditions?: Condition[] } } | undefined;
-      const established = live?.status?.conditions?.some(
-        (c) => c.type === 'Established' && c.status === 'True',
-      );
-      if (established && (await allServed(kube, crd))) break;
-      if (Date.now() > deadline) {
-        const what = established ? 'served by discovery' : 'Established';
-        throw new SluiceError(
-          'ApplyFailed',
-          `${describeObject(crd)} was not ${what} within ${timeoutMs / 1000}s`,
-        );
+  let next = 0;
+  let established = false;
+  const ready = await poll({
+    clock,
+    every: POLL_MS,
+    timeout: timeoutMs,
+    until: async () => {
+      for (; next < crds.length; next++) {
+        const live = (await kube.get(crds[next]!)) as { status?: { conditions?: Condition[] } } | undefined;
+        established =
+          live?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+        if (!established || !(await allServed(kube, crds[next]!))) return false;
       }
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
+      return true;
+    },
+  });
+  if (!ready) {
+    const what = established ? 'served by discovery' : 'Established';
+    throw new SluiceError(
+      'ApplyFailed',
+      `${describeObject(crds[next]!)} was not ${what} within ${timeoutMs / 1000}s`,
+    );
   }
 }
 
@@ -96,39 +103,44 @@ export async function waitForHealthy(
   kube: KubeClient,
   objects: readonly KubernetesObject[],
   timeoutMs: number,
+  clock: Clock,
   exprs: HealthCheckExprs = new Map(),
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   let pending = [...objects];
-  for (;;) {
-    const lives = new Map<KubernetesObject, KubernetesObject | undefined>();
-    await forEachBounded(pending, APPLY_CONCURRENCY, async (object) => {
-      lives.set(object, await kube.get(object));
-    });
-    const waiting: string[] = [];
-    const still: KubernetesObject[] = [];
-    for (const object of pending) {
-      const live = lives.get(object);
-      if (!live) {
-        waiting.push(`${describeObject(object)}: not found`);
-        still.push(object);
-        continue;
+  let waiting: string[] = [];
+  const healthy = await poll({
+    clock,
+    every: POLL_MS * 4,
+    timeout: timeoutMs,
+    until: async () => {
+      const lives = new Map<KubernetesObject, KubernetesObject | undefined>();
+      await forEachBounded(pending, APPLY_CONCURRENCY, async (object) => {
+        lives.set(object, await kube.get(object));
+      });
+      waiting = [];
+      const still: KubernetesObject[] = [];
+      for (const object of pending) {
+        const live = lives.get(object);
+        if (!live) {
+          waiting.push(`${describeObject(object)}: not found`);
+          still.push(object);
+          continue;
+        }
+        const health = assessByExprs(live, exprs) ?? assessHealth(live);
+        if (health.status === 'Failed') throw new SluiceError('HealthCheckFailed', health.message);
+        if (health.status !== 'Current') {
+          waiting.push(health.message);
+          still.push(object);
+        }
       }
-      const health = assessByExprs(live, exprs) ?? assessHealth(live);
-      if (health.status === 'Failed') throw new SluiceError('HealthCheckFailed', health.message);
-      if (health.status !== 'Current') {
-        waiting.push(health.message);
-        still.push(object);
-      }
-    }
-    if (still.length === 0) return;
-    if (Date.now() > deadline) {
-      throw new SluiceError(
-        'HealthCheckFailed',
-        `timed out after ${timeoutMs / 1000}s waiting for: ${waiting.slice(0, 5).join('; ')}`,
-      );
-    }
-    pending = still;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 4));
+      pending = still;
+      return still.length === 0;
+    },
+  });
+  if (!healthy) {
+    throw new SluiceError(
+      'HealthCheckFailed',
+      `timed out after ${timeoutMs / 1000}s waiting for: ${waiting.slice(0, 5).join('; ')}`,
+    );
   }
 }

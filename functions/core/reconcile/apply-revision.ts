@@ -129,6 +129,7 @@ export async function applyRevision(
       desired.filter((d) => d.deferred),
       live,
       delivery.timeoutMs,
+      deps.clock,
       async (later) =>
         checkOwnership(later, await step('ApplyFailed', () => listOwned(kube, kindsOf(later), name))),
     ),
@@ -158,6 +159,7 @@ export async function applyRevision(
       kube,
       desired.map((d: DesiredObject): KubernetesObject => d.object),
       delivery.timeoutMs,
+      deps.clock,
       healthCheckExprs,
     );
   }
