@@ -22,13 +22,21 @@ interface CrdSpec {
 }
 
 /** The `apiVersion`s under which a CRD serves its kind, e.g. `example.com/v1`. */
-function servedVersions(crd: KubernetesObject): { apiVersion: string; kind: string }[] {
+type KindOf = { readonly apiVersion: string; readonly kind: string };
+
+function servedVersions(crd: KubernetesObject): KindOf[] {
   const spec = (crd as { spec?: CrdSpec }).spec;
   const kind = spec?.names?.kind;
   if (!spec?.group || !kind) return [];
   return (spec.versions ?? [])
     .filter((v) => v.served !== false)
     .map((v) => ({ apiVersion: `${spec.group}/${v.name}`, kind }));
+}
+
+/** How long a wait may take, on whose clock (as fluxcd/pkg ssa's WaitOptions). */
+export interface WaitOptions {
+  readonly clock: Clock;
+  readonly timeoutMs: number;
 }
 
 /**
@@ -38,8 +46,7 @@ function servedVersions(crd: KubernetesObject): { apiVersion: string; kind: stri
 export async function waitForCrdsEstablished(
   kube: KubeClient,
   crds: readonly KubernetesObject[],
-  timeoutMs: number,
-  clock: Clock,
+  { clock, timeoutMs }: WaitOptions,
 ): Promise<void> {
   let next = 0;
   let established = false;
@@ -68,7 +75,7 @@ export async function waitForCrdsEstablished(
 
 async function allServed(kube: KubeClient, crd: KubernetesObject): Promise<boolean> {
   for (const { apiVersion, kind } of servedVersions(crd)) {
-    if (!(await kube.resource(apiVersion, kind)) || !(await storageReady(kube, apiVersion, kind)))
+    if (!(await kube.resource(apiVersion, kind)) || !(await storageReady(kube, { apiVersion, kind })))
       return false;
   }
   return true;
@@ -82,7 +89,7 @@ const NO_OBJECT = 'sluice.io/storage-probe=none';
  * 429 "storage is (re)initializing", and the ownership check lists them right after this wait.
  * A list it may not make (403) cannot tell, and counts as ready.
  */
-async function storageReady(kube: KubeClient, apiVersion: string, kind: string): Promise<boolean> {
+async function storageReady(kube: KubeClient, { apiVersion, kind }: KindOf): Promise<boolean> {
   try {
     await kube.list(apiVersion, kind, NO_OBJECT);
     return true;
@@ -102,9 +109,7 @@ async function storageReady(kube: KubeClient, apiVersion: string, kind: string):
 export async function waitForHealthy(
   kube: KubeClient,
   objects: readonly KubernetesObject[],
-  timeoutMs: number,
-  clock: Clock,
-  exprs: HealthCheckExprs = new Map(),
+  { clock, timeoutMs, exprs = new Map() }: WaitOptions & { readonly exprs?: HealthCheckExprs },
 ): Promise<void> {
   let pending = [...objects];
   let waiting: string[] = [];

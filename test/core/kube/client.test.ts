@@ -42,7 +42,7 @@ describe('KubeClient', () => {
     expect(await kube.resource('v1', 'NoSuchKind')).toBeUndefined();
     expect(await kube.resource(`${group}/v1`, 'Dial')).toBeUndefined();
     await kube.apply(crd(group));
-    await waitForCrdsEstablished(kube, [crd(group)], 30_000, systemClock);
+    await waitForCrdsEstablished(kube, [crd(group)], { clock: systemClock, timeoutMs: 30_000 });
     expect(await kube.resource(`${group}/v1`, 'Dial')).toEqual({ namespaced: true });
   });
 

@@ -59,7 +59,7 @@ describe.each([
     const group = `${uniqueName('d')}.sluice.test`;
     const crd = namespacedCrd({ group, kind: 'Dial', plural: 'dials', specProperties: {} });
     await kube.apply(crd);
-    await waitForCrdsEstablished(kube, [crd], 30_000, systemClock);
+    await waitForCrdsEstablished(kube, [crd], { clock: systemClock, timeoutMs: 30_000 });
     const served = () => {
       discovery.forget();
       return discovery.servedVersions(group, 'Dial');
@@ -81,7 +81,7 @@ describe('KubeClient reads', () => {
     const group = `${uniqueName('nf')}.sluice.test`;
     const crd = namespacedCrd({ group, kind: 'Dial', plural: 'dials', specProperties: {} });
     await kube.apply(crd);
-    await waitForCrdsEstablished(kube, [crd], 30_000, systemClock);
+    await waitForCrdsEstablished(kube, [crd], { clock: systemClock, timeoutMs: 30_000 });
     const dial = { apiVersion: `${group}/v1`, kind: 'Dial', metadata: { name: 'd', namespace: ns } };
     await kube.apply(dial);
     expect(await kube.get({ ...dial, metadata: { name: 'missing', namespace: ns } })).toBeUndefined();

@@ -220,7 +220,7 @@ async function servers(object: KubernetesObject): Promise<string | undefined> {
 beforeAll(async () => {
   await createNamespace(kc, ns);
   await kube.apply(crd);
-  await waitForCrdsEstablished(kube, [crd], 30_000, systemClock);
+  await waitForCrdsEstablished(kube, [crd], { clock: systemClock, timeoutMs: 30_000 });
 });
 
 describe('the pre-write check of custom resources agrees with the API server', () => {
