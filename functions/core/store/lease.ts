@@ -10,6 +10,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.ts';
+import { HoldError } from '../errors.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
 /** How long a lease lasts without renewal: a crashed run blocks others for about this long. */
@@ -24,7 +25,7 @@ export interface Fence {
 
 /** Thrown by a fenced write or a lease check once another run holds the delivery's lease. */
 /** Another run holds the lease: whatever needed it was not done, and may be tried again shortly. */
-export class LeaseHeldError extends Error {
+export class LeaseHeldError extends HoldError {
   override readonly name = 'LeaseHeldError';
   constructor(readonly delivery: string) {
     super(`delivery '${delivery}' is being reconciled right now; try again in a minute`);
