@@ -119,13 +119,21 @@ export async function onFreshPortsIfTaken<T>(start: () => Promise<T>, attempts =
  * Polls `ready` until it returns true; fails naming the component, with the tail of its log,
  * if its process dies or the time runs out (stopping it then).
  */
-export async function waitUntilReady(
-  name: string,
-  pid: number,
-  logFile: string,
-  ready: () => Promise<boolean>,
+export async function waitUntilReady({
+  name,
+  pid,
+  logFile,
+  ready,
   timeoutMs = 60_000,
-): Promise<void> {
+}: {
+  /** Names the component in errors. */
+  readonly name: string;
+  readonly pid: number;
+  /** Its log, whose last lines an error shows. */
+  readonly logFile: string;
+  readonly ready: () => Promise<boolean>;
+  readonly timeoutMs?: number;
+}): Promise<void> {
   const tail = () => readFileSync(logFile, 'utf8').trim().split('\n').slice(-12).join('\n');
   const started = await poll({
     clock: systemClock,
