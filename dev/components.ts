@@ -214,12 +214,12 @@ async function startEcrEndpoint(dir: string, registryUrl: string, username: stri
     },
   );
   const endpoint = `http://127.0.0.1:${port}`;
-  await waitUntilReady(
-    'ECR endpoint',
+  await waitUntilReady({
+    name: 'ECR endpoint',
     pid,
-    log,
-    async () => (await fetch(endpoint, { method: 'POST' })).status === 400,
-  );
+    logFile: log,
+    ready: async () => (await fetch(endpoint, { method: 'POST' })).status === 400,
+  });
   return { pid, endpoint };
 }
 

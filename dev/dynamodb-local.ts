@@ -31,6 +31,11 @@ export async function startDynamoDbLocal(java: string, home: string, dir: string
   );
   const endpoint = `http://127.0.0.1:${port}`;
   // Any HTTP answer (400 for an unsigned GET) means the server is accepting requests.
-  await waitUntilReady('DynamoDB Local', pid, log, async () => (await fetch(endpoint)).status > 0);
+  await waitUntilReady({
+    name: 'DynamoDB Local',
+    pid,
+    logFile: log,
+    ready: async () => (await fetch(endpoint)).status > 0,
+  });
   return { pid, endpoint };
 }

@@ -26,6 +26,11 @@ export async function startEtcd(binary: string, dir: string): Promise<Etcd> {
     ],
     log,
   );
-  await waitUntilReady('etcd', pid, log, async () => (await fetch(`${url}/health`)).ok);
+  await waitUntilReady({
+    name: 'etcd',
+    pid,
+    logFile: log,
+    ready: async () => (await fetch(`${url}/health`)).ok,
+  });
   return { pid, url };
 }

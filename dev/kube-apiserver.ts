@@ -98,6 +98,6 @@ export async function startKubeApiServer(
       req.on('error', () => resolve(false));
       req.end();
     });
-  await waitUntilReady('kube-apiserver', pid, log, readyz, 90_000);
+  await waitUntilReady({ name: 'kube-apiserver', pid, logFile: log, ready: readyz, timeoutMs: 90_000 });
   return { pid, server, caFile: certs.caCert, token, restrictedToken, auditLog };
 }

@@ -29,11 +29,11 @@ export async function startLocalKms(binary: string, dir: string): Promise<{ pid:
   });
   const endpoint = `http://127.0.0.1:${port}`;
   // Any answer (an error, to a request without an operation) means it is up.
-  await waitUntilReady(
-    'local-kms',
+  await waitUntilReady({
+    name: 'local-kms',
     pid,
-    log,
-    async () => (await fetch(endpoint, { method: 'POST' })).status > 0,
-  );
+    logFile: log,
+    ready: async () => (await fetch(endpoint, { method: 'POST' })).status > 0,
+  });
   return { pid, endpoint };
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
+import { poll, systemClock } from '../functions/core/clock.ts';
 
 /** Starts a long-running server in its own process group, logging to `logFile`; returns its pid. */
 export function startDaemon(
@@ -79,13 +80,8 @@ export async function stopDaemon(pid: number, graceMs = 5_000): Promise<void> {
     }
   };
   signal('SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (isAlive(pid) && Date.now() < deadline) await sleep(50);
+  await poll({ clock: systemClock, every: 50, timeout: graceMs, until: async () => !isAlive(pid) });
   if (isAlive(pid)) signal('SIGKILL');
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A port on 127.0.0.1 that was free a moment ago. */
@@ -123,27 +119,37 @@ export async function onFreshPortsIfTaken<T>(start: () => Promise<T>, attempts =
  * Polls `ready` until it returns true; fails naming the component, with the tail of its log,
  * if its process dies or the time runs out (stopping it then).
  */
-export async function waitUntilReady(
-  name: string,
-  pid: number,
-  logFile: string,
-  ready: () => Promise<boolean>,
+export async function waitUntilReady({
+  name,
+  pid,
+  logFile,
+  ready,
   timeoutMs = 60_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await ready().catch(() => false)) return;
-    const tail = () => readFileSync(logFile, 'utf8').trim().split('\n').slice(-12).join('\n');
-    if (!isAlive(pid))
-      throw new Error(`${name} exited during start-up; last lines of ${logFile}:\n${tail()}`);
-    if (Date.now() > deadline) {
-      const lines = tail();
-      await stopDaemon(pid); // what was started here is stopped here: nobody else has its pid
-      throw new Error(
-        `${name} was not ready within ${timeoutMs / 1000}s; last lines of ${logFile}:\n${lines}`,
-      );
-    }
-    await sleep(200);
+}: {
+  /** Names the component in errors. */
+  readonly name: string;
+  readonly pid: number;
+  /** Its log, whose last lines an error shows. */
+  readonly logFile: string;
+  readonly ready: () => Promise<boolean>;
+  readonly timeoutMs?: number;
+}): Promise<void> {
+  const tail = () => readFileSync(logFile, 'utf8').trim().split('\n').slice(-12).join('\n');
+  const started = await poll({
+    clock: systemClock,
+    every: 200,
+    timeout: timeoutMs,
+    until: async () => {
+      if (await ready().catch(() => false)) return true;
+      if (!isAlive(pid))
+        throw new Error(`${name} exited during start-up; last lines of ${logFile}:\n${tail()}`);
+      return false;
+    },
+  });
+  if (!started) {
+    const lines = tail();
+    await stopDaemon(pid); // what was started here is stopped here: nobody else has its pid
+    throw new Error(`${name} was not ready within ${timeoutMs / 1000}s; last lines of ${logFile}:\n${lines}`);
   }
 }
 

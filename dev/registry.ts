@@ -39,6 +39,11 @@ export async function startRegistry(binary: string, dir: string): Promise<Regist
   const log = join(dir, 'registry.log');
   const pid = startDaemon(binary, ['serve', config], log);
   // /v2/ answers 401 once the registry is up and enforcing auth.
-  await waitUntilReady('registry', pid, log, async () => (await fetch(`http://${host}/v2/`)).status === 401);
+  await waitUntilReady({
+    name: 'registry',
+    pid,
+    logFile: log,
+    ready: async () => (await fetch(`http://${host}/v2/`)).status === 401,
+  });
   return { pid, host, username, password };
 }

@@ -126,14 +126,12 @@ export class DeliveryAlarms extends Construct {
   }
 
   private staleAlarm(delivery: Delivery, topic: sns.ITopic | undefined): cloudwatch.Alarm {
-    const alarm = staleAlarm(
-      this,
-      `${delivery.name}-stale`,
-      delivery.intervalMs,
-      { [RECONCILE_METRICS.dimension]: delivery.name },
-      (window) =>
+    const alarm = staleAlarm(this, `${delivery.name}-stale`, {
+      intervalMs: delivery.intervalMs,
+      dimensions: { [RECONCILE_METRICS.dimension]: delivery.name },
+      description: (window) =>
         `sluice: no reconcile of delivery ${delivery.name} has completed in ${window} (its interval is ${formatDuration(delivery.intervalMs)}): the reconcile function crashed or timed out, or its schedule did not fire; see the function's errors alarm and the failure queue`,
-    );
+    });
     notify(alarm, topic);
     return alarm;
   }
@@ -143,12 +141,19 @@ export class DeliveryAlarms extends Construct {
  * An alarm when no reconcile has completed (ReconcileCompleted, summed) in three intervals,
  * missing data counting as none; `dimensions` besides the service's choose whose reconciles.
  */
+export interface StaleAlarmOptions {
+  /** The shortest interval at which reconciles are expected. */
+  readonly intervalMs: number;
+  /** Besides the service's: whose reconciles count. */
+  readonly dimensions: Record<string, string>;
+  /** The alarm's description, given the window it watches. */
+  readonly description: (window: string) => string;
+}
+
 export function staleAlarm(
   scope: Construct,
   id: string,
-  intervalMs: number,
-  dimensions: Record<string, string>,
-  description: (window: string) => string,
+  { intervalMs, dimensions, description }: StaleAlarmOptions,
 ): cloudwatch.Alarm {
   const window = stalenessWindow(intervalMs);
   // resolveSpecs refused such intervals already (stalenessProblem), naming the delivery.

@@ -14,14 +14,16 @@ export interface ReconcileLogs {
   readonly logGroupName: string;
 }
 
-const query = (
-  logs: ReconcileLogs,
-  title: string,
-  lines: string[],
-  view: cloudwatch.LogQueryVisualizationType,
-  width = 12,
-  height = 6,
-) =>
+/** One Logs Insights widget: its title, query lines, how it shows them, and its size (12 × 6 unless told). */
+interface LogQuery {
+  readonly title: string;
+  readonly lines: string[];
+  readonly view: cloudwatch.LogQueryVisualizationType;
+  readonly width?: number;
+  readonly height?: number;
+}
+
+const query = (logs: ReconcileLogs, { title, lines, view, width = 12, height = 6 }: LogQuery) =>
   new cloudwatch.LogQueryWidget({
     title,
     logGroupNames: [logs.logGroupName],
@@ -33,18 +35,17 @@ const query = (
 
 /** The latest run of each delivery: outcome, reason, revision, seconds since its last success. */
 export function deliveriesTable(logs: ReconcileLogs, height: number): cloudwatch.IWidget {
-  return query(
-    logs,
-    'Deliveries: latest run (outcome, revision, seconds since the last success)',
-    [
+  return query(logs, {
+    title: 'Deliveries: latest run (outcome, revision, seconds since the last success)',
+    lines: [
       'filter ispresent(outcome) and ispresent(delivery)',
       'stats latest(outcome) as lastOutcome, latest(reason) as lastReason, latest(revision) as lastRevision, latest(secondsSinceSuccess) as secondsSinceSuccess, max(@timestamp) as lastRun by delivery',
       'sort delivery asc',
     ],
-    cloudwatch.LogQueryVisualizationType.TABLE,
-    24,
+    view: cloudwatch.LogQueryVisualizationType.TABLE,
+    width: 24,
     height,
-  );
+  });
 }
 
 /** A delivery's row: latest run, outcomes over time, run durations, objects applied and pruned. */
@@ -56,32 +57,29 @@ export function deliveryWidgets(
   const name = delivery.name;
   const runs = `filter delivery = "${name}" and ispresent(outcome)`;
   const widgets: cloudwatch.IWidget[] = [
-    query(
-      logs,
-      `Delivery ${name}: latest run`,
-      [
+    query(logs, {
+      title: `Delivery ${name}: latest run`,
+      lines: [
         runs,
         'stats latest(outcome) as lastOutcome, latest(reason) as lastReason, latest(revision) as revision, latest(secondsSinceSuccess) as secondsSinceSuccess, max(@timestamp) as lastRun',
       ],
-      cloudwatch.LogQueryVisualizationType.TABLE,
-      12,
-      3,
-    ),
-    query(
-      logs,
-      `Delivery ${name}: latest runs`,
-      [runs, 'fields @timestamp, outcome, reason, revision', 'sort @timestamp desc', 'limit 5'],
-      cloudwatch.LogQueryVisualizationType.TABLE,
-      12,
-      3,
-    ),
+      view: cloudwatch.LogQueryVisualizationType.TABLE,
+      width: 12,
+      height: 3,
+    }),
+    query(logs, {
+      title: `Delivery ${name}: latest runs`,
+      lines: [runs, 'fields @timestamp, outcome, reason, revision', 'sort @timestamp desc', 'limit 5'],
+      view: cloudwatch.LogQueryVisualizationType.TABLE,
+      width: 12,
+      height: 3,
+    }),
     fleet
-      ? query(
-          logs,
-          `Delivery ${name}: outcomes`,
-          [runs, 'stats count(*) as runs by outcome, bin(1h)'],
-          cloudwatch.LogQueryVisualizationType.BAR,
-        )
+      ? query(logs, {
+          title: `Delivery ${name}: outcomes`,
+          lines: [runs, 'stats count(*) as runs by outcome, bin(1h)'],
+          view: cloudwatch.LogQueryVisualizationType.BAR,
+        })
       : new cloudwatch.GraphWidget({
           title: `Delivery ${name}: outcomes and time held`,
           width: 12,
@@ -98,25 +96,23 @@ export function deliveryWidgets(
             }),
           ],
         }),
-    query(
-      logs,
-      `Delivery ${name}: run duration (ms)`,
-      [
+    query(logs, {
+      title: `Delivery ${name}: run duration (ms)`,
+      lines: [
         `${runs} and ispresent(durationMs)`,
         'stats avg(durationMs) as average, max(durationMs) as longest by bin(15m)',
       ],
-      cloudwatch.LogQueryVisualizationType.LINE,
-    ),
-    query(
-      logs,
-      `Delivery ${name}: objects applied and pruned`,
-      [
+      view: cloudwatch.LogQueryVisualizationType.LINE,
+    }),
+    query(logs, {
+      title: `Delivery ${name}: objects applied and pruned`,
+      lines: [
         `${runs} and ispresent(changes.created)`,
         'stats sum(changes.created) as created, sum(changes.configured) as configured, sum(changes.deleted) as pruned by bin(1h)',
       ],
-      cloudwatch.LogQueryVisualizationType.BAR,
-      24,
-    ),
+      view: cloudwatch.LogQueryVisualizationType.BAR,
+      width: 24,
+    }),
   ];
   return widgets;
 }
@@ -155,17 +151,16 @@ export function gateWidgets(gate: Gate, logs: ReconcileLogs): cloudwatch.IWidget
         ),
       ],
     }),
-    query(
-      logs,
-      `Gate ${gate.name}: releases that came to wait at it`,
-      [
+    query(logs, {
+      title: `Gate ${gate.name}: releases that came to wait at it`,
+      lines: [
         `filter message like "release waiting: " and message like "gate '${gate.name}'"`,
         'fields @timestamp, message',
         'sort @timestamp desc',
         'limit 20',
       ],
-      cloudwatch.LogQueryVisualizationType.TABLE,
-      8,
-    ),
+      view: cloudwatch.LogQueryVisualizationType.TABLE,
+      width: 8,
+    }),
   ];
 }

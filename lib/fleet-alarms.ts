@@ -78,14 +78,12 @@ export class FleetAlarms extends Construct {
     if (active.length > 0) {
       const shortest = Math.min(...active.map((d) => d.intervalMs));
       this.alarms.push(
-        staleAlarm(
-          this,
-          'Stale',
-          shortest,
-          {},
-          (window) =>
+        staleAlarm(this, 'Stale', {
+          intervalMs: shortest,
+          dimensions: {},
+          description: (window) =>
             `sluice: no reconcile of any delivery has completed in ${window}: the reconcile function fails, times out or is not invoked; see its errors alarm and the failure queue`,
-        ),
+        }),
       );
     }
     for (const alarm of this.alarms) notify(alarm, props.alarmTopic);

@@ -105,8 +105,18 @@ export async function startControllers(
     { env },
   );
   const healthy = (port: number) => async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok;
-  await waitUntilReady('source-controller', sourceController, sourceLog, healthy(sourceHealth!));
-  await waitUntilReady('kustomize-controller', kustomizeController, kustomizeLog, healthy(kustomizeHealth!));
+  await waitUntilReady({
+    name: 'source-controller',
+    pid: sourceController,
+    logFile: sourceLog,
+    ready: healthy(sourceHealth!),
+  });
+  await waitUntilReady({
+    name: 'kustomize-controller',
+    pid: kustomizeController,
+    logFile: kustomizeLog,
+    ready: healthy(kustomizeHealth!),
+  });
   return {
     namespace: FLUX_NAMESPACE,
     registrySecret,

@@ -2,7 +2,7 @@
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { Components } from '../../dev/components.ts';
-import { sleep } from '../../dev/processes.ts';
+import { timerSleep as sleep } from '../../functions/core/clock.ts';
 import type { FluxControllers } from './controllers.ts';
 
 /** The OCIRepository and Kustomization named `name`, with the scenario's Kustomization fields. */

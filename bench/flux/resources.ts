@@ -1,7 +1,7 @@
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { Components } from '../../dev/components.ts';
-import { sleep } from '../../dev/processes.ts';
+import { timerSleep as sleep } from '../../functions/core/clock.ts';
 import { kubectl } from '../kubectl.ts';
 import type { FluxControllers } from './controllers.ts';
 

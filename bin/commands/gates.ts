@@ -31,7 +31,7 @@ function atOption(value: string): Clock {
   const at = Date.parse(value);
   if (Number.isNaN(at))
     throw new Error(`--at: "${value}" is not an ISO 8601 time (e.g. 2026-03-27T09:00:00Z)`);
-  return { now: () => new Date(at) };
+  return { ...systemClock, now: () => new Date(at) };
 }
 
 export function gatesCommand(): Command {

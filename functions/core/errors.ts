@@ -21,7 +21,7 @@ export type FailureReason =
 
 /** An error the engine reports in status: `reason` classifies it, `message` names the thing. */
 export class SluiceError extends Error {
-  override readonly name = 'SluiceError';
+  override readonly name: string = 'SluiceError';
   constructor(
     readonly reason: FailureReason,
     message: string,
@@ -29,6 +29,14 @@ export class SluiceError extends Error {
   ) {
     super(message, options);
   }
+}
+
+/**
+ * A run held, not failed: it changed nothing, and goes on later (another run holds the delivery's
+ * lease, its cluster has no free slot, the mass-deletion brake). Each kind sets its own `name`.
+ */
+export abstract class HoldError extends Error {
+  abstract override readonly name: string;
 }
 
 /** A delivery named by a request, the CLI or the spec function that the table does not hold. */

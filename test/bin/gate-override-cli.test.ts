@@ -50,6 +50,12 @@ async function as(who: TestPrincipal, ...args: string[]) {
   }
 }
 
+/** The words of `sluice gate override <gate> --revision <revision> --for <window>`, then `more`. */
+const override = (
+  { gate, revision, window }: { gate: string; revision: string; window: string },
+  ...more: string[]
+) => ['gate', 'override', gate, '--revision', revision, '--for', window, ...more];
+
 describe('sluice gate override', () => {
   it('sends a signed override to the break_glass entry: the hotfix applies through the closed gate', async () => {
     const gate = uniqueName('freeze');
@@ -69,8 +75,7 @@ describe('sluice gate override', () => {
 
     const made = await as(
       alice,
-      ...['gate', 'override', gate, '--revision', revision, '--for', '1h', '--reason', 'INC-77 hotfix'],
-      ...['--function', 'sluice-gate'],
+      ...override({ gate, revision, window: '1h' }, '--reason', 'INC-77 hotfix', '--function', 'sluice-gate'),
     );
     expect(made.stderr).toBe('');
     expect(made.stdout).toContain(
@@ -88,46 +93,15 @@ describe('sluice gate override', () => {
     const gate = uniqueName('freeze');
     await registerGate(deps, { name: gate, default: 'closed' });
     const revision = `v1@sha256:${'b'.repeat(64)}`;
-    const local = await sluice(
-      'gate',
-      'override',
-      gate,
-      '--revision',
-      revision,
-      '--for',
-      '1h',
-      '--reason',
-      'x',
-    );
+    const local = await sluice(...override({ gate, revision, window: '1h' }, '--reason', 'x'));
     expect(local.code).toBe(1);
     expect(local.stderr).toContain('a break-glass override ("action": "override") takes a verified identity');
     const sent = urls.invocations;
-    const noReason = await as(
-      alice,
-      'gate',
-      'override',
-      gate,
-      '--revision',
-      revision,
-      '--for',
-      '1h',
-      '--function',
-      'f',
-    );
+    const noReason = await as(alice, ...override({ gate, revision, window: '1h' }, '--function', 'f'));
     expect(noReason.stderr).toContain('"reason" is required and may not be blank');
     const tooLong = await as(
       alice,
-      'gate',
-      'override',
-      gate,
-      '--revision',
-      revision,
-      '--for',
-      '2d',
-      '--reason',
-      'x',
-      '--function',
-      'f',
+      ...override({ gate, revision, window: '2d' }, '--reason', 'x', '--function', 'f'),
     );
     expect(tooLong.stderr).toContain('"window": 2d is longer than 1d, the longest any override may last');
     expect(urls.invocations).toBe(sent);

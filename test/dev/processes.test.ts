@@ -70,9 +70,9 @@ describe('waitUntilReady', () => {
     try {
       const log = join(dir, 'sleeper.log');
       const pid = startDaemon('sleep', ['60'], log);
-      await expect(waitUntilReady('sleeper', pid, log, async () => false, 300)).rejects.toThrow(
-        'sleeper was not ready within 0.3s',
-      );
+      await expect(
+        waitUntilReady({ name: 'sleeper', pid, logFile: log, ready: async () => false, timeoutMs: 300 }),
+      ).rejects.toThrow('sleeper was not ready within 0.3s');
       expect(isAlive(pid)).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -3,13 +3,10 @@
 // therefore still opens it afterwards (promise: "approvals made before the last close do not
 // count"), both when the close lands between the approve step and the invoke step, and when an
 // execution whose invoke step failed is replayed within the hour after an incident close.
-import { SendAutomationSignalCommand, SSMClient, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
-import type { AddressInfo } from 'node:net';
+import { SendAutomationSignalCommand, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSsmEndpoint, type AutomationDocument, type SsmEndpoint } from '../../dev/ssm-endpoint.ts';
 import type { TestIdentity } from '../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../functions/core/aws/ssm-automation.ts';
-import type { Gate } from '../../functions/core/config/index.ts';
 import {
   gateStatus,
   handleGateEvent,
@@ -17,23 +14,21 @@ import {
   type GateRequestResult,
 } from '../../functions/core/gates/requests.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
-import { runbookContent } from '../../lib/runbooks.ts';
 import { engineDeps } from '../support/deliveries.ts';
 import { manualClock, registerGate } from '../support/gates.ts';
+import {
+  ACCOUNT,
+  BOB,
+  GATE_FUNCTION,
+  REQUESTER,
+  runbookDocument,
+  startSsmStandIn,
+  type SsmStandIn,
+} from '../support/ssm-stand-in.ts';
 import { testbed, uniqueName } from '../support/testbed.ts';
 
 testbed();
 
-const ACCOUNT = '000000000000';
-const identity = (name: string, arn: string): TestIdentity => ({
-  accessKeyId: `AKIA${name.toUpperCase().padEnd(16, 'X')}`,
-  secretAccessKey: `secret-of-${name}-${'k'.repeat(20)}`,
-  arn,
-});
-const BOB = identity('bob', `arn:aws:iam::${ACCOUNT}:user/bob`);
-const REQUESTER = identity('requester', `arn:aws:sts::${ACCOUNT}:assumed-role/Developer/dev`);
-const GATE_FUNCTION = identity('gatefn', `arn:aws:sts::${ACCOUNT}:assumed-role/sluice-gate/fn`);
-const FUNCTION_ARN = `arn:aws:lambda:us-east-1:${ACCOUNT}:function:sluice-gate:runbooks`;
 const ALICE_ARN = `arn:aws:iam::${ACCOUNT}:user/alice`;
 const CAROL_ARN = `arn:aws:iam::${ACCOUNT}:user/carol`;
 
@@ -46,15 +41,9 @@ const runbooks = new Map(Object.values(gates).map((gate) => [gate, `sluice-${gat
 let onInvoke: (payload: string) => Promise<GateRequestResult> = async () => {
   throw new Error('Rate exceeded (TooManyRequestsException)');
 };
-let ssm: SsmEndpoint;
-let endpoint: string;
+let standIn: SsmStandIn;
 
-const client = (who: TestIdentity) =>
-  new SSMClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
-  });
+const client = (who: TestIdentity) => standIn.client(who);
 const handler = gateHandler(
   () => gateDeps,
   () => ({ runbooks, readAutomation: ssmAutomationReader(client(GATE_FUNCTION)) }),
@@ -78,36 +67,17 @@ beforeAll(async () => {
   const specs: Record<string, unknown> = { default: 'closed', window: '1h', requireVerified: true };
   const race = await registerGate(deps, { name: gates.race, ...specs });
   const replay = await registerGate(deps, { name: gates.replay, ...specs });
-  const document = (gate: Gate) =>
-    runbookContent({
-      gate,
-      approvers: [BOB.arn],
-      functionArn: FUNCTION_ARN,
-      assumeRoleArn: `arn:aws:iam::${ACCOUNT}:role/sluice-automation`,
-    }) as unknown as AutomationDocument;
-  ssm = createSsmEndpoint({
+  standIn = await startSsmStandIn({
     identities: [BOB, REQUESTER, GATE_FUNCTION],
     documents: new Map([
-      [runbooks.get(gates.race)!, document(race)],
-      [runbooks.get(gates.replay)!, document(replay)],
+      [runbooks.get(gates.race)!, runbookDocument(race, [BOB.arn])],
+      [runbooks.get(gates.replay)!, runbookDocument(replay, [BOB.arn])],
     ]),
-    invoke: async (_name, payload) => {
-      try {
-        return { statusCode: 200, payload: JSON.stringify(await onInvoke(payload)) };
-      } catch (error) {
-        return {
-          statusCode: 200,
-          payload: JSON.stringify({ errorMessage: (error as Error).message }),
-          functionError: 'Unhandled',
-        };
-      }
-    },
+    invoke: (_name, payload) => onInvoke(payload),
   });
-  await new Promise<void>((ready) => ssm.server.listen(0, '127.0.0.1', ready));
-  endpoint = `http://127.0.0.1:${(ssm.server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await new Promise((done) => ssm.server.close(done));
+  await standIn.close();
 });
 
 async function approvedExecution(gate: string): Promise<string> {
@@ -120,7 +90,7 @@ async function approvedExecution(gate: string): Promise<string> {
   await client(BOB).send(
     new SendAutomationSignalCommand({ AutomationExecutionId: id, SignalType: 'Approve' }),
   );
-  await ssm.settled(id!);
+  await standIn.ssm.settled(id!);
   return id!;
 }
 

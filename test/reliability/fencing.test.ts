@@ -1,6 +1,7 @@
 // One writer per delivery, on the real components: a run whose clock is far ahead never takes over
 // a live run, and a run frozen past its lease (a paused Lambda) resumes to find itself fenced off:
 // no further cluster write, and none of its status, event or inventory writes land.
+import { systemClock } from '../../functions/core/clock.ts';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -75,7 +76,7 @@ describe('a run whose clock is 90 s ahead', () => {
     await expect.poll(() => holding, { timeout: 20_000 }).toBe(true);
 
     await push({ keep: '3' });
-    const ahead = { now: () => new Date(Date.now() + 90_000) };
+    const ahead = { ...systemClock, now: () => new Date(Date.now() + 90_000) };
     const skewed = await run(name, { ...engineDeps(), clock: ahead });
     expect(skewed).toMatchObject({ outcome: 'Skipped', reason: 'LeaseHeld' });
     release();

@@ -1,3 +1,4 @@
+import { systemClock } from '../../functions/core/clock.ts';
 // Never delete or take what is not ours: an object another registered delivery owns is not taken
 // over without `sluice.io/takeover-from`, and `sluice.io/force` recreates only our own objects,
 // counted by the mass-deletion brake.
@@ -130,7 +131,7 @@ describe('objects checked only once their Namespace or CRD is applied are still 
     // The CRD is nobody's (installed by hand): only the widget belongs to a.
     const kube = new KubeClient(kc);
     await kube.apply(v1);
-    await waitForCrdsEstablished(kube, [v1], 60_000);
+    await waitForCrdsEstablished(kube, [v1], { clock: systemClock, timeoutMs: 60_000 });
     const widget = (version: string, value: string) =>
       `apiVersion: ${group}/${version}\nkind: Widget\nmetadata:\n  name: shared\n  namespace: ${ns}\nspec:\n  v: ${value}\n`;
     await a.push(widget('v1', 'from-a'));

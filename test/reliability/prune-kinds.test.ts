@@ -240,7 +240,7 @@ describe('kinds that moved to another version or went away', () => {
     };
     await kube.apply(cm);
     await expect(
-      pruneEntries(kube, [entryFor(cm), { id: `${ns}_broken`, v: 'v1' }], delivery),
+      pruneEntries({ kube, owner: delivery, entries: [entryFor(cm), { id: `${ns}_broken`, v: 'v1' }] }),
     ).rejects.toThrow(
       `nothing was pruned: inventory entry '${ns}_broken' (version 'v1') cannot be parsed: expected <namespace>_<name>_<group>_<kind>`,
     );

@@ -788,7 +788,7 @@ async function tagMove(env: AttackEnv, seed: number): Promise<AttackReport> {
 }
 
 const MINUTE = 60_000;
-const offsetClock = (ms: number): Clock => ({ now: () => new Date(Date.now() + ms) });
+const offsetClock = (ms: number): Clock => ({ ...systemClock, now: () => new Date(Date.now() + ms) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**

@@ -1,14 +1,17 @@
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { stsCallerIdentity } from '../../functions/core/aws/sts-caller-identity.ts';
-import type { Clock } from '../../functions/core/clock.ts';
+import { timerSleep, type Clock } from '../../functions/core/clock.ts';
 import { parseGate, type Gate } from '../../functions/core/config/index.ts';
 import type { GateDeps, WindowTimer } from '../../functions/core/gates/requests.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
+import type { Components } from '../../dev/components.ts';
+import { engineDeps, registerDelivery } from './deliveries.ts';
+import { createNamespace, uniqueName } from './testbed.ts';
 
-/** A clock the test moves by hand. */
+/** A clock the test moves by hand: its sleep waits for real, and moves nothing. */
 export interface ManualClock extends Clock {
   set(iso: string): void;
   advance(ms: number): void;
@@ -18,6 +21,7 @@ export function manualClock(start: string): ManualClock {
   let now = new Date(start);
   return {
     now: () => new Date(now),
+    sleep: timerSleep,
     set: (iso) => {
       now = new Date(iso);
     },
@@ -31,6 +35,52 @@ export async function registerGate(deps: ReconcileDeps, spec: Record<string, unk
   const gate = parseGate(spec);
   await putGate(deps.db, gate, deps.clock.now());
   return gate;
+}
+
+/** A delivery in a fresh namespace behind one fresh gate, on a clock the test moves by hand. */
+export interface GatedDelivery {
+  readonly clock: ManualClock;
+  readonly deps: ReconcileDeps & { readonly clock: ManualClock };
+  readonly gate: string;
+  readonly delivery: string;
+  readonly ns: string;
+  readonly repository: string;
+}
+
+/**
+ * Registers a fresh gate and a delivery behind it, with a namespace of the delivery's own (made in
+ * the cluster); nothing is pushed. Names are unique, from the prefixes in `names` (the namespace
+ * takes the delivery's).
+ */
+export async function gatedDelivery(
+  bed: Components & { readonly kubeConfig: () => KubeConfig },
+  options: {
+    /** When the clock starts. */
+    readonly start: string;
+    /** The gate's spec, but its name. */
+    readonly gate: Record<string, unknown>;
+    /** How the gate holds the delivery; unset, the delivery names the gate alone. */
+    readonly blocks?: 'all' | 'revisions';
+    /** The delivery's spec, but its name, repository and gates. */
+    readonly delivery?: Record<string, unknown>;
+    readonly names: { readonly gate: string; readonly delivery: string; readonly repository: string };
+  },
+): Promise<GatedDelivery> {
+  const clock = manualClock(options.start);
+  const deps = { ...engineDeps(), clock };
+  const gate = uniqueName(options.names.gate);
+  const delivery = uniqueName(options.names.delivery);
+  const ns = uniqueName(options.names.delivery);
+  const repository = uniqueName(options.names.repository);
+  await createNamespace(bed.kubeConfig(), ns);
+  await registerGate(deps, { name: gate, ...options.gate });
+  await registerDelivery(deps, bed, {
+    name: delivery,
+    repository,
+    ...options.delivery,
+    gates: [{ name: gate, ...(options.blocks && { blocks: options.blocks }) }],
+  });
+  return { clock, deps, gate, delivery, ns, repository };
 }
 
 /**

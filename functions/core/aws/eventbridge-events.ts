@@ -3,12 +3,16 @@ import type { Clock } from '../clock.ts';
 import { RELEASE_WAITING, type EventSink } from '../reconcile/events.ts';
 
 /** Puts one event with source `sluice` on a bus; a refused entry is an error naming the bus. */
+export interface SluiceEvent {
+  readonly busName: string;
+  readonly detailType: string;
+  readonly detail: object;
+  readonly time: Date;
+}
+
 export async function putSluiceEvent(
   client: EventBridgeClient,
-  busName: string,
-  detailType: string,
-  detail: object,
-  time: Date,
+  { busName, detailType, detail, time }: SluiceEvent,
 ): Promise<void> {
   const result = await client.send(
     new PutEventsCommand({
@@ -34,8 +38,19 @@ export async function putSluiceEvent(
 export function eventBridgeSink(client: EventBridgeClient, busName = 'default'): EventSink {
   return {
     publish: (event) =>
-      putSluiceEvent(client, busName, `Reconcile ${event.outcome}`, event, new Date(event.time)),
-    releaseWaiting: (event) => putSluiceEvent(client, busName, RELEASE_WAITING, event, new Date(event.time)),
+      putSluiceEvent(client, {
+        busName,
+        detailType: `Reconcile ${event.outcome}`,
+        detail: event,
+        time: new Date(event.time),
+      }),
+    releaseWaiting: (event) =>
+      putSluiceEvent(client, {
+        busName,
+        detailType: RELEASE_WAITING,
+        detail: event,
+        time: new Date(event.time),
+      }),
   };
 }
 
@@ -45,5 +60,5 @@ export function eventBridgePublisher(
   busName: string,
   clock: Clock,
 ): (detailType: string, detail: object) => Promise<void> {
-  return (detailType, detail) => putSluiceEvent(client, busName, detailType, detail, clock.now());
+  return (detailType, detail) => putSluiceEvent(client, { busName, detailType, detail, time: clock.now() });
 }

@@ -1,15 +1,16 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { poll } from '../clock.ts';
 import { SluiceError } from '../errors.ts';
 import { isSubset, storedForm } from '../manifests/hash.ts';
 import { entryFor } from '../manifests/inventory.ts';
 import { annotatedAs, describeObject, FORCE_ANNOTATION, OWNER_LABEL } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
-import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
+import { apiErrorMessage, statusCodeOf, type KubeClient, type OwnerScope } from './client.ts';
 import { forEachBounded } from '../pacer.ts';
 import { APPLY_CONCURRENCY } from './pool.ts';
 import type { DesiredObject } from './prepare.ts';
 import { STAGES, stageOf } from './stages.ts';
-import { waitForCrdsEstablished } from './wait.ts';
+import { waitForCrdsEstablished, type WaitOptions } from './wait.ts';
 
 export { APPLY_CONCURRENCY };
 
@@ -30,22 +31,23 @@ export function kindsOf(desired: readonly DesiredObject[]): KindRef[] {
   }));
 }
 
-/** The live objects this delivery owns, by inventory id: one list request per kind. */
-export function listOwned(
-  kube: KubeClient,
-  kinds: Iterable<KindRef>,
-  deliveryName: string,
-): Promise<Map<string, KubernetesObject>> {
-  return listLabelled(kube, kinds, `${OWNER_LABEL}=${deliveryName}`);
+export interface ListOwnedOptions extends OwnerScope {
+  /** The kinds (and namespaces) to list. */
+  readonly kinds: Iterable<KindRef>;
 }
 
-/** The live objects of these kinds that carry another delivery's owner label, by inventory id. */
-export function listOwnedByOthers(
-  kube: KubeClient,
-  kinds: Iterable<KindRef>,
-  deliveryName: string,
-): Promise<Map<string, KubernetesObject>> {
-  return listLabelled(kube, kinds, `${OWNER_LABEL},${OWNER_LABEL}!=${deliveryName}`);
+/** The live objects `owner` owns, by inventory id: one list request per kind. */
+export function listOwned({ kube, owner, kinds }: ListOwnedOptions): Promise<Map<string, KubernetesObject>> {
+  return listLabelled(kube, kinds, `${OWNER_LABEL}=${owner}`);
+}
+
+/** The live objects of these kinds that carry another delivery's owner label than `owner`'s, by inventory id. */
+export function listOwnedByOthers({
+  kube,
+  owner,
+  kinds,
+}: ListOwnedOptions): Promise<Map<string, KubernetesObject>> {
+  return listLabelled(kube, kinds, `${OWNER_LABEL},${OWNER_LABEL}!=${owner}`);
 }
 
 async function listLabelled(
@@ -73,10 +75,11 @@ async function listLabelled(
   await forEachBounded([...unique.values()], APPLY_CONCURRENCY, async (entry) => {
     const { apiVersion, kind, namespaces } = entry;
     if (!(await kube.resource(apiVersion, kind))) return;
+    const list = { apiVersion, kind, selector, namespaces };
     const objects =
       !entry.clusterScoped && namespaces.size <= NAMESPACED_LISTS_UP_TO
-        ? await listInNamespaces(kube, apiVersion, kind, selector, namespaces)
-        : await listVisible(kube, apiVersion, kind, selector, namespaces);
+        ? await listInNamespaces(kube, list)
+        : await listVisible(kube, list);
     for (const object of objects) live.set(entryFor(object).id, object);
   });
   return live;
@@ -95,28 +98,27 @@ export const NAMESPACED_LISTS_UP_TO = 1;
  * `impersonate`), namespace by namespace, skipping those it may not list (and cluster-scoped kinds
  * it may not list): objects there count as unknown, and the dry-run names any it may not write.
  */
-async function listVisible(
-  kube: KubeClient,
-  apiVersion: string,
-  kind: string,
-  selector: string,
-  namespaces: ReadonlySet<string>,
-): Promise<KubernetesObject[]> {
+async function listVisible(kube: KubeClient, list: LabelledList): Promise<KubernetesObject[]> {
   try {
-    return await kube.list(apiVersion, kind, selector);
+    return await kube.list(list.apiVersion, list.kind, list.selector);
   } catch (error) {
     if (statusCodeOf(error) !== 403) throw error;
   }
-  return listInNamespaces(kube, apiVersion, kind, selector, namespaces);
+  return listInNamespaces(kube, list);
+}
+
+/** One kind's objects with a label selector, in the namespaces where they are looked for. */
+interface LabelledList {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly selector: string;
+  readonly namespaces: ReadonlySet<string>;
 }
 
 /** Namespace by namespace, skipping those it may not list (objects there count as unknown). */
 async function listInNamespaces(
   kube: KubeClient,
-  apiVersion: string,
-  kind: string,
-  selector: string,
-  namespaces: ReadonlySet<string>,
+  { apiVersion, kind, selector, namespaces }: LabelledList,
 ): Promise<KubernetesObject[]> {
   const found: KubernetesObject[] = [];
   for (const namespace of namespaces) {
@@ -189,6 +191,16 @@ export async function dryRun(
   return recreated;
 }
 
+/** How applyStaged applies (as fluxcd/pkg ssa's ApplyOptions); the wait is for CRDs to be Established. */
+export interface ApplyOptions extends WaitOptions {
+  /** The objects that could not be looked up before the definitions stage is applied. */
+  readonly deferred: readonly DesiredObject[];
+  /** The live objects the delivery owns, by inventory id: an object among them is configured, not created. */
+  readonly live: ReadonlyMap<string, KubernetesObject>;
+  /** Checks the deferred objects once the definitions stage is applied (their ownership). */
+  readonly checkDeferred?: (later: readonly DesiredObject[]) => Promise<void>;
+}
+
 /**
  * Applies the changed objects stage by stage (definitions, classes, the rest), waiting for CRDs
  * to be Established before the stages that use them; once the definitions stage is applied,
@@ -198,10 +210,7 @@ export async function dryRun(
 export async function applyStaged(
   kube: KubeClient,
   changed: readonly DesiredObject[],
-  deferred: readonly DesiredObject[],
-  live: ReadonlyMap<string, KubernetesObject>,
-  timeoutMs: number,
-  checkDeferred: (later: readonly DesiredObject[]) => Promise<void> = async () => {},
+  { deferred, live, clock, timeoutMs, checkDeferred = async () => {} }: ApplyOptions,
 ): Promise<Pick<ChangeSet, 'created' | 'configured'>> {
   const created: string[] = [];
   const configured: string[] = [];
@@ -210,7 +219,7 @@ export async function applyStaged(
     const failures: string[] = [];
     await forEachBounded(batch, APPLY_CONCURRENCY, async (desired) => {
       try {
-        await applyOne(kube, desired);
+        await applyOne(kube, desired, { clock, timeoutMs: RECREATE_TIMEOUT_MS });
         (live.has(desired.entry.id) ? configured : created).push(desired.entry.id);
       } catch (error) {
         failures.push(
@@ -223,7 +232,7 @@ export async function applyStaged(
       await waitForCrdsEstablished(
         kube,
         batch.map((d) => d.object).filter((o) => o.kind === 'CustomResourceDefinition'),
-        timeoutMs,
+        { clock, timeoutMs },
       );
       const later = deferred.filter((d) => stageOf(d.object) !== 'definitions' && changed.includes(d));
       await checkDeferred(later);
@@ -234,7 +243,11 @@ export async function applyStaged(
   return { created, configured };
 }
 
-async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void> {
+/** How long a recreated object may take to go before it is applied again. */
+const RECREATE_TIMEOUT_MS = 60_000;
+
+/** Applies one object; `wait` is how long one it recreates may take to go. */
+async function applyOne(kube: KubeClient, desired: DesiredObject, wait: WaitOptions): Promise<void> {
   try {
     await kube.apply(desired.object);
   } catch (error) {
@@ -250,19 +263,25 @@ async function applyOne(kube: KubeClient, desired: DesiredObject): Promise<void>
         `${apiErrorMessage(error, desired.sensitive)} (not recreated: it is not labelled ${OWNER_LABEL}=${owner}, so it is not ours to delete)`,
       );
     if (live) await kube.delete(live, { uid: live.metadata?.uid });
-    await waitUntilGone(kube, desired.object);
+    await waitUntilGone(kube, desired.object, wait);
     await kube.apply(desired.object);
   }
 }
 
-async function waitUntilGone(kube: KubeClient, object: KubernetesObject, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (await kube.get(object)) {
-    if (Date.now() > deadline)
-      throw new SluiceError(
-        'ApplyFailed',
-        `${describeObject(object)} was not deleted within ${timeoutMs / 1000}s for recreation`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+async function waitUntilGone(
+  kube: KubeClient,
+  object: KubernetesObject,
+  { clock, timeoutMs }: WaitOptions,
+): Promise<void> {
+  const gone = await poll({
+    clock,
+    every: 200,
+    timeout: timeoutMs,
+    until: async () => !(await kube.get(object)),
+  });
+  if (!gone)
+    throw new SluiceError(
+      'ApplyFailed',
+      `${describeObject(object)} was not deleted within ${timeoutMs / 1000}s for recreation`,
+    );
 }

@@ -5,7 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { refOf, type InventoryEntry, type ObjectRef } from '../manifests/inventory.ts';
 import { describeObject, groupOf, PRUNE_ANNOTATION } from '../manifests/objects.ts';
-import { apiErrorMessage, statusCodeOf, type KubeClient } from './client.ts';
+import { apiErrorMessage, statusCodeOf, type KubeClient, type OwnerScope } from './client.ts';
 import { forEachBounded } from '../pacer.ts';
 import { APPLY_CONCURRENCY } from './pool.ts';
 import { reasonToKeep } from './prunable.ts';
@@ -66,6 +66,16 @@ export function keptMessage(kept: readonly CascadeBlocker[]): string {
   return `${kept.map(describeKept).join('; ')}. ${KEPT_REMEDY}`;
 }
 
+/** What findCascade looks at: the objects a prune of `owner`'s would delete. */
+export interface CascadeOptions extends OwnerScope {
+  /** What the prune would delete. */
+  readonly stale: readonly InventoryEntry[];
+  /** What the revision applies: never fine to lose. */
+  readonly desired?: readonly InventoryEntry[];
+  /** Looks at this container only, not at every one in `stale`. */
+  readonly only?: InventoryEntry;
+}
+
 /**
  * Before a run changes anything: which CRDs and Namespaces among `stale` (what the run would
  * prune) hold objects the run does not prune, or objects `desired` (the revision) applies: those
@@ -73,12 +83,10 @@ export function keptMessage(kept: readonly CascadeBlocker[]): string {
  * take with them besides `stale`, for the mass-deletion brake to count.
  */
 export async function checkPruneCascade(
-  kube: KubeClient,
-  stale: readonly InventoryEntry[],
-  desired: readonly InventoryEntry[],
-  deliveryName: string,
+  options: CascadeOptions & { readonly desired: readonly InventoryEntry[] },
 ): Promise<{ readonly cascaded: readonly string[]; readonly kept: readonly KeptContainer[] }> {
-  const { blockers, cascaded } = await findCascade(kube, stale, deliveryName, { desired });
+  const { stale } = options;
+  const { blockers, cascaded } = await findCascade(options);
   return { cascaded, kept: keptOf(stale, blockers) };
 }
 
@@ -103,16 +111,16 @@ function containerName(entry: InventoryEntry): string | undefined {
   }
 }
 
-const keyOf = (group: string, kind: string, namespace: string, name: string) =>
-  `${group}/${kind}/${namespace}/${name}`;
-const refKey = (ref: ObjectRef) => keyOf(ref.group, ref.kind, ref.namespace, ref.name);
+/** An object by group, kind, namespace and name, whatever its version. */
+type ObjectKey = Pick<ObjectRef, 'group' | 'kind' | 'namespace' | 'name'>;
+const keyOf = ({ group, kind, namespace, name }: ObjectKey) => `${group}/${kind}/${namespace}/${name}`;
 const objectKey = (object: KubernetesObject) =>
-  keyOf(
-    groupOf(object.apiVersion ?? ''),
-    object.kind ?? '',
-    object.metadata?.namespace ?? '',
-    object.metadata?.name ?? '',
-  );
+  keyOf({
+    group: groupOf(object.apiVersion ?? ''),
+    kind: object.kind ?? '',
+    namespace: object.metadata?.namespace ?? '',
+    name: object.metadata?.name ?? '',
+  });
 const describeRef = (ref: ObjectRef) => `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
 
 /** What one CRD or Namespace holds. */
@@ -137,18 +145,14 @@ type Verdict = 'pruned' | 'furniture' | 'dependent';
  * `default` ServiceAccount, the `kube-root-ca.crt` ConfigMap, Events, Endpoints and
  * EndpointSlices of a Service that goes). Objects of `desired` are never fine to lose.
  */
-export async function findCascade(
-  kube: KubeClient,
-  stale: readonly InventoryEntry[],
-  deliveryName: string,
-  options: { readonly desired?: readonly InventoryEntry[]; readonly only?: InventoryEntry } = {},
-): Promise<Cascade> {
+export async function findCascade(options: CascadeOptions): Promise<Cascade> {
+  const { kube, owner: deliveryName, stale } = options;
   const staleRefs = stale.map(refOf);
   const containers = (options.only ? [refOf(options.only)] : staleRefs).filter(isContainer);
   if (containers.length === 0) return { blockers: [], cascaded: [] };
-  const staleKeys = new Set(staleRefs.map(refKey));
+  const staleKeys = new Set(staleRefs.map(keyOf));
   const desired = (options.desired ?? []).map(refOf);
-  const desiredKeys = new Set(desired.map(refKey));
+  const desiredKeys = new Set(desired.map(keyOf));
 
   const held: Held[] = [];
   for (const ref of containers) {
@@ -174,10 +178,10 @@ export async function findCascade(
   const verdicts = new Map<KubernetesObject, Verdict | undefined>();
   const judging = new Set<KubernetesObject>();
 
-  const goes = (group: string, kind: string, namespace: string, name: string): boolean => {
-    const object = byKey.get(keyOf(group, kind, namespace, name));
+  const goes = (key: ObjectKey): boolean => {
+    const object = byKey.get(keyOf(key));
     if (object) return judge(object) !== undefined;
-    return staleKeys.has(keyOf(group, kind, namespace, name));
+    return staleKeys.has(keyOf(key));
   };
   const ownerGoes = (
     owner: { apiVersion: string; kind: string; name: string; uid: string },
@@ -189,8 +193,8 @@ export async function findCascade(
     // stale, this delivery's without prune: disabled, and no CRD or Namespace (which may be kept).
     const group = groupOf(owner.apiVersion);
     const stale =
-      staleKeys.has(keyOf(group, owner.kind, namespace, owner.name)) ||
-      staleKeys.has(keyOf(group, owner.kind, '', owner.name));
+      staleKeys.has(keyOf({ group, kind: owner.kind, namespace, name: owner.name })) ||
+      staleKeys.has(keyOf({ group, kind: owner.kind, namespace: '', name: owner.name }));
     const found = outside.get(owner.uid);
     if (found === 'gone') return stale;
     if (found === undefined || found === 'unknown') return false;
@@ -206,10 +210,10 @@ export async function findCascade(
     if (kind === 'Event') return group === '' || group === 'events.k8s.io';
     if (group === '' && kind === 'ServiceAccount') return name === 'default';
     if (group === '' && kind === 'ConfigMap') return name === 'kube-root-ca.crt';
-    if (group === '' && kind === 'Endpoints') return goes('', 'Service', namespace, name);
+    if (group === '' && kind === 'Endpoints') return goes({ group: '', kind: 'Service', namespace, name });
     if (group === 'discovery.k8s.io' && kind === 'EndpointSlice') {
       const service = object.metadata?.labels?.['kubernetes.io/service-name'];
-      return service !== undefined && goes('', 'Service', namespace, service);
+      return service !== undefined && goes({ group: '', kind: 'Service', namespace, name: service });
     }
     return false;
   };
@@ -245,8 +249,7 @@ export async function findCascade(
       else if (verdict === 'dependent' && !staleKeys.has(key)) cascaded.add(describeObject(object));
     }
     const seen = new Set(objects.map(objectKey));
-    for (const ref of missing)
-      if (!seen.has(refKey(ref))) lost.push(`${describeRef(ref)} (in this revision)`);
+    for (const ref of missing) if (!seen.has(keyOf(ref))) lost.push(`${describeRef(ref)} (in this revision)`);
     lost.sort();
     if (unseen) lost.push(unseen);
     if (lost.length > 0) blockers.push({ container, objects: lost });

@@ -78,6 +78,16 @@ interface ObjectList {
 }
 
 /**
+ * One delivery's objects in one cluster: the client, and the delivery named by the owner label
+ * (OWNER_LABEL) its objects carry. The kube/ functions that work on a delivery's objects take it.
+ */
+export interface OwnerScope {
+  readonly kube: KubeClient;
+  /** The delivery whose owner label the objects carry. */
+  readonly owner: string;
+}
+
+/**
  * The Kubernetes API as the engine uses it: discovery, server-side apply, list, get, delete.
  * Requests go over kept-alive connections, discovery is learned once per client (see Discovery),
  * and objects travel as plain JSON both ways, exactly as written and as the server answers.

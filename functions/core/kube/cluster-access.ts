@@ -1,6 +1,6 @@
 import { DescribeClusterCommand, type EKSClient } from '@aws-sdk/client-eks';
 import { AssumeRoleCommand, type STSClient } from '@aws-sdk/client-sts';
-import type { User } from '@kubernetes/client-node';
+import type { Cluster, User } from '@kubernetes/client-node';
 import { KubeConfig } from './client-node.ts';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import { readFileSync } from 'node:fs';
@@ -49,7 +49,9 @@ async function connectToEks(
 ): Promise<ClusterAccess> {
   const { name, region, roleArn } = spec;
   const what = `EKS cluster "${name}" in ${region}`;
-  const credentials = roleArn ? await assumeRole(roleArn, name, region, what, deps) : deps.credentials;
+  const credentials = roleArn
+    ? await assumeRole({ roleArn, clusterName: name, region, what }, deps)
+    : deps.credentials;
 
   let described;
   try {
@@ -68,11 +70,16 @@ async function connectToEks(
   return { server: found.endpoint, caData, token, expiresAt };
 }
 
+/** The role to assume for a cluster; `what` names the cluster in errors. */
+interface RoleToAssume {
+  readonly roleArn: string;
+  readonly clusterName: string;
+  readonly region: string;
+  readonly what: string;
+}
+
 async function assumeRole(
-  roleArn: string,
-  clusterName: string,
-  region: string,
-  what: string,
+  { roleArn, clusterName, region, what }: RoleToAssume,
   deps: ClusterAccessDeps,
 ): Promise<AwsCredentialIdentity> {
   let assumed;
@@ -128,7 +135,7 @@ function connectWithKubeconfig(path: string, contextName: string | undefined): C
   if (cluster.proxyUrl) {
     throw new Error(`${where}: cluster "${cluster.name}" sets proxy-url, which sluice does not support`);
   }
-  const caData = clusterCaData(cluster.name, cluster.caData, cluster.caFile, where);
+  const caData = clusterCaData(cluster, where);
 
   if (!context.user) throw new Error(`${where} names no user; sluice needs a bearer-token user`);
   const user = kc.getUser(context.user);
@@ -161,10 +168,9 @@ function loadKubeconfig(path: string): KubeConfig {
   return kc;
 }
 
+/** The cluster's CA bundle (base64 PEM), from its certificate-authority-data or -file; `where` names the kubeconfig in errors. */
 function clusterCaData(
-  clusterName: string,
-  caData: string | undefined,
-  caFile: string | undefined,
+  { name: clusterName, caData, caFile }: Pick<Cluster, 'name' | 'caData' | 'caFile'>,
   where: string,
 ): string {
   let data = caData;

@@ -16,7 +16,7 @@ import {
   type Manifest,
 } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
-import { statusCodeOf, type KubeClient } from './client.ts';
+import { statusCodeOf, type KubeClient, type OwnerScope } from './client.ts';
 import { compareApplyOrder } from './stages.ts';
 
 /** An object ready to apply: namespace settled, owner label stamped, with its inventory entry. */
@@ -50,15 +50,15 @@ async function namespaceMissing(kube: KubeClient, name: string): Promise<boolean
  * one by one.
  */
 async function declaredNamespacesMissing(
+  scope: OwnerScope,
   manifests: readonly Manifest[],
-  kube: KubeClient,
-  deliveryName: string,
 ): Promise<Set<string | undefined>> {
+  const { kube } = scope;
   const declared = manifests
     .filter(({ object }) => object.kind === 'Namespace' && object.apiVersion === 'v1')
     .map(({ object }) => object.metadata?.name);
   const names = [...new Set(declared)].filter((name): name is string => !!name);
-  const owned = names.length > 1 ? await ownNamespaces(kube, deliveryName) : new Set<string>();
+  const owned = names.length > 1 ? await ownNamespaces(scope) : new Set<string>();
   const found = await Promise.all(
     names.map((name) =>
       owned.has(name)
@@ -76,14 +76,20 @@ async function declaredNamespacesMissing(
 }
 
 /** The Namespaces labelled as this delivery's; none when it may not list Namespaces. */
-async function ownNamespaces(kube: KubeClient, deliveryName: string): Promise<Set<string>> {
+async function ownNamespaces({ kube, owner }: OwnerScope): Promise<Set<string>> {
   try {
-    const live = await kube.list('v1', 'Namespace', `${OWNER_LABEL}=${deliveryName}`);
+    const live = await kube.list('v1', 'Namespace', `${OWNER_LABEL}=${owner}`);
     return new Set(live.map((namespace) => namespace.metadata?.name ?? ''));
   } catch (error) {
     if (statusCodeOf(error) === 403) return new Set();
     throw error;
   }
+}
+
+export interface PrepareOptions extends OwnerScope {
+  readonly manifests: readonly Manifest[];
+  /** The namespace of namespaced objects (else theirs, else `default`). */
+  readonly targetNamespace?: string;
 }
 
 /**
@@ -94,16 +100,16 @@ async function ownNamespaces(kube: KubeClient, deliveryName: string): Promise<Se
  * their CRD is applied, so they are checked here instead, before any write: against their CRD's
  * schema, metadata rules, and that their namespace exists. Sorted in apply order.
  */
-export async function prepareObjects(
-  manifests: readonly Manifest[],
-  kube: KubeClient,
-  deliveryName: string,
-  targetNamespace?: string,
-): Promise<DesiredObject[]> {
+export async function prepareObjects({
+  kube,
+  owner: deliveryName,
+  manifests,
+  targetNamespace,
+}: PrepareOptions): Promise<DesiredObject[]> {
   const { crds, problems } = artifactCrds(manifests);
   const newKindResources: (CustomResource & { readonly origin: string })[] = [];
   const missing = new Map<string, Promise<boolean>>();
-  const newNamespaces = await declaredNamespacesMissing(manifests, kube, deliveryName);
+  const newNamespaces = await declaredNamespacesMissing({ kube, owner: deliveryName }, manifests);
   const served = new Map<string, Promise<{ namespaced: boolean } | undefined>>();
   const byId = new Map<string, DesiredObject>();
 

@@ -10,7 +10,13 @@ import {
 } from '../manifests/inventory.ts';
 import { describeObject, OWNER_LABEL } from '../manifests/objects.ts';
 import { findCascade, isContainer, keptOf, type KeptContainer } from './cascade.ts';
-import { apiErrorMessage, isObjectNotFound, statusCodeOf, type KubeClient } from './client.ts';
+import {
+  apiErrorMessage,
+  isObjectNotFound,
+  statusCodeOf,
+  type KubeClient,
+  type OwnerScope,
+} from './client.ts';
 import { forEachBounded } from '../pacer.ts';
 import { APPLY_CONCURRENCY } from './pool.ts';
 import { reasonToKeep } from './prunable.ts';
@@ -158,9 +164,8 @@ function whyKindMayExist(definers: Definers, ref: ObjectRef): string | undefined
 
 /** The kinds with many objects to prune, listed once (owner label selector) instead of read object by object. */
 async function listOwnedKinds(
-  kube: KubeClient,
+  { kube, owner }: OwnerScope,
   targets: readonly Target[],
-  deliveryName: string,
 ): Promise<Map<string, KubernetesObject>> {
   const byKind = new Map<string, Target[]>();
   for (const target of targets) {
@@ -174,13 +179,20 @@ async function listOwnedKinds(
   await forEachBounded(many, APPLY_CONCURRENCY, async (ofKind) => {
     const { apiVersion, kind } = ofKind[0]!.object;
     try {
-      for (const object of await kube.list(apiVersion!, kind!, `${OWNER_LABEL}=${deliveryName}`))
+      for (const object of await kube.list(apiVersion!, kind!, `${OWNER_LABEL}=${owner}`))
         owned.set(entryFor(object).id, object);
     } catch {
       // read object by object instead, as for a few objects
     }
   });
   return owned;
+}
+
+export interface PruneOptions extends OwnerScope {
+  /** The inventory entries to prune. */
+  readonly entries: readonly InventoryEntry[];
+  /** What the revision applies, named as such when it holds a container (`(in this revision)`). */
+  readonly desired?: readonly InventoryEntry[];
 }
 
 /**
@@ -194,13 +206,12 @@ async function listOwnedKinds(
  * prune goes on. Nothing is deleted when an entry cannot be parsed. Throws PruneFailed
  * naming every object that could not be deleted, or whose fate cannot be told.
  */
-export async function pruneEntries(
-  kube: KubeClient,
-  entries: readonly InventoryEntry[],
-  deliveryName: string,
-  /** What the revision applies, named as such when it holds a container (`(in this revision)`). */
-  desired: readonly InventoryEntry[] = [],
-): Promise<PruneResult> {
+export async function pruneEntries({
+  kube,
+  owner,
+  entries,
+  desired = [],
+}: PruneOptions): Promise<PruneResult> {
   const targets: Target[] = [];
   const unparsable: string[] = [];
   for (const entry of entries) {
@@ -230,14 +241,14 @@ export async function pruneEntries(
   const kept = new Map<string, KeptContainer>();
   if (targets.some((t) => isContainer(t.ref))) {
     try {
-      const { blockers } = await findCascade(kube, entries, deliveryName, { desired });
+      const { blockers } = await findCascade({ kube, owner, stale: entries, desired });
       for (const container of keptOf(entries, blockers)) kept.set(container.id, container);
     } catch (error) {
       throw new SluiceError('PruneFailed', `nothing was pruned: ${apiErrorMessage(error)}`, { cause: error });
     }
   }
   targets.sort((a, b) => compareApplyOrder(b.object, a.object));
-  const owned = await listOwnedKinds(kube, served, deliveryName);
+  const owned = await listOwnedKinds({ kube, owner }, served);
 
   const result: PruneResult = {
     deleted: [],
@@ -253,7 +264,7 @@ export async function pruneEntries(
         const failure = await pruneOne(kube, target, {
           entries,
           desired,
-          deliveryName,
+          owner,
           kinds,
           owned,
           result,
@@ -272,7 +283,7 @@ export async function pruneEntries(
 interface PruneRun {
   readonly entries: readonly InventoryEntry[];
   readonly desired: readonly InventoryEntry[];
-  readonly deliveryName: string;
+  readonly owner: string;
   readonly kinds: ReturnType<typeof kindResolver>;
   readonly owned: ReadonlyMap<string, KubernetesObject>;
   readonly result: PruneResult;
@@ -305,14 +316,17 @@ async function pruneOne(kube: KubeClient, target: Target, run: PruneRun): Promis
       run.result.deleted.push(entry.id);
       return undefined;
     }
-    const reason = reasonToKeep(live, run.deliveryName);
+    const reason = reasonToKeep(live, run.owner);
     if (reason) {
       run.result.skipped.push({ id: entry.id, reason });
       return undefined;
     }
     if (isContainer(ref)) {
       // Again just before deleting it: what it holds may have changed since the first check.
-      const { blockers } = await findCascade(kube, run.entries, run.deliveryName, {
+      const { blockers } = await findCascade({
+        kube,
+        owner: run.owner,
+        stale: run.entries,
         only: entry,
         desired: run.desired,
       });

@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { poll, type Clock } from '../clock.ts';
 import { SluiceError } from '../errors.ts';
 import { describeObject } from '../manifests/objects.ts';
 import { statusCodeOf, type KubeClient } from './client.ts';
@@ -21,13 +22,21 @@ interface CrdSpec {
 }
 
 /** The `apiVersion`s under which a CRD serves its kind, e.g. `example.com/v1`. */
-function servedVersions(crd: KubernetesObject): { apiVersion: string; kind: string }[] {
+type KindOf = { readonly apiVersion: string; readonly kind: string };
+
+function servedVersions(crd: KubernetesObject): KindOf[] {
   const spec = (crd as { spec?: CrdSpec }).spec;
   const kind = spec?.names?.kind;
   if (!spec?.group || !kind) return [];
   return (spec.versions ?? [])
     .filter((v) => v.served !== false)
     .map((v) => ({ apiVersion: `${spec.group}/${v.name}`, kind }));
+}
+
+/** How long a wait may take, on whose clock (as fluxcd/pkg ssa's WaitOptions). */
+export interface WaitOptions {
+  readonly clock: Clock;
+  readonly timeoutMs: number;
 }
 
 /**
@@ -37,31 +46,36 @@ function servedVersions(crd: KubernetesObject): { apiVersion: string; kind: stri
 export async function waitForCrdsEstablished(
   kube: KubeClient,
   crds: readonly KubernetesObject[],
-  timeoutMs: number,
+  { clock, timeoutMs }: WaitOptions,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (const crd of crds) {
-    for (;;) {
-      const live = (await kube.get(crd)) as { status?: { conditions?: Condition[] } } | undefined;
-      const established = live?.status?.conditions?.some(
-        (c) => c.type === 'Established' && c.status === 'True',
-      );
-      if (established && (await allServed(kube, crd))) break;
-      if (Date.now() > deadline) {
-        const what = established ? 'served by discovery' : 'Established';
-        throw new SluiceError(
-          'ApplyFailed',
-          `${describeObject(crd)} was not ${what} within ${timeoutMs / 1000}s`,
-        );
+  let next = 0;
+  let established = false;
+  const ready = await poll({
+    clock,
+    every: POLL_MS,
+    timeout: timeoutMs,
+    until: async () => {
+      for (; next < crds.length; next++) {
+        const live = (await kube.get(crds[next]!)) as { status?: { conditions?: Condition[] } } | undefined;
+        established =
+          live?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+        if (!established || !(await allServed(kube, crds[next]!))) return false;
       }
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
+      return true;
+    },
+  });
+  if (!ready) {
+    const what = established ? 'served by discovery' : 'Established';
+    throw new SluiceError(
+      'ApplyFailed',
+      `${describeObject(crds[next]!)} was not ${what} within ${timeoutMs / 1000}s`,
+    );
   }
 }
 
 async function allServed(kube: KubeClient, crd: KubernetesObject): Promise<boolean> {
   for (const { apiVersion, kind } of servedVersions(crd)) {
-    if (!(await kube.resource(apiVersion, kind)) || !(await storageReady(kube, apiVersion, kind)))
+    if (!(await kube.resource(apiVersion, kind)) || !(await storageReady(kube, { apiVersion, kind })))
       return false;
   }
   return true;
@@ -75,7 +89,7 @@ const NO_OBJECT = 'sluice.io/storage-probe=none';
  * 429 "storage is (re)initializing", and the ownership check lists them right after this wait.
  * A list it may not make (403) cannot tell, and counts as ready.
  */
-async function storageReady(kube: KubeClient, apiVersion: string, kind: string): Promise<boolean> {
+async function storageReady(kube: KubeClient, { apiVersion, kind }: KindOf): Promise<boolean> {
   try {
     await kube.list(apiVersion, kind, NO_OBJECT);
     return true;
@@ -95,40 +109,43 @@ async function storageReady(kube: KubeClient, apiVersion: string, kind: string):
 export async function waitForHealthy(
   kube: KubeClient,
   objects: readonly KubernetesObject[],
-  timeoutMs: number,
-  exprs: HealthCheckExprs = new Map(),
+  { clock, timeoutMs, exprs = new Map() }: WaitOptions & { readonly exprs?: HealthCheckExprs },
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   let pending = [...objects];
-  for (;;) {
-    const lives = new Map<KubernetesObject, KubernetesObject | undefined>();
-    await forEachBounded(pending, APPLY_CONCURRENCY, async (object) => {
-      lives.set(object, await kube.get(object));
-    });
-    const waiting: string[] = [];
-    const still: KubernetesObject[] = [];
-    for (const object of pending) {
-      const live = lives.get(object);
-      if (!live) {
-        waiting.push(`${describeObject(object)}: not found`);
-        still.push(object);
-        continue;
+  let waiting: string[] = [];
+  const healthy = await poll({
+    clock,
+    every: POLL_MS * 4,
+    timeout: timeoutMs,
+    until: async () => {
+      const lives = new Map<KubernetesObject, KubernetesObject | undefined>();
+      await forEachBounded(pending, APPLY_CONCURRENCY, async (object) => {
+        lives.set(object, await kube.get(object));
+      });
+      waiting = [];
+      const still: KubernetesObject[] = [];
+      for (const object of pending) {
+        const live = lives.get(object);
+        if (!live) {
+          waiting.push(`${describeObject(object)}: not found`);
+          still.push(object);
+          continue;
+        }
+        const health = assessByExprs(live, exprs) ?? assessHealth(live);
+        if (health.status === 'Failed') throw new SluiceError('HealthCheckFailed', health.message);
+        if (health.status !== 'Current') {
+          waiting.push(health.message);
+          still.push(object);
+        }
       }
-      const health = assessByExprs(live, exprs) ?? assessHealth(live);
-      if (health.status === 'Failed') throw new SluiceError('HealthCheckFailed', health.message);
-      if (health.status !== 'Current') {
-        waiting.push(health.message);
-        still.push(object);
-      }
-    }
-    if (still.length === 0) return;
-    if (Date.now() > deadline) {
-      throw new SluiceError(
-        'HealthCheckFailed',
-        `timed out after ${timeoutMs / 1000}s waiting for: ${waiting.slice(0, 5).join('; ')}`,
-      );
-    }
-    pending = still;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 4));
+      pending = still;
+      return still.length === 0;
+    },
+  });
+  if (!healthy) {
+    throw new SluiceError(
+      'HealthCheckFailed',
+      `timed out after ${timeoutMs / 1000}s waiting for: ${waiting.slice(0, 5).join('; ')}`,
+    );
   }
 }

@@ -52,7 +52,12 @@ export async function buildManifests(
   checkRequiredFields(built);
   // Patches and images run kustomize on files: they see encrypted documents only.
   const patched = await applyPatchesAndImages(built, delivery, kustomize);
-  const decrypted = await decryptEncrypted(patched, files, delivery, options.decryptor, options.taint);
+  const decrypted = await decryptEncrypted(patched, {
+    files,
+    delivery,
+    decryptor: options.decryptor,
+    taint: options.taint,
+  });
   checkRequiredFields(decrypted);
   return applyDeliveryTransforms(decrypted, delivery);
 }

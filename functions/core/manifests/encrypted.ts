@@ -37,12 +37,17 @@ export function describeDocument(manifest: Manifest): string {
  * there are any). An encrypted object in a delivery without `decryption` fails the build: it would
  * otherwise be applied with its ciphertext.
  */
+export interface DecryptOptions {
+  /** The artifact's files, by path: what the objects were built from. */
+  readonly files: ReadonlyMap<string, Buffer>;
+  readonly delivery: Delivery;
+  readonly decryptor: Decryptor | undefined;
+  readonly taint?: Taint;
+}
+
 export async function decryptEncrypted(
   built: Manifest[],
-  files: ReadonlyMap<string, Buffer>,
-  delivery: Delivery,
-  decryptor: Decryptor | undefined,
-  taint?: Taint,
+  { files, delivery, decryptor, taint }: DecryptOptions,
 ): Promise<Manifest[]> {
   const encrypted = built.filter(isSopsEncrypted);
   if (encrypted.length === 0) return built;

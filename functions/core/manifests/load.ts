@@ -106,7 +106,13 @@ export async function parseManifests(
   let index = 0;
   const take = (docs: Iterable<Document.Parsed>) => {
     for (const doc of docs) {
-      for (const manifest of toManifests(doc, index++, text, file, lines, options.counter))
+      for (const manifest of toManifests(doc, {
+        index: index++,
+        text,
+        file,
+        lines,
+        counter: options.counter,
+      }))
         manifests.push(manifest);
     }
   };
@@ -123,14 +129,16 @@ export async function parseManifests(
 }
 
 /** One parsed document as objects: checked, turned into plain values, a `List` expanded. */
-function toManifests(
-  doc: Document.Parsed,
-  index: number,
-  text: string,
-  file: string,
-  lines: LineCounter,
-  counter: ObjectCounter,
-): Manifest[] {
+/** Where a document stands: its index in its file, the file's text and name, and the run's counts. */
+interface DocumentPlace {
+  readonly index: number;
+  readonly text: string;
+  readonly file: string;
+  readonly lines: LineCounter;
+  readonly counter: ObjectCounter;
+}
+
+function toManifests(doc: Document.Parsed, { index, text, file, lines, counter }: DocumentPlace): Manifest[] {
   const origin = index === 0 ? file : `${file}#${index}`;
   checkUniqueKeys(doc);
   const error = doc.errors[0];

@@ -28,12 +28,18 @@ export function basicAuthorization(credentials: BasicCredentials): string {
  * Fetches a bearer token from the challenge's realm (the Docker token protocol that ghcr.io,
  * Docker Hub and others use), sending Basic credentials when there are any.
  */
+export interface TokenRequest {
+  readonly challenge: Challenge;
+  /** The scope asked for when the challenge names none. */
+  readonly scope: string;
+  readonly credentials: BasicCredentials | undefined;
+  /** Names the artifact in errors. */
+  readonly label: string;
+}
+
 export async function fetchBearerToken(
   fetchImpl: typeof fetch,
-  challenge: Challenge,
-  scope: string,
-  credentials: BasicCredentials | undefined,
-  label: string,
+  { challenge, scope, credentials, label }: TokenRequest,
 ): Promise<string> {
   const realm = challenge.params.realm;
   if (!realm) throw artifactError(`${label}: the registry's Bearer challenge names no realm`);

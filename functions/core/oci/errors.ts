@@ -7,6 +7,7 @@ export function artifactError(message: string, cause?: unknown): SluiceError {
 
 /** A registry's error answer: the HTTP status and the distribution error codes, for callers that refine it. */
 export class RegistryError extends SluiceError {
+  override readonly name = 'RegistryError';
   constructor(
     message: string,
     readonly status: number,

@@ -82,7 +82,7 @@ export class RegistryClient {
       },
     );
     if (!response.ok) return this.#fail(response, label, 'manifest', reference);
-    const body = await readCapped(response, MAX_MANIFEST_BYTES, label, 'manifest');
+    const body = await readCapped(response, { maxBytes: MAX_MANIFEST_BYTES, label, what: 'manifest' });
     const contentType = response.headers.get('content-type')?.split(';')[0]?.trim();
     let declared: string | undefined;
     try {
@@ -125,7 +125,7 @@ export class RegistryClient {
     const label = describeReference(this.host, repository, digest);
     const response = await this.#send('GET', repository, this.#path(repository, 'blobs', digest), label);
     if (!response.ok) return this.#fail(response, label, 'blob');
-    return readCapped(response, maxBytes, label, 'blob', limitName);
+    return readCapped(response, { maxBytes, label, what: 'blob', limitName });
   }
 
   /** Every tag of the repository, following `Link` pagination. */
@@ -136,9 +136,9 @@ export class RegistryClient {
     for (let page = 0; next && page < MAX_TAG_PAGES; page++) {
       const response = await this.#send('GET', repository, next, label);
       if (!response.ok) return this.#fail(response, label, 'tags');
-      const text = (await readCapped(response, MAX_TAGS_PAGE_BYTES, label, 'tags list page')).toString(
-        'utf8',
-      );
+      const text = (
+        await readCapped(response, { maxBytes: MAX_TAGS_PAGE_BYTES, label, what: 'tags list page' })
+      ).toString('utf8');
       let body: { tags?: string[] | null };
       try {
         body = JSON.parse(text) as typeof body;
@@ -261,7 +261,7 @@ export class RegistryClient {
         this.#basicAuthHosts?.add(this.host);
       } else if (challenge?.scheme === 'bearer') {
         const scope = `repository:${repository}:${init.push ? 'pull,push' : 'pull'}`;
-        const token = await fetchBearerToken(this.#fetch, challenge, scope, credentials, label);
+        const token = await fetchBearerToken(this.#fetch, { challenge, scope, credentials, label });
         this.#tokens.set(repository, token);
         this.#scheme = 'bearer';
       } else {

@@ -13,7 +13,7 @@ export async function registryError(
   context: { label: string; what: RequestKind; reference?: string; host: string; hasCredentials: boolean },
 ): Promise<RegistryError> {
   const { label, what, reference } = context;
-  const text = await readCapped(response, 64 * 1024, label, 'error').then(
+  const text = await readCapped(response, { maxBytes: 64 * 1024, label, what: 'error' }).then(
     (body) => body.toString('utf8'),
     () => '',
   );
@@ -52,12 +52,19 @@ export async function registryError(
 }
 
 /** The body, refusing to read more than `maxBytes`. */
+export interface ReadLimit {
+  readonly maxBytes: number;
+  /** Names the artifact in errors. */
+  readonly label: string;
+  /** What the body is (`manifest`, `blob`), in errors. */
+  readonly what: string;
+  /** Which limit `maxBytes` is, in errors. @default 'the limit' */
+  readonly limitName?: string;
+}
+
 export async function readCapped(
   response: Response,
-  maxBytes: number,
-  label: string,
-  what: string,
-  limitName = 'the limit',
+  { maxBytes, label, what, limitName = 'the limit' }: ReadLimit,
 ): Promise<Buffer> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) {

@@ -64,7 +64,7 @@ export async function applyRevision(
     );
   }
 
-  const live = await step('ApplyFailed', () => listOwned(kube, kindsOf(desired), name));
+  const live = await step('ApplyFailed', () => listOwned({ kube, owner: name, kinds: kindsOf(desired) }));
   const isRegistered = async (other: string) => !!(await getDelivery(deps.db, other));
   // Every object, before the first write; those whose kind or namespace the definitions stage
   // creates are looked up again right after it, before their own apply.
@@ -92,7 +92,7 @@ export async function applyRevision(
 
   // A pruned CRD or Namespace deletes what it holds: it is kept while it holds anything else.
   const cascade = delivery.prune
-    ? await step('PruneFailed', () => checkPruneCascade(kube, stale, finalEntries, name))
+    ? await step('PruneFailed', () => checkPruneCascade({ kube, owner: name, stale, desired: finalEntries }))
     : { cascaded: [], kept: [] };
   const keeping = new Set(cascade.kept.map((k) => k.id));
   // Everything the run deletes counts in the brake: the stale objects (but the CRDs and Namespaces
@@ -125,22 +125,26 @@ export async function applyRevision(
     });
   }
   const { created, configured } = await step('ApplyFailed', () =>
-    applyStaged(
-      kube,
-      changed,
-      desired.filter((d) => d.deferred),
+    applyStaged(kube, changed, {
+      deferred: desired.filter((d) => d.deferred),
       live,
-      delivery.timeoutMs,
-      async (later) =>
-        checkOwnership(later, await step('ApplyFailed', () => listOwned(kube, kindsOf(later), name))),
-    ),
+      clock: deps.clock,
+      timeoutMs: delivery.timeoutMs,
+      checkDeferred: async (later) =>
+        checkOwnership(
+          later,
+          await step('ApplyFailed', () => listOwned({ kube, owner: name, kinds: kindsOf(later) })),
+        ),
+    }),
   );
 
   let deleted = 0;
   let kept: readonly KeptContainer[] = [];
   let recorded = finalEntries;
   if (delivery.prune && stale.length > 0) {
-    const pruned = await step('PruneFailed', () => pruneEntries(kube, stale, name, finalEntries));
+    const pruned = await step('PruneFailed', () =>
+      pruneEntries({ kube, owner: name, entries: stale, desired: finalEntries }),
+    );
     deleted = pruned.deleted.length;
     kept = pruned.containersKept;
     for (const skip of pruned.skipped) deps.log?.(`not pruned: ${skip.id} (${skip.reason})`);
@@ -162,8 +166,7 @@ export async function applyRevision(
     await waitForHealthy(
       kube,
       desired.map((d: DesiredObject): KubernetesObject => d.object),
-      delivery.timeoutMs,
-      healthCheckExprs,
+      { clock: deps.clock, timeoutMs: delivery.timeoutMs, exprs: healthCheckExprs },
     );
   }
   const changes = {

@@ -4,6 +4,7 @@
 // two later. A run that finds nothing to change has read a few lists and takes no slot.
 import { createHash } from 'node:crypto';
 import { clusterKey, DEFAULTS, type Delivery } from '../config/index.ts';
+import { HoldError } from '../errors.ts';
 import { acquireClusterSlot, type ClusterSlot } from '../store/cluster-slots.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { hold, scheduleRetry, type ReconcileResult, type Run } from './outcomes.ts';
@@ -13,7 +14,7 @@ export const clusterLimitOf = (delivery: Delivery): number =>
   delivery.clusterConcurrency ?? DEFAULTS.clusterConcurrency;
 
 /** Thrown when a run's cluster had no free slot for it: it wrote nothing. */
-export class ClusterBusy extends Error {
+export class ClusterBusy extends HoldError {
   override readonly name = 'ClusterBusy';
 }
 

@@ -45,11 +45,11 @@ export async function deleteDelivery(name: string, deps: ReconcileDeps): Promise
       // Known before anything is deleted: a delivery that cannot be planned fails the removal here.
       kept = await objectsOthersNeed(delivery, inventory, kube, deps);
       const keep = new Set(kept.map((k) => k.id));
-      pruned = await pruneEntries(
+      pruned = await pruneEntries({
         kube,
-        inventory.filter((entry) => !keep.has(entry.id)),
-        name,
-      );
+        owner: name,
+        entries: inventory.filter((entry) => !keep.has(entry.id)),
+      });
     }
     await lease.check();
     await removeDelivery(deps.db, name);

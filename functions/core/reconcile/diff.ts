@@ -87,7 +87,7 @@ async function diffTainted(
   const kube = await clusterClient(delivery, deps);
   const desired = await settleRevision(manifests, kube, delivery);
   const inventory = await readInventory(deps.db, name);
-  const live = await listOwned(kube, kindsOf(desired), name);
+  const live = await listOwned({ kube, owner: name, kinds: kindsOf(desired) });
   const conflicts = await ownershipConflicts(
     kube,
     desired,
@@ -119,7 +119,7 @@ async function diffTainted(
   const entries = desired.map((d) => d.entry);
   const stale = staleEntries(inventory, entries);
   const { blockers } = delivery.prune
-    ? await findCascade(kube, stale, name, { desired: entries })
+    ? await findCascade({ kube, owner: name, stale, desired: entries })
     : { blockers: [] };
   return {
     delivery: name,

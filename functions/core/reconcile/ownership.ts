@@ -38,7 +38,7 @@ export async function ownershipConflicts(
   const kinds = await Promise.all(
     kindsOf(unknown).map(async (ref) => ({ ...ref, apiVersion: await lookupVersion(kube, ref) })),
   );
-  const others = await listOwnedByOthers(kube, kinds, deliveryName);
+  const others = await listOwnedByOthers({ kube, owner: deliveryName, kinds });
   const conflicts: OwnershipConflict[] = [];
   const registered = new Map<string, Promise<boolean>>();
   for (const d of unknown) {

@@ -77,7 +77,7 @@ export function settleRevision(
   delivery: Delivery,
 ): Promise<DesiredObject[]> {
   return step('ValidationFailed', () =>
-    prepareObjects(manifests, kube, delivery.name, delivery.targetNamespace),
+    prepareObjects({ kube, owner: delivery.name, manifests, targetNamespace: delivery.targetNamespace }),
   );
 }
 

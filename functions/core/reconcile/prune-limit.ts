@@ -2,7 +2,7 @@
 // pruneLimit is held before it changes anything, until the delivery's pruneLimitGate is open.
 import type { Delivery, PruneLimit } from '../config/index.ts';
 import { DEFAULTS } from '../config/defaults.ts';
-import { SluiceError } from '../errors.ts';
+import { HoldError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
 import { alarmHoldsText } from '../gates/alarms.ts';
 import { printable } from '../gates/audit-text.ts';
@@ -13,12 +13,14 @@ import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
 
 /** A run held by the brake: nothing was applied or pruned. `gate` is the closed approval gate, if any. */
-export class PruneLimitHold extends SluiceError {
+export class PruneLimitHold extends HoldError {
+  override readonly name = 'PruneLimitHold';
+  readonly reason = 'PruneLimitExceeded';
   constructor(
     message: string,
     readonly gate?: BlockingGate,
   ) {
-    super('PruneLimitExceeded', message);
+    super(message);
   }
 }
 

@@ -1,5 +1,5 @@
 import { keptMessage, type CascadeBlocker } from '../kube/cascade.ts';
-import type { Clock } from '../clock.ts';
+import { poll, type Clock } from '../clock.ts';
 import { parseDelivery, parseGate } from '../config/index.ts';
 import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import { getDelivery, putDelivery } from '../store/deliveries.ts';
@@ -42,7 +42,6 @@ export interface SpecDeps {
   readonly log?: (message: string) => void;
   /** How long a delete waits for a running reconcile of the delivery to finish. */
   readonly leaseWaitMs?: number;
-  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** What deleting a delivery reports back. */
@@ -162,16 +161,25 @@ function containersText(kept: DeletedDelivery['containersKept']): string {
 
 /** deleteDelivery, waiting (up to leaseWaitMs) while a reconcile of the delivery holds its lease. */
 async function deleteWhenFree(name: string, deps: SpecDeps): Promise<DeletedDelivery> {
-  const deadline = deps.clock.now().getTime() + (deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS);
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  for (;;) {
-    try {
-      return await deps.deleteDelivery(name);
-    } catch (error) {
-      const leaseHeld = error instanceof LeaseHeldError;
-      if (!leaseHeld || deps.clock.now().getTime() + LEASE_POLL_MS > deadline) throw error;
-      deps.log?.(`delivery ${name} is being reconciled; waiting to delete it`);
-      await sleep(LEASE_POLL_MS);
-    }
-  }
+  let deleted: DeletedDelivery | undefined;
+  let held: unknown;
+  // Gives up once the next look would come after leaseWaitMs.
+  const done = await poll({
+    clock: deps.clock,
+    every: LEASE_POLL_MS,
+    timeout: (deps.leaseWaitMs ?? DEFAULT_LEASE_WAIT_MS) - LEASE_POLL_MS,
+    until: async () => {
+      try {
+        deleted = await deps.deleteDelivery(name);
+        return true;
+      } catch (error) {
+        if (!(error instanceof LeaseHeldError)) throw error;
+        held = error;
+        return false;
+      }
+    },
+    waiting: () => deps.log?.(`delivery ${name} is being reconciled; waiting to delete it`),
+  });
+  if (!done) throw held;
+  return deleted!;
 }

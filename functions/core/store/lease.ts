@@ -10,7 +10,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.ts';
-import { NotRegisteredError } from '../errors.ts';
+import { HoldError, NotRegisteredError } from '../errors.ts';
 import { copySpecToStatus } from './deliveries.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
@@ -26,7 +26,7 @@ export interface Fence {
 
 /** Thrown by a fenced write or a lease check once another run holds the delivery's lease. */
 /** Another run holds the lease: whatever needed it was not done, and may be tried again shortly. */
-export class LeaseHeldError extends Error {
+export class LeaseHeldError extends HoldError {
   override readonly name = 'LeaseHeldError';
   constructor(readonly delivery: string) {
     super(`delivery '${delivery}' is being reconciled right now; try again in a minute`);

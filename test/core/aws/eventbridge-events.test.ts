@@ -1,4 +1,5 @@
 // The EventBridge sink: what it sends over the wire, checked at the SDK's HTTP layer.
+import { systemClock } from '../../../functions/core/clock.ts';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -64,7 +65,7 @@ describe('EventBridge publisher (gate events)', () => {
   it('puts each event with the time of the clock it is given, through one client', async () => {
     const { client, sent } = recordingClient({ FailedEntryCount: 0, Entries: [{ EventId: '1' }] });
     const at = new Date('2026-03-27T16:00:00Z');
-    const publish = eventBridgePublisher(client, 'platform-events', { now: () => at });
+    const publish = eventBridgePublisher(client, 'platform-events', { ...systemClock, now: () => at });
     await publish('Gate Closed', { gate: 'no-deploy-friday' });
     await publish('Gate Opened', { gate: 'no-deploy-friday' });
     const entries = sent.map(

@@ -7,32 +7,21 @@ import { parseGateEvent } from '../../../functions/core/gates/event.ts';
 import { gateStatus, handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { createAlarm, setAlarmState } from '../../support/alarms.ts';
-import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
-import {
-  configMapValue,
-  configMapYaml,
-  inProcessGateDeps,
-  manualClock,
-  registerGate,
-} from '../../support/gates.ts';
-import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { pushFiles, run } from '../../support/deliveries.ts';
+import { configMapValue, configMapYaml, inProcessGateDeps, gatedDelivery } from '../../support/gates.ts';
+import { testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 
 /** A delivery of one ConfigMap in a fresh namespace, behind a fresh gate naming `alarms`. */
 async function setup(gateSpec: Record<string, unknown>, blocks: 'all' | 'revisions' = 'all') {
-  const clock = manualClock('2026-11-27T10:00:00Z');
-  const deps = { ...engineDeps(), clock };
-  const [gate, delivery, ns, repository] = [
-    uniqueName('alarm-gate'),
-    uniqueName('alarmed'),
-    uniqueName('alarmed'),
-    uniqueName('alarms/app'),
-  ];
-  await createNamespace(bed.kubeConfig(), ns);
-  await registerGate(deps, { name: gate, default: 'open', ...gateSpec });
-  await registerDelivery(deps, bed, { name: delivery, repository, gates: [{ name: gate, blocks }] });
+  const { clock, deps, gate, delivery, ns, repository } = await gatedDelivery(bed, {
+    start: '2026-11-27T10:00:00Z',
+    gate: { default: 'open', ...gateSpec },
+    blocks,
+    names: { gate: 'alarm-gate', delivery: 'alarmed', repository: 'alarms/app' },
+  });
   const push = (value: string) =>
     pushFiles(bed, repository, 'main', { 'cm.yaml': configMapYaml('app', ns, value) });
   const applied = () => configMapValue(core, 'app', ns);

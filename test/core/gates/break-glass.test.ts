@@ -23,6 +23,7 @@ import {
   inProcessGateDeps,
   manualClock,
   registerGate,
+  gatedDelivery,
 } from '../../support/gates.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
@@ -37,19 +38,12 @@ const credentials = credentialsOf;
 
 /** A closed gate holding one delivery, a handler with a hand-moved clock (started now: proofs are signed now). */
 async function closedGate(blocks: 'all' | 'revisions' = 'all', gateSpec: Record<string, unknown> = {}) {
-  const clock = manualClock(new Date().toISOString());
-  const deps = { ...engineDeps(), clock };
-  const gate = uniqueName('freeze');
-  const delivery = uniqueName('glass');
-  const ns = uniqueName('glass');
-  const repository = uniqueName('glass/app');
-  await createNamespace(bed.kubeConfig(), ns);
-  await registerGate(deps, { name: gate, default: 'closed', window: '1h', ...gateSpec });
-  await registerDelivery(deps, bed, {
-    name: delivery,
-    repository,
-    tag: 'release',
-    gates: [{ name: gate, blocks }],
+  const { clock, deps, gate, delivery, ns, repository } = await gatedDelivery(bed, {
+    start: new Date().toISOString(),
+    gate: { default: 'closed', window: '1h', ...gateSpec },
+    blocks,
+    delivery: { tag: 'release' },
+    names: { gate: 'freeze', delivery: 'glass', repository: 'glass/app' },
   });
   const published: { detailType: string; detail: unknown }[] = [];
   const gateDeps = {

@@ -8,15 +8,14 @@ import { parseGateEvent } from '../../../functions/core/gates/event.ts';
 import { gateStatus, handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { gateKey, type TableClient } from '../../../functions/core/store/table-client.ts';
-import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
+import { pushFiles, run } from '../../support/deliveries.ts';
 import {
   configMapValue,
   configMapYaml,
   inProcessGateDeps,
-  manualClock,
-  registerGate,
+  gatedDelivery as freshGatedDelivery,
 } from '../../support/gates.ts';
-import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { testbed } from '../../support/testbed.ts';
 
 const bed = testbed();
 const core = bed.kubeConfig().makeApiClient(CoreV1Api);
@@ -25,15 +24,11 @@ const configMap = configMapYaml;
 const valueOf = (name: string, ns: string) => configMapValue(core, name, ns);
 
 async function gatedDelivery(start: string, gateSpec: Record<string, unknown>) {
-  const clock = manualClock(start);
-  const deps = { ...engineDeps(), clock };
-  const gate = uniqueName('gate');
-  const delivery = uniqueName('gated');
-  const ns = uniqueName('gated');
-  const repository = uniqueName('gates/app');
-  await createNamespace(bed.kubeConfig(), ns);
-  await registerGate(deps, { name: gate, ...gateSpec });
-  await registerDelivery(deps, bed, { name: delivery, repository, gates: [{ name: gate }] });
+  const { clock, deps, gate, delivery, ns, repository } = await freshGatedDelivery(bed, {
+    start,
+    gate: gateSpec,
+    names: { gate: 'gate', delivery: 'gated', repository: 'gates/app' },
+  });
   const push = (value: string) =>
     pushFiles(bed, repository, 'main', { 'cm.yaml': configMap('app', ns, value) });
   return { clock, deps, gate, delivery, ns, push, gateDeps: inProcessGateDeps(deps) };

@@ -6,15 +6,9 @@ import { GateEventError, parseGateEvent } from '../../../functions/core/gates/ev
 import { gateStatus, handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { listGateAudit } from '../../../functions/core/store/gates.ts';
-import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
-import {
-  configMapValue,
-  configMapYaml,
-  inProcessGateDeps,
-  manualClock,
-  registerGate,
-} from '../../support/gates.ts';
-import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { pushFiles, run } from '../../support/deliveries.ts';
+import { configMapValue, configMapYaml, inProcessGateDeps, gatedDelivery } from '../../support/gates.ts';
+import { testbed } from '../../support/testbed.ts';
 
 const bed = testbed();
 const core = bed.kubeConfig().makeApiClient(CoreV1Api);
@@ -23,19 +17,12 @@ const configMap = (ns: string, value: string) => configMapYaml('app', ns, value)
 const valueIn = (ns: string) => configMapValue(core, 'app', ns);
 
 async function approvalGate(blocks: 'all' | 'revisions', gateSpec: Record<string, unknown> = {}) {
-  const clock = manualClock('2026-06-01T09:00:00Z');
-  const deps = { ...engineDeps(), clock };
-  const gate = uniqueName('sre');
-  const delivery = uniqueName('pinned');
-  const ns = uniqueName('pinned');
-  const repository = uniqueName('pinned/app');
-  await createNamespace(bed.kubeConfig(), ns);
-  await registerGate(deps, { name: gate, default: 'closed', window: '1h', ...gateSpec });
-  await registerDelivery(deps, bed, {
-    name: delivery,
-    repository,
-    tag: 'release',
-    gates: [{ name: gate, blocks }],
+  const { clock, deps, gate, delivery, ns, repository } = await gatedDelivery(bed, {
+    start: '2026-06-01T09:00:00Z',
+    gate: { default: 'closed', window: '1h', ...gateSpec },
+    blocks,
+    delivery: { tag: 'release' },
+    names: { gate: 'sre', delivery: 'pinned', repository: 'pinned/app' },
   });
   const gateDeps = inProcessGateDeps(deps);
   return {

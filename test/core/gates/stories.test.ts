@@ -12,7 +12,7 @@ import {
   configMapYaml,
   inProcessGateDeps,
   manualClock,
-  registerGate,
+  gatedDelivery,
 } from '../../support/gates.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
@@ -35,19 +35,12 @@ async function setup(
   ns: string;
   push: (tag: string, files: Record<string, string>) => Promise<string>;
 }> {
-  const clock = manualClock(start);
-  const deps = { ...engineDeps(), clock };
-  const gate = uniqueName('gate');
-  const delivery = uniqueName('gated');
-  const ns = uniqueName('gated');
-  const repository = uniqueName('gates/app');
-  await createNamespace(bed.kubeConfig(), ns);
-  await registerGate(deps, { name: gate, ...gateSpec });
-  await registerDelivery(deps, bed, {
-    name: delivery,
-    repository,
-    prune: true,
-    gates: [{ name: gate, blocks }],
+  const { clock, deps, gate, delivery, ns, repository } = await gatedDelivery(bed, {
+    start,
+    gate: gateSpec,
+    blocks,
+    delivery: { prune: true },
+    names: { gate: 'gate', delivery: 'gated', repository: 'gates/app' },
   });
   return {
     clock,

@@ -1,3 +1,4 @@
+import { systemClock } from '../../../functions/core/clock.ts';
 // KubeClient against the real API server: plain JSON both ways, discovery, conditional deletes.
 import { CoreV1Api, type KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -41,7 +42,7 @@ describe('KubeClient', () => {
     expect(await kube.resource('v1', 'NoSuchKind')).toBeUndefined();
     expect(await kube.resource(`${group}/v1`, 'Dial')).toBeUndefined();
     await kube.apply(crd(group));
-    await waitForCrdsEstablished(kube, [crd(group)], 30_000);
+    await waitForCrdsEstablished(kube, [crd(group)], { clock: systemClock, timeoutMs: 30_000 });
     expect(await kube.resource(`${group}/v1`, 'Dial')).toEqual({ namespaced: true });
   });
 

@@ -1,3 +1,4 @@
+import { systemClock } from '../../../functions/core/clock.ts';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { STSClient } from '@aws-sdk/client-sts';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -20,7 +21,7 @@ const bed = testbed();
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cluster-access-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const clock = { now: () => new Date('2024-05-17T09:30:05Z') };
+const clock = { ...systemClock, now: () => new Date('2024-05-17T09:30:05Z') };
 // AWS's documentation example key pair: fixed inputs, never a real credential.
 const callerCredentials = {
   accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
@@ -400,7 +401,7 @@ describe('reusedConnections', () => {
   it('describes an EKS cluster once while its token lasts, again a minute before it expires', async () => {
     const { deps, eksRequests } = awsDeps(() => describeClusterResponse(activeCluster));
     let now = new Date('2024-05-17T09:30:05Z');
-    const connect = reusedConnections({ ...deps, clock: { now: () => now } });
+    const connect = reusedConnections({ ...deps, clock: { ...systemClock, now: () => now } });
     const prod = { eks: { name: 'prod', region: 'eu-west-1' } };
     const first = await connect(prod);
     expect(await connect(prod)).toBe(first);

@@ -1,3 +1,4 @@
+import { systemClock } from '../../../functions/core/clock.ts';
 // Discovery on the real API server, with aggregated discovery and without it (the answer a server
 // older than 1.30 gives): the versions serving a kind, the namespaced kinds that can be listed and
 // deleted, and a 404 that is not about the object never taken for "gone".
@@ -58,7 +59,7 @@ describe.each([
     const group = `${uniqueName('d')}.sluice.test`;
     const crd = namespacedCrd({ group, kind: 'Dial', plural: 'dials', specProperties: {} });
     await kube.apply(crd);
-    await waitForCrdsEstablished(kube, [crd], 30_000);
+    await waitForCrdsEstablished(kube, [crd], { clock: systemClock, timeoutMs: 30_000 });
     const served = () => {
       discovery.forget();
       return discovery.servedVersions(group, 'Dial');
@@ -80,7 +81,7 @@ describe('KubeClient reads', () => {
     const group = `${uniqueName('nf')}.sluice.test`;
     const crd = namespacedCrd({ group, kind: 'Dial', plural: 'dials', specProperties: {} });
     await kube.apply(crd);
-    await waitForCrdsEstablished(kube, [crd], 30_000);
+    await waitForCrdsEstablished(kube, [crd], { clock: systemClock, timeoutMs: 30_000 });
     const dial = { apiVersion: `${group}/v1`, kind: 'Dial', metadata: { name: 'd', namespace: ns } };
     await kube.apply(dial);
     expect(await kube.get({ ...dial, metadata: { name: 'missing', namespace: ns } })).toBeUndefined();

@@ -1,3 +1,4 @@
+import { systemClock } from '../../../functions/core/clock.ts';
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { eksToken } from '../../../functions/core/kube/eks-token.ts';
@@ -8,7 +9,7 @@ const credentials = {
   secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
 };
 const signingTime = new Date('2024-05-17T09:30:05.123Z');
-const clock = { now: () => signingTime };
+const clock = { ...systemClock, now: () => signingTime };
 
 function decode(token: string): URL {
   return new URL(Buffer.from(token.slice('k8s-aws-v1.'.length), 'base64url').toString('utf8'));

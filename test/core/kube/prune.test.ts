@@ -45,7 +45,7 @@ describe('pruneEntries', () => {
       metadata: { name: 't', namespace: ns },
     };
 
-    const result = await pruneEntries(kube, [...objects, gone].map(entryFor), delivery);
+    const result = await pruneEntries({ kube, owner: delivery, entries: [...objects, gone].map(entryFor) });
 
     const id = (name: string) => entryFor(configMap(name, ns)).id;
     expect(result.skipped.sort((a, b) => a.id.localeCompare(b.id))).toEqual([

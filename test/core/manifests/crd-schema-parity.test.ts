@@ -1,3 +1,4 @@
+import { systemClock } from '../../../functions/core/clock.ts';
 // The pre-write check of custom resources against their CRD's schema gives the API server's own
 // verdict: each case is dry-run (server-side apply, as sluice applies) against the same CRD on the
 // real kube-apiserver. Where the check is knowingly weaker (formats and fields it does not mirror),
@@ -219,7 +220,7 @@ async function servers(object: KubernetesObject): Promise<string | undefined> {
 beforeAll(async () => {
   await createNamespace(kc, ns);
   await kube.apply(crd);
-  await waitForCrdsEstablished(kube, [crd], 30_000);
+  await waitForCrdsEstablished(kube, [crd], { clock: systemClock, timeoutMs: 30_000 });
 });
 
 describe('the pre-write check of custom resources agrees with the API server', () => {

@@ -323,7 +323,7 @@ describe('ECR credentials', () => {
   it('caches the token until it expires, by the injected clock, then fetches a new one', async () => {
     const { ecr, counter } = countingEcr();
     let now = new Date();
-    const clock: Clock = { now: () => now };
+    const clock: Clock = { ...systemClock, now: () => now };
     const ecrCreds = ecrCredentials(ecr, clock);
     const repository = uniqueName('oci/app');
     await pushArtifact(directory(), `${url(repository)}:v1`, { credentials: ecrCreds });

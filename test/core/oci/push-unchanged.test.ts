@@ -84,7 +84,7 @@ describe('push: unchanged content is not pushed again', () => {
       credentials,
       skipUnchanged: true,
       // A later clock would write another created annotation, so another digest, had it pushed.
-      clock: { now: () => new Date('2030-01-01T00:00:00Z') },
+      clock: { ...systemClock, now: () => new Date('2030-01-01T00:00:00Z') },
     });
     expect(second).toEqual({ ...first, unchanged: true });
     expect(await tagDigest(repository, 'v1')).toBe(first.digest);
@@ -140,7 +140,7 @@ describe('push: unchanged content is not pushed again', () => {
     const first = await pushArtifact(dir, `${url(repository)}:v1`, { credentials });
     const again = await pushArtifact(dir, `${url(repository)}:v1`, {
       credentials,
-      clock: { now: () => new Date('2030-01-01T00:00:00Z') },
+      clock: { ...systemClock, now: () => new Date('2030-01-01T00:00:00Z') },
     });
     expect(again.unchanged).toBe(false);
     expect(again.digest).not.toBe(first.digest);

@@ -1,7 +1,7 @@
 // Reconcile behaviours beyond the seed scenario, on the real components.
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../../functions/core/clock.ts';
+import { systemClock, type Clock } from '../../../functions/core/clock.ts';
 import { acquireLease, LEASE_TTL_MS } from '../../../functions/core/store/lease.ts';
 import { namespacedCrd } from '../../support/crd.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
@@ -314,7 +314,7 @@ describe('lease', () => {
     const name = uniqueName('crashed');
     await leaveLease(deps.db, name, 'crashed-run', 800);
     // A claimant whose clock is far ahead still watches the record for its TTL before taking over.
-    const ahead: Clock = { now: () => new Date(Date.now() + 10 * LEASE_TTL_MS) };
+    const ahead: Clock = { ...systemClock, now: () => new Date(Date.now() + 10 * LEASE_TTL_MS) };
     const started = performance.now();
     const second = await acquireLease(deps.db, name, 'second-run', ahead);
     expect(performance.now() - started).toBeGreaterThanOrEqual(800);

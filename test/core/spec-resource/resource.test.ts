@@ -35,13 +35,16 @@ function specDeps(deleteDelivery: SpecDeps['deleteDelivery'], leaseWaitMs: numbe
   const slept: number[] = [];
   const specDeps: SpecDeps = {
     db: deps.db,
-    clock,
+    // Sleeping moves the clock instead of waiting.
+    clock: {
+      ...clock,
+      sleep: async (ms) => {
+        slept.push(ms);
+        clock.advance(ms);
+      },
+    },
     deleteDelivery,
     leaseWaitMs,
-    sleep: async (ms) => {
-      slept.push(ms);
-      clock.advance(ms);
-    },
   };
   return { specDeps, slept };
 }

@@ -21,7 +21,7 @@ import { testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 const db = tableClient(bed.dynamoDb(), bed.dynamodb.table);
-const ahead: Clock = { now: () => new Date(Date.now() + 90_000) };
+const ahead: Clock = { ...systemClock, now: () => new Date(Date.now() + 90_000) };
 const entry = (name: string) => ({ id: `ns_${name}__ConfigMap`, v: 'v1', h: 'a'.repeat(64) });
 
 describe('lease expiry', () => {

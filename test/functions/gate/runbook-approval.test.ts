@@ -1,41 +1,40 @@
 // Approving in the AWS console: a gate's Systems Manager runbook against the SSM stand-in (which
 // verifies SigV4 and who may approve) and the gate handler on DynamoDB Local. The gate function
 // trusts nothing from an invocation but the execution id, and reads the rest from the record.
-import { SendAutomationSignalCommand, SSMClient, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
-import type { AddressInfo } from 'node:net';
+import { SendAutomationSignalCommand, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSsmEndpoint, type AutomationDocument, type SsmEndpoint } from '../../../dev/ssm-endpoint.ts';
+import type { AutomationDocument } from '../../../dev/ssm-endpoint.ts';
 import type { TestIdentity } from '../../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../../functions/core/aws/ssm-automation.ts';
 import type { Gate } from '../../../functions/core/config/index.ts';
 import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { gateHandler, handler as deployedHandler } from '../../../functions/gate/handler.ts';
-import { runbookContent } from '../../../lib/runbooks.ts';
 import { engineDeps, registerDelivery } from '../../support/deliveries.ts';
 import { inProcessGateDeps, registerGate } from '../../support/gates.ts';
+import {
+  ACCOUNT,
+  ALICE,
+  BOB,
+  FUNCTION_ARN,
+  GATE_FUNCTION,
+  identity,
+  REQUESTER,
+  runbookDocument,
+  startSsmStandIn,
+  type SsmStandIn,
+} from '../../support/ssm-stand-in.ts';
 import { testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 
-const ACCOUNT = '000000000000';
-const identity = (name: string, arn: string): TestIdentity => ({
-  accessKeyId: `AKIA${name.toUpperCase().padEnd(16, 'X')}`,
-  secretAccessKey: `secret-of-${name}-${'k'.repeat(20)}`,
-  arn,
-});
-const ALICE = identity('alice', `arn:aws:iam::${ACCOUNT}:user/alice`);
-const BOB = identity('bob', `arn:aws:iam::${ACCOUNT}:user/bob`);
 const MALLORY = identity('mallory', `arn:aws:iam::${ACCOUNT}:user/mallory`);
-const REQUESTER = identity('requester', `arn:aws:sts::${ACCOUNT}:assumed-role/Developer/dev`);
-const GATE_FUNCTION = identity('gatefn', `arn:aws:sts::${ACCOUNT}:assumed-role/sluice-gate/fn`);
 /** The credentials the test environment gives the SDK (componentsEnv): the handler as deployed signs with them. */
 const LOCAL: TestIdentity = {
   accessKeyId: 'local',
   secretAccessKey: 'local',
   arn: `arn:aws:sts::${ACCOUNT}:assumed-role/sluice-gate/local`,
 };
-const FUNCTION_ARN = `arn:aws:lambda:us-east-1:${ACCOUNT}:function:sluice-gate:runbooks`;
 
 const deps = engineDeps();
 const gateDeps = inProcessGateDeps(deps);
@@ -49,15 +48,9 @@ const gates = {
 /** The function's own runbooks, as the construct names them in SLUICE_GATE_RUNBOOKS. */
 const runbooks = new Map(Object.values(gates).map((gate) => [gate, `sluice-${gate}-0123456789`]));
 const invocations: { payload: string; result?: GateRequestResult; error?: string }[] = [];
-let ssm: SsmEndpoint;
-let endpoint: string;
+let standIn: SsmStandIn;
 
-const client = (who: TestIdentity) =>
-  new SSMClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
-  });
+const client = (who: TestIdentity) => standIn.client(who);
 const handler = gateHandler(
   () => gateDeps,
   () => ({ runbooks, readAutomation: ssmAutomationReader(client(GATE_FUNCTION)) }),
@@ -65,13 +58,7 @@ const handler = gateHandler(
 const invoke = (event: object) => handler(event) as Promise<GateRequestResult>;
 
 const document = (gate: Gate, approvers: string[]) =>
-  runbookContent({
-    gate,
-    approvers,
-    functionArn: FUNCTION_ARN,
-    assumeRoleArn: `arn:aws:iam::${ACCOUNT}:role/sluice-automation`,
-    notificationArn: `arn:aws:sns:us-east-1:${ACCOUNT}:approvals`,
-  }) as unknown as AutomationDocument;
+  runbookDocument(gate, approvers, `arn:aws:sns:us-east-1:${ACCOUNT}:approvals`);
 
 beforeAll(async () => {
   const two = await registerGate(deps, { name: gates.two, default: 'closed', window: '1h', approvers: 2 });
@@ -94,33 +81,27 @@ beforeAll(async () => {
     // A runbook someone else made, naming themselves as approver and invoking the gate function.
     ['mallorys-own-runbook', document({ ...one, approvers: 1 }, [MALLORY.arn])],
   ]);
-  ssm = createSsmEndpoint({
+  standIn = await startSsmStandIn({
     identities: [ALICE, BOB, MALLORY, REQUESTER, GATE_FUNCTION, LOCAL],
     documents,
-    invoke: async (functionName, payload) => {
+    invoke: (functionName, payload) => {
       expect(functionName).toBe(FUNCTION_ARN);
       const entry: (typeof invocations)[number] = { payload };
       invocations.push(entry);
-      try {
-        entry.result = await invoke(JSON.parse(payload) as object);
-        return { statusCode: 200, payload: JSON.stringify(entry.result) };
-      } catch (error) {
-        entry.error = (error as Error).message;
-        return {
-          statusCode: 200,
-          payload: JSON.stringify({ errorMessage: entry.error }),
-          functionError: 'Unhandled',
-        };
-      }
+      return (async () => invoke(JSON.parse(payload) as object))().then(
+        (result) => (entry.result = result),
+        (error: unknown) => {
+          entry.error = (error as Error).message;
+          throw error;
+        },
+      );
     },
   });
-  await new Promise<void>((ready) => ssm.server.listen(0, '127.0.0.1', ready));
-  endpoint = `http://127.0.0.1:${(ssm.server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
   delete process.env.AWS_ENDPOINT_URL_SSM;
   delete process.env.SLUICE_GATE_RUNBOOKS;
-  await new Promise((done) => ssm.server.close(done));
+  await standIn.close();
 });
 
 async function start(gate: string, parameters: Record<string, string[]>, as = REQUESTER): Promise<string> {
@@ -145,7 +126,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
     const id = await start(gates.two, { window: ['30m'], reason: ['CHG-7'] });
     await signal(ALICE, id, 'Approve');
     await signal(BOB, id, 'Approve');
-    await ssm.settled(id);
+    await standIn.ssm.settled(id);
     expect(invocationOf(id)?.error).toBeUndefined();
     const request = await getGateRequest(deps.db, gates.two);
     expect(request).toMatchObject({
@@ -176,7 +157,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
     });
     const id = await start(gates.named, { reason: ['CHG-9'], deliveries: [delivery] });
     await signal(ALICE, id, 'Approve');
-    await ssm.settled(id);
+    await standIn.ssm.settled(id);
     expect(invocationOf(id)?.error).toBeUndefined();
     expect(await getGateRequest(deps.db, gates.named)).toMatchObject({
       deliveries: [delivery],
@@ -195,7 +176,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
       reason: 'incident',
     });
     await signal(ALICE, id, 'Approve');
-    await ssm.settled(id);
+    await standIn.ssm.settled(id);
     expect(invocationOf(id)?.error).toMatch(
       /asked for approval at .*, before the gate was last closed .*: approvals given before a close do not open the gate after it; start the runbook again/,
     );
@@ -206,7 +187,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
     // Started again after the close, it opens the gate.
     const again = await start(gates.frozen, { reason: ['CHG-10'] });
     await signal(ALICE, again, 'Approve');
-    await ssm.settled(again);
+    await standIn.ssm.settled(again);
     expect(invocationOf(again)?.result?.status.state).toBe('open');
   });
 
@@ -231,7 +212,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
   it('a rejected runbook never invokes the function, and claiming its id changes nothing', async () => {
     const id = await start(gates.one, { reason: ['CHG-9'] });
     await signal(ALICE, id, 'Reject');
-    await ssm.settled(id);
+    await standIn.ssm.settled(id);
     expect(invocationOf(id)).toBeUndefined();
     await expect(invoke({ ssmExecution: id })).rejects.toThrow(
       /is not given \(approve step Failed, Rejected\)/,
@@ -253,7 +234,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
   it("an approved execution of a runbook that is not one of the function's own opens nothing", async () => {
     const id = await start('mallorys-own-runbook', { reason: ['trust me'] }, MALLORY);
     await signal(MALLORY, id, 'Approve');
-    await ssm.settled(id);
+    await standIn.ssm.settled(id);
     expect(invocationOf(id)?.error).toMatch(
       /ran the document 'mallorys-own-runbook', which is not a gate runbook/,
     );
@@ -273,7 +254,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
 
     const id = await start(gates.strict, { reason: ['CHG-10'] });
     await signal(ALICE, id, 'Approve');
-    await ssm.settled(id);
+    await standIn.ssm.settled(id);
     expect(await getGateRequest(deps.db, gates.strict)).toMatchObject({
       requestedBy: ALICE.arn,
       verified: true,
@@ -290,7 +271,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
   });
 
   it('the handler as deployed reads the record through its own SSM client (SLUICE_GATE_RUNBOOKS, AWS_ENDPOINT_URL_SSM)', async () => {
-    process.env.AWS_ENDPOINT_URL_SSM = endpoint;
+    process.env.AWS_ENDPOINT_URL_SSM = standIn.endpoint;
     process.env.SLUICE_GATE_RUNBOOKS = JSON.stringify(Object.fromEntries(runbooks));
     const id = await start(gates.one, { reason: ['CHG-11'] });
     await expect(deployedHandler({ ssmExecution: id })).rejects.toThrow(
