@@ -1,21 +1,17 @@
 // The SSM stand-in (dev/ssm-endpoint.ts) set up for a gate's console (runbook) approvals: the
 // identities it verifies, the runbooks the construct makes, and a server on a free port whose
 // invoke step calls the test's gate function.
-import { SSMClient } from '@aws-sdk/client-ssm';
-import type { AddressInfo } from 'node:net';
-import { createSsmEndpoint, type AutomationDocument, type SsmEndpoint } from '../../dev/ssm-endpoint.ts';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import type { AutomationDocument, SsmEndpoint } from '../../dev/ssm-endpoint.ts';
 import type { TestIdentity } from '../../dev/sigv4-identity.ts';
 import type { Gate } from '../../functions/core/config/index.ts';
 import { runbookContent } from '../../lib/runbooks.ts';
+import { listenSsm, ssmClient, ssmIdentity } from './ssm.ts';
 
 export const ACCOUNT = '000000000000';
 
 /** An identity the stand-in verifies SigV4 for, with keys made from its name. */
-export const identity = (name: string, arn: string): TestIdentity => ({
-  accessKeyId: `AKIA${name.toUpperCase().padEnd(16, 'X')}`,
-  secretAccessKey: `secret-of-${name}-${'k'.repeat(20)}`,
-  arn,
-});
+export const identity = ssmIdentity;
 export const ALICE = identity('alice', `arn:aws:iam::${ACCOUNT}:user/alice`);
 export const BOB = identity('bob', `arn:aws:iam::${ACCOUNT}:user/bob`);
 export const REQUESTER = identity('requester', `arn:aws:sts::${ACCOUNT}:assumed-role/Developer/dev`);
@@ -50,7 +46,7 @@ export async function startSsmStandIn(options: {
   readonly documents: ReadonlyMap<string, AutomationDocument>;
   readonly invoke: (functionName: string, payload: string) => Promise<unknown>;
 }): Promise<SsmStandIn> {
-  const ssm = createSsmEndpoint({
+  const { ssm, endpoint } = await listenSsm({
     identities: [...options.identities],
     documents: new Map(options.documents),
     invoke: async (functionName, payload) => {
@@ -67,17 +63,10 @@ export async function startSsmStandIn(options: {
       }
     },
   });
-  await new Promise<void>((ready) => ssm.server.listen(0, '127.0.0.1', ready));
-  const endpoint = `http://127.0.0.1:${(ssm.server.address() as AddressInfo).port}`;
   return {
     ssm,
     endpoint,
-    client: (who) =>
-      new SSMClient({
-        endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
-      }),
+    client: (who) => ssmClient(endpoint, who),
     close: () => new Promise<void>((done) => ssm.server.close(() => done())),
   };
 }

@@ -3,10 +3,9 @@
 // Local and the kube-apiserver. The function trusts nothing of the invocation but the execution
 // id: who made the override and what it asks are read from Systems Manager's record.
 import { CoreV1Api } from '@kubernetes/client-node';
-import { SSMClient, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
-import type { AddressInfo } from 'node:net';
+import { StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSsmEndpoint, type AutomationDocument, type SsmEndpoint } from '../../../dev/ssm-endpoint.ts';
+import type { AutomationDocument, SsmEndpoint } from '../../../dev/ssm-endpoint.ts';
 import type { TestIdentity } from '../../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../../functions/core/aws/ssm-automation.ts';
 import type { OverrideResult } from '../../../functions/core/gates/override-request.ts';
@@ -18,17 +17,14 @@ import { breakGlassRunbookContent } from '../../../lib/break-glass-runbook.ts';
 import { runbookContent } from '../../../lib/runbooks.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
 import { configMapValue, configMapYaml, inProcessGateDeps, registerGate } from '../../support/gates.ts';
+import { listenSsm, ssmClient, ssmIdentity } from '../../support/ssm.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 
 const ACCOUNT = '000000000000';
-const identity = (name: string, arn: string): TestIdentity => ({
-  accessKeyId: `AKIA${name.toUpperCase().padEnd(16, 'X')}`,
-  secretAccessKey: `secret-of-${name}-${'k'.repeat(20)}`,
-  arn,
-});
+const identity = ssmIdentity;
 const ONCALL = identity('oncall', `arn:aws:sts::${ACCOUNT}:assumed-role/Oncall/carol`);
 const ALICE = identity('alice', `arn:aws:iam::${ACCOUNT}:user/alice`);
 const GATE_FUNCTION = identity('gatefn', `arn:aws:sts::${ACCOUNT}:assumed-role/sluice-gate/fn`);
@@ -53,12 +49,7 @@ const invocations: { payload: string; entry: string; result?: OverrideResult; er
 let ssm: SsmEndpoint;
 let endpoint: string;
 
-const client = (who: TestIdentity) =>
-  new SSMClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: who.accessKeyId, secretAccessKey: who.secretAccessKey },
-  });
+const client = (who: TestIdentity) => ssmClient(endpoint, who);
 const handler = gateHandler(
   () => gateDeps,
   () => ({
@@ -83,7 +74,7 @@ beforeAll(async () => {
     functionArn: RUNBOOKS_ENTRY,
     assumeRoleArn: `arn:aws:iam::${ACCOUNT}:role/sluice-automation`,
   });
-  ssm = createSsmEndpoint({
+  ({ ssm, endpoint } = await listenSsm({
     identities: [ONCALL, ALICE, GATE_FUNCTION],
     documents: new Map([
       [BREAK_GLASS_RUNBOOK, breakGlassRunbook as unknown as AutomationDocument],
@@ -106,9 +97,7 @@ beforeAll(async () => {
         };
       }
     },
-  });
-  await new Promise<void>((ready) => ssm.server.listen(0, '127.0.0.1', ready));
-  endpoint = `http://127.0.0.1:${(ssm.server.address() as AddressInfo).port}`;
+  }));
 });
 afterAll(async () => {
   await new Promise((done) => ssm.server.close(done));
