@@ -15,8 +15,8 @@ export const systemClock: Clock = { now: () => new Date(), sleep: timerSleep };
 export interface PollOptions {
   /** Whose time the timeout runs on and whose sleep waits between looks. */
   readonly clock: Clock;
-  /** How long to wait between looks, in ms. */
-  readonly every: number;
+  /** How long to wait between looks, in ms (a function: asked before each wait, e.g. for jitter). */
+  readonly every: number | (() => number);
   /** How long to keep looking, in ms from the first look. */
   readonly timeout: number;
   /** One look: true ends the poll. An error it throws ends the poll with that error. */
@@ -36,6 +36,6 @@ export async function poll({ clock, every, timeout, until, waiting }: PollOption
     if (await until()) return true;
     if (clock.now().getTime() > deadline) return false;
     waiting?.();
-    await clock.sleep(every);
+    await clock.sleep(typeof every === 'number' ? every : every());
   }
 }

@@ -8,7 +8,7 @@
 // be taken a few seconds early or late.
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Clock } from '../clock.ts';
+import { poll, type Clock } from '../clock.ts';
 import type { TransactItem } from './lease.ts';
 import { queryPartition, type TableClient } from './table-client.ts';
 
@@ -39,8 +39,6 @@ export interface SlotOptions {
   readonly ttlMs?: number;
   /** @default SLOT_WAIT_MS */
   readonly waitMs?: number;
-  /** Waits between looks at a full cluster. @default setTimeout */
-  readonly sleep?: (ms: number) => Promise<void>;
   readonly log?: (message: string) => void;
   /** A slot to try first, before looking at which are held (the one this container held last). */
   readonly preferred?: number;
@@ -60,8 +58,6 @@ export async function acquireClusterSlot(
   options: SlotOptions = {},
 ): Promise<ClusterSlot | undefined> {
   const ttlMs = options.ttlMs ?? SLOT_TTL_MS;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const deadline = clock.now().getTime() + (options.waitMs ?? SLOT_WAIT_MS);
   const pk = clusterSlotsKey(cluster);
   const { preferred } = options;
   if (preferred !== undefined && preferred < limit) {
@@ -69,7 +65,8 @@ export async function acquireClusterSlot(
     if (await take(db, pk, preferred, holder, now, ttlMs))
       return heldSlot(db, pk, preferred, holder, clock, ttlMs, options);
   }
-  for (;;) {
+  let slot: ClusterSlot | undefined;
+  const takeAFreeSlot = async (): Promise<boolean> => {
     const now = clock.now().getTime();
     const held = new Set(
       (await queryPartition(db, pk, { consistent: true }))
@@ -80,12 +77,20 @@ export async function acquireClusterSlot(
     // Contenders start at different free slots, so that most first tries succeed.
     const start = free.length > 0 ? Math.floor(Math.random() * free.length) : 0;
     for (const index of [...free.slice(start), ...free.slice(0, start)]) {
-      if (await take(db, pk, index, holder, now, ttlMs))
-        return heldSlot(db, pk, index, holder, clock, ttlMs, options);
+      if (await take(db, pk, index, holder, now, ttlMs)) {
+        slot = heldSlot(db, pk, index, holder, clock, ttlMs, options);
+        return true;
+      }
     }
-    if (clock.now().getTime() >= deadline) return undefined;
-    await sleep(POLL_MS / 2 + Math.random() * POLL_MS);
-  }
+    return false;
+  };
+  const taken = await poll({
+    clock,
+    every: () => POLL_MS / 2 + Math.random() * POLL_MS,
+    timeout: options.waitMs ?? SLOT_WAIT_MS,
+    until: takeAFreeSlot,
+  });
+  return taken ? slot : undefined;
 }
 
 async function take(

@@ -6,6 +6,7 @@ import {
   UpdateTimeToLiveCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import { poll, systemClock, type Clock } from '../clock.ts';
 import { LOOKUPS_MARKER } from './delivery-lookups.ts';
 
 /** The single table's key and TTL attribute names; the CDK construct creates the same table. */
@@ -16,7 +17,11 @@ export const TABLE_SCHEMA = {
 } as const;
 
 /** Creates the sluice table (on-demand) if it does not exist yet, for local use; CDK owns it in AWS. */
-export async function ensureTable(ddb: DynamoDBClient, tableName: string): Promise<void> {
+export async function ensureTable(
+  ddb: DynamoDBClient,
+  tableName: string,
+  clock: Clock = systemClock,
+): Promise<void> {
   try {
     await ddb.send(
       new CreateTableCommand({
@@ -36,11 +41,13 @@ export async function ensureTable(ddb: DynamoDBClient, tableName: string): Promi
     if (!(error instanceof ResourceInUseException)) throw error;
     return;
   }
-  for (let i = 0; i < 50; i++) {
-    const { Table } = await ddb.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === 'ACTIVE') break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await poll({
+    clock,
+    every: 100,
+    timeout: 5_000,
+    until: async () =>
+      (await ddb.send(new DescribeTableCommand({ TableName: tableName }))).Table?.TableStatus === 'ACTIVE',
+  });
   await ddb.send(
     new UpdateTimeToLiveCommand({
       TableName: tableName,
