@@ -1,5 +1,4 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Delivery } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { applyStaged, dryRun, isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
 import { checkPruneCascade, type KeptContainer } from '../kube/cascade.ts';
@@ -11,14 +10,12 @@ import { describeObject } from '../manifests/objects.ts';
 import type { Artifact } from '../oci/index.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { readStoredInventory, writeInventory } from '../store/inventory.ts';
-import type { Lease } from '../store/lease.ts';
-import type { ReconcileDeps } from './deps.ts';
 import type { ClusterTurn } from './cluster-limit.ts';
 import { step } from './guards.ts';
 import { ownershipConflicts, refuseConflicts } from './ownership.ts';
 import { buildRevision, settleRevision } from './plan.ts';
 import { rememberDesired } from './desired.ts';
-import type { Applied } from './outcomes.ts';
+import type { Applied, Run } from './outcomes.ts';
 import { checkPruneLimit } from './prune-limit.ts';
 import { clusterClient } from './cluster-client.ts';
 
@@ -28,12 +25,11 @@ import { clusterClient } from './cluster-client.ts';
  * dry-run: what it reads before is a few lists.
  */
 export async function applyRevision(
-  delivery: Delivery,
+  run: Run,
   artifact: Artifact,
-  deps: ReconcileDeps,
-  lease: Lease,
   turn: Pick<ClusterTurn, 'take'>,
 ): Promise<Applied> {
+  const { delivery, deps, lease } = run;
   const name = delivery.name;
   const manifests = await buildRevision(delivery, artifact, deps);
   // Compiled before anything is applied: a broken expression fails the run with nothing changed.
@@ -48,8 +44,7 @@ export async function applyRevision(
   const kube = await step('ApplyFailed', () => clusterClient(delivery, deps, () => lease.check()));
   const desired = await settleRevision(manifests, kube, delivery);
   await rememberDesired(
-    delivery,
-    deps,
+    run,
     artifact.revision,
     desired.map((d) => d.entry.id),
     'required',
@@ -121,7 +116,7 @@ export async function applyRevision(
     // The desired set goes with it: a run that cannot store it applies nothing.
     chunked = await writeInventory(deps.db, name, unionEntries(writeAhead, oldInventory), lease.fence, {
       replacesChunks: chunked,
-      also: deps.pending?.take(),
+      also: run.pending.take(),
     });
   }
   const { created, configured } = await step('ApplyFailed', () =>
@@ -159,7 +154,7 @@ export async function applyRevision(
   if (changed.length > 0 || stale.length > 0)
     await writeInventory(deps.db, name, recorded, lease.fence, {
       replacesChunks: chunked,
-      also: deps.pending?.take(),
+      also: run.pending.take(),
     });
 
   if (delivery.wait) {

@@ -8,7 +8,6 @@ import type { GateConditionReaders } from '../gates/conditions.ts';
 import type { WindowTimer } from '../gates/requests.ts';
 import type { Decryptor } from '../manifests/encrypted.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
-import type { Fence, PendingWrites } from '../store/lease.ts';
 import type { Taint } from '../taint.ts';
 import type { TableClient } from '../store/table-client.ts';
 import type { EventSink } from './events.ts';
@@ -67,10 +66,6 @@ export interface ReconcileDeps extends GateConditionReaders {
   readonly clusterSlotWaitMs?: number;
   /** How long a lease lasts without renewal. @default LEASE_TTL_MS (60 s) */
   readonly leaseTtlMs?: number;
-  /** Set by the run that holds the delivery's lease: its status, event and inventory writes are fenced by it. */
-  readonly fence?: Fence;
-  /** Set with `fence`: writes that go with the run's next fenced write (the desired set). */
-  readonly pending?: PendingWrites;
   /**
    * The decrypted values of this run, scrubbed from what it writes out (set by the run:
    * `withTaint`). @default none: nothing decrypted is remembered, so nothing is scrubbed

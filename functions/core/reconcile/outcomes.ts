@@ -8,7 +8,7 @@ import { ANNOTATION_REVISION, type Artifact } from '../oci/index.ts';
 import { type ReconcileOutcome } from '../store/events.ts';
 import { recordRunEnd } from '../store/run-end.ts';
 import type { ClusterSlot } from '../store/cluster-slots.ts';
-import type { Lease } from '../store/lease.ts';
+import { PendingWrites, type Lease } from '../store/lease.ts';
 import {
   statusFromItem,
   type BlockingGate,
@@ -65,21 +65,19 @@ export interface Run {
   readonly started: Date;
   /** The status as the previous run left it. */
   readonly previous: DeliveryStatus | undefined;
-  /** The run's lease, released by the write that records the run's end. */
-  readonly lease: Pick<Lease, 'released'>;
+  /** The run's lease: its fence conditions every table write; the write recording the run's end releases it. */
+  readonly lease: Lease;
+  /** Writes that go with the run's next fenced write (the desired set). */
+  readonly pending: PendingWrites;
   /** The run's turn on its cluster: the slot it took, if any, is freed by that write too. */
   readonly turn?: { held(): Pick<ClusterSlot, 'freeing' | 'freed'> | undefined };
 }
 
 /** Starts a run with the status the previous run left, as the lease's claim read it. */
-export function startRun(
-  delivery: Delivery,
-  deps: ReconcileDeps,
-  lease: Pick<Lease, 'statusItem' | 'released'>,
-  turn?: Run['turn'],
-): Run {
+export function startRun(delivery: Delivery, deps: ReconcileDeps, lease: Lease, turn?: Run['turn']): Run {
   const previous = statusFromItem(lease.statusItem);
-  return { delivery, deps, started: deps.clock.now(), previous, lease, ...(turn && { turn }) };
+  const pending = new PendingWrites();
+  return { delivery, deps, started: deps.clock.now(), previous, lease, pending, ...(turn && { turn }) };
 }
 
 /**
@@ -407,11 +405,16 @@ async function finish(
         time: now.toISOString(),
       };
   const slot = run.turn?.held();
-  const written = await recordRunEnd(deps.db, { name: delivery.name, status: update, event }, deps.fence, {
-    also: deps.pending?.take(),
-    releaseLease: true,
-    ...(slot && { freeSlot: slot.freeing }),
-  });
+  const written = await recordRunEnd(
+    deps.db,
+    { name: delivery.name, status: update, event },
+    run.lease.fence,
+    {
+      also: run.pending.take(),
+      releaseLease: true,
+      ...(slot && { freeSlot: slot.freeing }),
+    },
+  );
   if (written.leaseReleased) run.lease.released();
   if (written.slotFreed) slot?.freed();
   if (!event) return;

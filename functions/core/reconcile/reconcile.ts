@@ -3,7 +3,7 @@ import { NotRegisteredError } from '../errors.ts';
 import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
 import { pullResolved, resolveArtifact, type Resolved } from '../oci/index.ts';
 import { deliveryFromStatusItem } from '../store/deliveries.ts';
-import { acquireLease, LeaseLostError, PendingWrites, type Lease } from '../store/lease.ts';
+import { acquireLease, LeaseLostError, type Lease } from '../store/lease.ts';
 import { applyRevision } from './apply-revision.ts';
 import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts';
 import { unreadyDependencies } from './depends-on.ts';
@@ -49,8 +49,7 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
     if (delivery.suspend) return suspended(name);
     // Every value this run decrypts is scrubbed from its status, events, logs and result.
-    const held = { ...deps, fence: lease.fence, pending: new PendingWrites() };
-    return await reconcileHeld(delivery, withTaint(held, new Taint()), lease);
+    return await reconcileHeld(delivery, withTaint(deps, new Taint()), lease);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);
@@ -72,7 +71,7 @@ function suspended(name: string): ReconcileResult {
   };
 }
 
-/** The run, once it holds the lease: `deps.fence` makes every table write conditional on it. */
+/** The run, once it holds the lease: its fence (`run.lease`) makes every table write conditional on it. */
 async function reconcileHeld(
   delivery: Delivery,
   deps: ReconcileDeps,
@@ -92,7 +91,7 @@ async function reconcileHeld(
   try {
     const unready = await unreadyDependencies(delivery, deps.db, run.started);
     if (unready.length > 0) {
-      await rememberHeldRevision(delivery, deps);
+      await rememberHeldRevision(run);
       return await waitForDependencies(run, unready);
     }
     const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started, deps);
@@ -103,7 +102,7 @@ async function reconcileHeld(
       const held = await resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }).catch(
         () => undefined,
       );
-      if (held) await rememberHeldRevision(delivery, deps, held);
+      if (held) await rememberHeldRevision(run, held);
       return await block(run, [...closed.blockAll, ...closed.blockRevisions], held?.revision);
     }
     const lastApplied = run.previous?.lastAppliedRevision;
@@ -115,14 +114,14 @@ async function reconcileHeld(
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
     if (gates.blockAll.length > 0) {
-      await rememberHeldRevision(delivery, deps, current);
+      await rememberHeldRevision(run, current);
       return await block(run, [...gates.blockAll, ...gates.blockRevisions], current.revision);
     }
     let held: string | undefined;
     let target: Resolved = current;
     if (gates.blockRevisions.length > 0 && current.revision !== lastApplied) {
       if (!lastApplied) {
-        await rememberHeldRevision(delivery, deps, current);
+        await rememberHeldRevision(run, current);
         return await block(run, gates.blockRevisions, current.revision);
       }
       held = current.revision;
@@ -134,7 +133,7 @@ async function reconcileHeld(
     revision = artifact.revision;
     let applied: Applied;
     try {
-      applied = await applyRevision(delivery, artifact, deps, lease, turn);
+      applied = await applyRevision(run, artifact, turn);
     } catch (error) {
       await freeTurn();
       if (error instanceof ClusterBusy) return await holdForBusyCluster(run, artifact.revision);
@@ -144,7 +143,7 @@ async function reconcileHeld(
       // What the held revision desires, stored after the re-applied one's (applyRevision stores
       // that); built after the slot is freed: it writes nothing to the cluster.
       await freeTurn();
-      await rememberHeldRevision(delivery, deps, current);
+      await rememberHeldRevision(run, current);
     }
     return held
       ? await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions)

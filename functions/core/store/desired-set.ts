@@ -3,7 +3,7 @@
 // cluster can tell what this one needs without building its artifact again.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { fencedTransaction, type Fence, type TransactItem } from './lease.ts';
+import type { Fence, TransactItem } from './lease.ts';
 import { deliveryKey, type TableClient } from './table-client.ts';
 
 /** What a delivery's latest resolved revision desires. */
@@ -20,19 +20,6 @@ export interface DesiredSet {
 const MAX_BYTES = 350 * 1024;
 
 const KEY = (name: string) => ({ pk: deliveryKey(name), sk: 'desired' });
-
-/**
- * Stores `set` as the delivery's desired set, only while `fence` holds its lease (else
- * LeaseLostError). Throws, naming the delivery, when the set does not fit in one item.
- */
-export async function writeDesiredSet(
-  db: TableClient,
-  name: string,
-  set: DesiredSet,
-  fence: Fence,
-): Promise<void> {
-  await fencedTransaction(db, fence, [desiredSetPut(db, name, set, fence)]);
-}
 
 /**
  * The Put that stores `set`, for a transaction fenced by `fence` (it is no write without the
