@@ -162,6 +162,30 @@ export async function waitForDependencies(
 }
 
 /**
+ * Records a run held by its rollout (its wave has not started, its turn in the wave has not come,
+ * or the rollout is halted): nothing was applied or pruned, its current revision stays. Held until
+ * a soak ends, it is retried then; otherwise the rollout's progress reconciles it.
+ */
+export async function holdForRollout(
+  run: Run,
+  held: {
+    readonly reason: 'RolloutWaiting' | 'RolloutHalted';
+    readonly message: string;
+    readonly retryAt?: Date;
+    readonly pending?: string;
+  },
+): Promise<ReconcileResult> {
+  const nextRetryAt = held.retryAt && (await scheduleRetry(run, held.retryAt));
+  return hold(
+    run,
+    held.reason,
+    held.message,
+    { blockedBy: null, nextRetryAt: nextRetryAt ?? null, pendingRevision: held.pending ?? null },
+    held.pending,
+  );
+}
+
+/**
  * Records a run held by the mass-deletion brake (PruneLimitExceeded, possibly behind a closed
  * gate) before it changed anything. Nothing was applied or pruned.
  */

@@ -14,6 +14,7 @@ import { step } from './guards.ts';
 import {
   block,
   fail,
+  holdForRollout,
   holdMassPrune,
   reapplyWhileHeld,
   startRun,
@@ -23,6 +24,7 @@ import {
   type ReconcileResult,
 } from './outcomes.ts';
 import { PruneLimitHold } from './prune-limit.ts';
+import { followRollout, rolloutTarget } from './rollout-target.ts';
 
 export type { ReconcileResult } from './outcomes.ts';
 
@@ -48,7 +50,17 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     }
     if (delivery.suspend) return suspended(name);
     // Every value this run decrypts is scrubbed from its status, events, logs and result.
-    return await reconcileHeld(delivery, withTaint({ ...deps, fence: lease.fence }, new Taint()), lease);
+    const result = await reconcileHeld(
+      delivery,
+      withTaint({ ...deps, fence: lease.fence }, new Taint()),
+      lease,
+    );
+    // A member that succeeded or failed may start the next members of its rollout, or halt it.
+    if (result.outcome === 'Succeeded' || result.outcome === 'Failed')
+      await followRollout(name, deps).catch((error: unknown) =>
+        deps.log?.(`could not follow the rollout of '${name}': ${String(error)}`),
+      );
+    return result;
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);
@@ -96,11 +108,17 @@ async function reconcileHeld(
       return await block(run, [...closed.blockAll, ...closed.blockRevisions], held?.revision);
     }
     const lastApplied = run.previous?.lastAppliedRevision;
+    // A member of a rollout takes the rollout's revision when its wave and turn have come.
+    const rollout = await step('ArtifactFailed', () => rolloutTarget(delivery.name, deps, run.started));
+    if (rollout.kind === 'hold') return await holdForRollout(run, rollout);
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
     // the tag moves while this run goes on.
-    const current = await step('ArtifactFailed', () =>
-      resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
-    );
+    const current =
+      rollout.kind === 'take'
+        ? rollout.resolved
+        : await step('ArtifactFailed', () =>
+            resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
+          );
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
     if (gates.blockAll.length > 0) {

@@ -62,7 +62,7 @@ const ALARMED: BlockingGate = {
 };
 
 function inputs(
-  overrides: Partial<RolloutInputs> & { statuses?: Record<string, DeliveryStatus> },
+  overrides: Partial<Omit<RolloutInputs, 'statuses'>> & { statuses?: Record<string, DeliveryStatus> },
 ): RolloutInputs {
   const { statuses, ...rest } = overrides;
   return {
