@@ -18,6 +18,7 @@ import {
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { engineDeps, pushFiles, registerDelivery } from '../../support/deliveries.ts';
 import { configMapValue, configMapYaml, manualClock } from '../../support/gates.ts';
+import { sluice } from '../../support/cli.ts';
 import { leaveLease } from '../../support/lease.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
@@ -161,6 +162,9 @@ describe('rollouts', () => {
       halt: { wave: 1, delivery: canary, recorded: true, by: 'sluice' },
     });
     expect(halted.halt!.todo).toContain(`sluice rollout resume ${f.name}`);
+    const status = await sluice('rollout', 'status', f.name);
+    expect(status.stdout).toContain(`halted in wave 1 (recorded by sluice at `);
+    expect(status.stdout).toContain(`to do: look at delivery '${canary}'`);
     expect(await reconcile(rest, f.deps)).toMatchObject({
       outcome: 'Blocked',
       reason: 'RolloutHalted',
