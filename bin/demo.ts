@@ -7,6 +7,7 @@ import { componentsEnv, startComponents, stopComponents, type Components } from 
 import { parseCron } from '../functions/core/config/cron.ts';
 import { dashboardUrl } from '../lib/dashboard.ts';
 import { DEMO_NAMESPACE, demoConfig, freezeDay, releaseFiles, RELEASES, type Release } from './demo/app.ts';
+import { breakGlass, CHECKOUT_ALARM, createCheckoutAlarm, setCheckoutAlarm } from './demo/break-glass.ts';
 import { bold, check, DemoFailure, heading, say, shell, sluice } from './demo/narrate.ts';
 import {
   selfApprovalRefused,
@@ -15,7 +16,7 @@ import {
   TWO_PERSON_GATE,
 } from './demo/two-person.ts';
 
-const STEPS = 12;
+const STEPS = 13;
 const DIR = resolve(process.env.SLUICE_DEMO_DIR ?? '.sluice/demo');
 const keep = process.argv.includes('--keep');
 const ns = DEMO_NAMESPACE;
@@ -117,7 +118,12 @@ async function story(components: Components, work: string): Promise<void> {
   await shell(components.kubectl, ['create', 'namespace', ns], `kubectl create namespace ${ns}`);
   await push(RELEASES[0]!);
 
-  heading(3, STEPS, "Register a delivery with prune and two gates: 'change-freeze' and 'sre-approval'");
+  heading(
+    3,
+    STEPS,
+    "Register a delivery with prune and three gates: 'change-freeze', 'sre-approval' and the alarm gate 'checkout-healthy'",
+  );
+  await createCheckoutAlarm();
   await shell('cat', [configFile], 'cat sluice.yaml');
   await sluice(['register', '-f', configFile]);
   await sluice(['gates']);
@@ -247,6 +253,54 @@ async function story(components: Components, work: string): Promise<void> {
   heading(
     11,
     STEPS,
+    "The checkout error-rate alarm fires: 'checkout-healthy' holds every release; break-glass lets the hotfix through",
+  );
+  await setCheckoutAlarm('ALARM', 'Threshold Crossed: 5xx rate 7.4% (> 2%) for 3 minutes');
+  const alarmed = await sluice(['gates', 'checkout-healthy']);
+  check(
+    /checkout-healthy\s+closed/.test(alarmed) && alarmed.includes(CHECKOUT_ALARM),
+    `'checkout-healthy' closed while ${CHECKOUT_ALARM} is in ALARM (read from CloudWatch at evaluation; deployed, the alarm's state change reconciles held deliveries when it clears)`,
+    alarmed,
+  );
+  await push(RELEASES[3]!);
+  const hotfixHeld = await sluice(['reconcile', 'demo'], 4);
+  const hotfix = revisionToApprove(hotfixHeld);
+  check(
+    hotfix.startsWith('1.2.1@sha256:') && hotfixHeld.includes("gate 'checkout-healthy'"),
+    'the hotfix 1.2.1 is held by the alarm gate (and awaits its SRE approval)',
+    hotfixHeld,
+  );
+  await breakGlass(components.sts.endpoint, 'demo', hotfix);
+  await sluice(['reconcile', 'demo']);
+  const patched = (await appState(kc)).deployment?.spec?.template.spec?.containers[0]?.image;
+  check(
+    patched === 'nginx:1.28.1',
+    'the hotfix applied (nginx:1.28.1) through the closed gates',
+    `image is ${patched}`,
+  );
+  const overridden = await sluice(['gates', 'checkout-healthy']);
+  check(
+    overridden.includes('OVERRIDE') && /checkout-healthy\s+closed/.test(overridden),
+    "'sluice gates' shows the override, who made it and when it ends; the gate itself stays closed",
+    overridden,
+  );
+  const audit = await sluice(['gate', 'history', 'checkout-healthy']);
+  check(
+    /OVERRIDE\s+1\.2\.1@sha256:.*alice@example\.com.*INC-77 hotfix/.test(audit),
+    'the audit row: OVERRIDE, by alice, with the reason',
+    audit,
+  );
+  await setCheckoutAlarm('OK', 'Threshold Crossed: 5xx rate 0.2% (≤ 2%)');
+  const cleared = await sluice(['gates', 'checkout-healthy']);
+  check(
+    /checkout-healthy\s+open/.test(cleared),
+    "the alarm clears: 'checkout-healthy' is open again",
+    cleared,
+  );
+
+  heading(
+    12,
+    STEPS,
     'A two-person rule: approvals whose identities AWS verifies (STS, here its local stand-in)',
   );
   await twoPersonApproval(components.sts.endpoint, third);
@@ -255,7 +309,7 @@ async function story(components: Components, work: string): Promise<void> {
   await selfApprovalRefused(components.sts.endpoint, third);
   await sluice(['gate', 'history', SELF_APPROVAL_GATE]);
 
-  heading(12, STEPS, 'Remove the delivery: everything it created is deleted');
+  heading(13, STEPS, 'Remove the delivery: everything it created is deleted');
   await sluice(['unregister', 'demo']);
   await showCluster(components);
   const gone = await appState(kc);

@@ -74,11 +74,20 @@ interface Execution {
   settle(): void;
 }
 
+/**
+ * A Change Calendar's state as the stand-in answers GetCalendarState: OPEN or CLOSED (with the
+ * next transition, if one is set), or an error of the type named (e.g. AccessDeniedException).
+ */
+export type ChangeCalendarStandIn =
+  { readonly state: 'OPEN' | 'CLOSED'; readonly nextTransitionTime?: string } | { readonly error: string };
+
 /** The SSM stand-in: a server and a way to wait for an execution to end. */
 export interface SsmEndpoint {
   readonly server: Server;
   /** Resolves when the execution has ended (Success, Failed, …), its invoke step included. */
   settled(executionId: string): Promise<void>;
+  /** Sets what GetCalendarState answers for a Change Calendar (by name; an ARN is read by its name). */
+  setCalendarState(calendar: string, state: ChangeCalendarStandIn): void;
 }
 
 /**
@@ -89,11 +98,13 @@ export interface SsmEndpoint {
  * `identities`: the verified signer is who started the execution and who approves. Only a
  * principal the approve step lists (its ARN, its role for an assumed-role session, or an IAM
  * user's name) may signal it, each once; the step succeeds at MinRequiredApprovals approvals
- * and fails on the first rejection.
+ * and fails on the first rejection. GetCalendarState answers each Change Calendar as set with
+ * setCalendarState (a calendar never set does not exist): CLOSED if any named is CLOSED.
  */
 export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
   const now = options.now ?? (() => new Date());
   const executions = new Map<string, Execution>();
+  const calendars = new Map<string, ChangeCalendarStandIn>();
   const seconds = () => now().getTime() / 1000;
 
   const find = (id: unknown): Execution => {
@@ -156,6 +167,29 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
   };
 
   const handlers: Record<string, (input: Record<string, unknown>, caller: string) => unknown> = {
+    GetCalendarState(input) {
+      const names = input.CalendarNames;
+      if (!Array.isArray(names) || names.length === 0)
+        throw new SsmError('ValidationException', 'CalendarNames must name at least one calendar');
+      const atTime = input.AtTime === undefined ? now() : new Date(String(input.AtTime));
+      if (Number.isNaN(atTime.getTime()))
+        throw new SsmError('InvalidDocumentType', `AtTime ${JSON.stringify(input.AtTime)} is not ISO 8601`);
+      const states = names.map((name) => {
+        const bare = String(name).replace(/^arn:aws[\w-]*:ssm:[^:]*:\d{12}:document\//, '');
+        const calendar = calendars.get(bare);
+        if (!calendar) throw new SsmError('InvalidDocument', `Document ${String(name)} does not exist`);
+        if ('error' in calendar)
+          throw new SsmError(calendar.error, `GetCalendarState of ${bare}: ${calendar.error}`);
+        return calendar;
+      });
+      const closed = states.filter((calendar) => calendar.state === 'CLOSED');
+      const transitions = states.flatMap((calendar) => calendar.nextTransitionTime ?? []).sort();
+      return {
+        State: closed.length > 0 ? 'CLOSED' : 'OPEN',
+        AtTime: atTime.toISOString(),
+        ...(transitions[0] && { NextTransitionTime: transitions[0] }),
+      };
+    },
     StartAutomationExecution(input, caller) {
       const name = String(input.DocumentName ?? '');
       const document = options.documents.get(name);
@@ -305,7 +339,11 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
       }
     }),
   );
-  return { server, settled: (id) => find(id).settled };
+  return {
+    server,
+    settled: (id) => find(id).settled,
+    setCalendarState: (calendar, state) => void calendars.set(calendar, state),
+  };
 }
 
 /** `{{name}}` parameters and `{{automation:EXECUTION_ID}}` replaced in every string of `value`. */

@@ -10,9 +10,12 @@ import { Construct } from 'constructs';
 import { BREAK_GLASS_ALIAS, GATE_OVERRIDE } from '../functions/core/gates/override.ts';
 import { GATE_METRICS } from '../functions/gate/metrics.ts';
 import { notify } from './alarm-actions.ts';
+import { BreakGlassRunbook } from './break-glass-runbook.ts';
 
 export interface BreakGlassProps {
   readonly gateFunction: lambda.Function;
+  /** The gate function's role: it reads the break-glass runbook's executions. */
+  readonly gateRole: iam.IRole;
   /** Where the alarm and the override's message go. @default - none */
   readonly alarmTopic?: sns.ITopic;
   /** The bus the gate function publishes `Gate Override` events to. @default - none */
@@ -32,6 +35,8 @@ export class BreakGlass extends Construct {
   readonly url: lambda.FunctionUrl;
   readonly alarm: cloudwatch.Alarm;
   readonly rule?: events.Rule;
+  /** The console's way to break the glass: a Systems Manager runbook grantees may start. */
+  readonly runbook: BreakGlassRunbook;
 
   constructor(scope: Construct, id: string, props: BreakGlassProps) {
     super(scope, id);
@@ -40,6 +45,11 @@ export class BreakGlass extends Construct {
       version: props.gateFunction.currentVersion,
     });
     this.url = this.alias.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+    this.runbook = new BreakGlassRunbook(this, 'Runbook', {
+      entry: this.alias,
+      gateFunction: props.gateFunction,
+      gateRole: props.gateRole,
+    });
     this.alarm = new cloudwatch.Alarm(this, 'Alarm', {
       alarmDescription:
         'sluice: a break-glass override let a revision through closed gates (who, what and why: sluice gate history <gate>, or the Gate Override event)',
@@ -74,14 +84,20 @@ export class BreakGlass extends Construct {
     }
   }
 
-  /** Lets `grantee` send signed overrides: invoke the entry's URL (and the function only via it), and look it up. */
+  /**
+   * Lets `grantee` send signed overrides (invoke the entry's URL, and the function only via it, and
+   * look it up) and start the break-glass runbook in the console.
+   */
   grant(grantee: iam.IGrantable): iam.Grant {
-    return this.url.grantInvokeUrl(grantee).combine(
-      iam.Grant.addToPrincipal({
-        grantee,
-        actions: ['lambda:GetFunctionUrlConfig'],
-        resourceArns: [this.alias.functionArn],
-      }),
-    );
+    return this.url
+      .grantInvokeUrl(grantee)
+      .combine(
+        iam.Grant.addToPrincipal({
+          grantee,
+          actions: ['lambda:GetFunctionUrlConfig'],
+          resourceArns: [this.alias.functionArn],
+        }),
+      )
+      .combine(this.runbook.grant(grantee));
   }
 }

@@ -1,5 +1,5 @@
 import { ConfigError, parseConfig } from '../functions/core/config/index.ts';
-import { parseYaml } from '../functions/core/config/load.ts';
+import { parseYaml, withCalendarFiles } from '../functions/core/config/load.ts';
 import { isRecord } from '../functions/core/config/issues.ts';
 import { readFileSync } from 'node:fs';
 import { PROPS_ORIGIN, resolveSpecs } from './config.ts';
@@ -32,7 +32,8 @@ export function sluicePropsFromConfigFile(
   } catch (error) {
     throw new ConfigError(path, [{ path: '', message: `cannot read the file: ${(error as Error).message}` }]);
   }
-  const raw = parseYaml(text, path);
+  // Calendar files are read relative to the config file, as the CLI reads them.
+  const raw = withCalendarFiles(parseYaml(text, path), path);
   const config = parseConfig(raw, path);
   const { clusters = {}, ...props } = overrides;
   const names = new Set(config.deliveries.map((delivery) => delivery.name));

@@ -11,6 +11,7 @@ import {
   type SluiceConfig,
 } from '../functions/core/config/index.ts';
 import { healthCheckExprIssues } from '../functions/core/cel/check-config.ts';
+import { readCalendarFiles } from '../functions/core/config/calendar-files.ts';
 import { formatPath, isRecord } from '../functions/core/config/issues.ts';
 import { stalenessProblem } from './alarms.ts';
 import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps, SluiceRollout } from './props.ts';
@@ -194,10 +195,12 @@ function deliveryInput(
 
 function gateInput(gate: SluiceGate, path: Path, issues: Issues): Record<string, unknown> {
   if (!isRecord(gate)) return gate as never;
-  const { window, schedules, maxOverride, ...rest } = gate;
+  const { window, schedules, calendars, maxOverride, ...rest } = gate;
   forbidTokens(rest, path, issues);
+  forbidTokens(calendars, [...path, 'calendars'], issues);
   return defined({
     ...rest,
+    calendars: calendarsRead(calendars, path, issues),
     window: durationText(window, [...path, 'window'], issues),
     maxOverride: durationText(maxOverride, [...path, 'maxOverride'], issues),
     schedules: Array.isArray(schedules)
@@ -227,6 +230,24 @@ function rolloutInput(rollout: SluiceRollout, path: Path, issues: Issues): Recor
         })
       : waves,
   });
+}
+
+/** The calendars with each `file` read at synth (relative to the current directory) into `ics`. */
+function calendarsRead(calendars: SluiceGate['calendars'], path: Path, issues: Issues): unknown {
+  if (!Array.isArray(calendars)) return calendars;
+  try {
+    const [read] = readCalendarFiles([{ calendars }], process.cwd(), PROPS_ORIGIN) as {
+      calendars: unknown;
+    }[];
+    return read!.calendars;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const issue of error.issues) {
+      const [, index] = /calendars\[(\d+)\]/.exec(issue.path) ?? [];
+      issues.add([...path, 'calendars', Number(index), 'file'], issue.message);
+    }
+    return calendars;
+  }
 }
 
 /** `Duration.minutes(5)` → `300s` (`1500ms` when not whole seconds); strings pass to the schema as they are. */

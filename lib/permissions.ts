@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import type { Delivery } from '../functions/core/config/index.ts';
+import type { Delivery, Gate } from '../functions/core/config/index.ts';
 import type { EcrRepository } from './sources.ts';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 
@@ -122,4 +122,24 @@ export function decryptionStatements(deliveries: readonly Delivery[]): iam.Polic
         ]
       : []),
   ];
+}
+
+/**
+ * `ssm:GetCalendarState` on exactly the Change Calendars the gates name (a name is a document of
+ * this stack's account and region; an ARN, one shared from another account, as it is).
+ */
+export function changeCalendarStatements(scope: Construct, gates: readonly Gate[]): iam.PolicyStatement[] {
+  const stack = Stack.of(scope);
+  const calendars = new Set(
+    gates
+      .flatMap((gate) => gate.changeCalendars ?? [])
+      .map((calendar) =>
+        calendar.startsWith('arn:')
+          ? calendar
+          : stack.formatArn({ service: 'ssm', resource: 'document', resourceName: calendar }),
+      ),
+  );
+  return calendars.size > 0
+    ? [new iam.PolicyStatement({ actions: ['ssm:GetCalendarState'], resources: [...calendars].sort() })]
+    : [];
 }

@@ -364,6 +364,68 @@ export interface SluiceGate {
    * @default Duration.hours(4)
    */
   readonly maxOverride?: Duration;
+  /**
+   * One-off spans the gate is closed for, whatever its requests say: an approved open request
+   * does not lift a freeze (only a break-glass override lets a revision through one). At most 100.
+   * @default - none
+   */
+  readonly freezes?: SluiceGateFreeze[];
+  /**
+   * RFC 5545 calendars (RRULE, EXDATE, TZID, all-day events): the gate is closed during each
+   * event, whatever its requests say. A `file` is read at synth, relative to the current
+   * directory (`Sluice.fromConfigFile`: to the config file). At most 4.
+   * @default - none
+   */
+  readonly calendars?: SluiceGateCalendar[];
+  /**
+   * AWS Systems Manager Change Calendars (names, or ARNs for another account's shared ones): the
+   * gate is closed while any of them is CLOSED, read with `ssm:GetCalendarState` at each
+   * evaluation; one that cannot be read counts as CLOSED. At most 10.
+   * @default - none
+   */
+  readonly changeCalendars?: string[];
+}
+
+/** A one-off span a gate is closed for. */
+export interface SluiceGateFreeze {
+  /** Local date-time in `timeZone` the freeze starts: `2026-12-24` or `2026-12-24T18:00[:00]`, no offset. */
+  readonly from: string;
+  /** Local date-time in `timeZone` it ends (the gate is closed up to it); after `from`, at most a year later. */
+  readonly to: string;
+  /**
+   * IANA time zone `from` and `to` are read in, e.g. `Europe/Berlin`.
+   * @default 'UTC'
+   */
+  readonly timeZone?: string;
+  /**
+   * Why, shown with the held deliveries and in `sluice gates`.
+   * @default - none
+   */
+  readonly reason?: string;
+}
+
+/** An RFC 5545 calendar whose every event closes a gate for its span. Give `ics` or `file`. */
+export interface SluiceGateCalendar {
+  /**
+   * Names the calendar in messages.
+   * @default - the file's base name, or 'calendar'
+   */
+  readonly name?: string;
+  /**
+   * The iCalendar text (`BEGIN:VCALENDAR` …), at most 100,000 characters.
+   * @default - read from `file`
+   */
+  readonly ics?: string;
+  /**
+   * A `.ics` file read at synth.
+   * @default - `ics` is given
+   */
+  readonly file?: string;
+  /**
+   * IANA time zone of its all-day events and floating times (a TZID names its own).
+   * @default 'UTC'
+   */
+  readonly timeZone?: string;
 }
 
 /** One wave of a rollout. */

@@ -70,17 +70,25 @@ export function runbookContent(options: RunbookContentOptions): Record<string, u
           Approvers: [...options.approvers],
         },
       },
-      {
-        name: RUNBOOK_STEPS.openGate,
-        action: 'aws:invokeLambdaFunction',
-        isEnd: true,
-        inputs: {
-          FunctionName: options.functionArn,
-          InvocationType: 'RequestResponse',
-          Payload: '{"ssmExecution":"{{automation:EXECUTION_ID}}"}',
-        },
-      },
+      invokeWithExecutionId(RUNBOOK_STEPS.openGate, options.functionArn),
     ],
+  };
+}
+
+/**
+ * A runbook's last step: invoke the gate function (the entry `functionArn` names) with the
+ * execution's id and nothing else, so the function reads everything else from Systems Manager.
+ */
+export function invokeWithExecutionId(name: string, functionArn: string): Record<string, unknown> {
+  return {
+    name,
+    action: 'aws:invokeLambdaFunction',
+    isEnd: true,
+    inputs: {
+      FunctionName: functionArn,
+      InvocationType: 'RequestResponse',
+      Payload: '{"ssmExecution":"{{automation:EXECUTION_ID}}"}',
+    },
   };
 }
 
@@ -167,7 +175,7 @@ export class GateRunbooks extends Construct {
         `gate '${gate}': ${grantee.grantPrincipal} is not an IAM user or role, so it cannot approve in the gate's runbook (aws:approve takes IAM ARNs)`,
       );
     else if (!runbook.approvers.includes(arn)) runbook.approvers.push(arn);
-    this.acknowledgeExecutions(grantee);
+    acknowledgeExecutions(this, grantee);
     return iam.Grant.addToPrincipal({
       grantee,
       actions: [
@@ -175,80 +183,15 @@ export class GateRunbooks extends Construct {
         'ssm:GetAutomationExecution',
         'ssm:DescribeAutomationStepExecutions',
       ],
-      resourceArns: [this.executionsArn()],
+      resourceArns: [executionsArn(this)],
     });
   }
 
   /** Lets `grantee` start the gate's runbook (asking its approvers) and follow its executions. */
   grantRequest(grantee: iam.IGrantable, gate: string): iam.Grant {
     this.runbook(gate);
-    const stack = Stack.of(this);
     const { role } = this.automationParts();
-    this.acknowledgeExecutions(grantee);
-    this.acknowledge(
-      grantee,
-      this.definitionArn(gate),
-      "StartAutomationExecution names a runbook version (<name>:<version>); the grant is this gate's runbook, any version.",
-    );
-    return iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['ssm:StartAutomationExecution'],
-      resourceArns: [this.definitionArn(gate)],
-    })
-      .combine(
-        iam.Grant.addToPrincipal({
-          grantee,
-          actions: ['ssm:GetAutomationExecution', 'ssm:DescribeAutomationStepExecutions'],
-          resourceArns: [this.executionsArn()],
-        }),
-      )
-      .combine(
-        iam.Grant.addToPrincipal({
-          grantee,
-          actions: ['ssm:DescribeDocument', 'ssm:GetDocument'],
-          resourceArns: [
-            stack.formatArn({ service: 'ssm', resource: 'document', resourceName: this.documentName(gate) }),
-          ],
-        }),
-      )
-      .combine(
-        iam.Grant.addToPrincipal({
-          grantee,
-          actions: ['iam:PassRole'],
-          resourceArns: [role.roleArn],
-          conditions: { StringEquals: { 'iam:PassedToService': 'ssm.amazonaws.com' } },
-        }),
-      );
-  }
-
-  private definitionArn(gate: string): string {
-    return Stack.of(this).formatArn({
-      service: 'ssm',
-      resource: 'automation-definition',
-      resourceName: `${this.documentName(gate)}:*`,
-    });
-  }
-
-  /** The executions' wildcard in a grantee's policy, acknowledged for cdk-nag with its reason. */
-  private acknowledgeExecutions(grantee: iam.IGrantable): void {
-    this.acknowledge(
-      grantee,
-      this.executionsArn(),
-      'Automation execution ids are made at run time; Systems Manager itself lets only the approvers a runbook lists signal it.',
-    );
-  }
-
-  private acknowledge(grantee: iam.IGrantable, arn: string, reason: string): void {
-    const principal = grantee.grantPrincipal;
-    if (!Construct.isConstruct(principal)) return;
-    Validations.of(principal).acknowledge({
-      id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagResourceName(this, arn)}]`,
-      reason,
-    });
-  }
-
-  private executionsArn(): string {
-    return Stack.of(this).formatArn({ service: 'ssm', resource: 'automation-execution', resourceName: '*' });
+    return grantRunbookStart(this, { grantee, documentName: this.documentName(gate), role });
   }
 
   private runbook(gate: string): Runbook {
@@ -297,34 +240,22 @@ export class GateRunbooks extends Construct {
   /** The role Automation runs the runbooks as (it may invoke the `runbooks` alias and nothing else), made once. */
   private automationParts(): { role: iam.Role; alias: lambda.Alias } {
     if (this.automation) return this.automation;
-    const stack = Stack.of(this);
     const alias = new lambda.Alias(this, 'RunbooksAlias', {
       aliasName: 'runbooks',
       version: this.props.gateFunction.currentVersion,
     });
-    const role = new iam.Role(this, 'AutomationRole', {
-      description: "sluice: Systems Manager Automation runs the gates' runbooks (invokes the gate function)",
-      assumedBy: new iam.ServicePrincipal('ssm.amazonaws.com', {
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: { 'aws:SourceArn': this.executionsArn() },
-        },
-      }),
-    });
+    const role = automationRole(
+      this,
+      'AutomationRole',
+      "sluice: Systems Manager Automation runs the gates' runbooks (invokes the gate function)",
+    );
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [alias.functionArn] }),
     );
     // aws:approve publishes the approval request to the topic as this role.
     this.props.notificationTopic?.grantPublish(role);
     // The gate function reads the executions' records; their ids are made at run time.
-    this.props.gateRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['ssm:GetAutomationExecution'], resources: [this.executionsArn()] }),
-    );
-    Validations.of(this.props.gateRole).acknowledge({
-      id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagResourceName(this, this.executionsArn())}]`,
-      reason:
-        'GetAutomationExecution takes an execution id made at run time; the function checks that the execution ran one of its own runbooks.',
-    });
+    allowReadingExecutions(this, this.props.gateRole);
     this.automation = { role, alias };
     return this.automation;
   }
@@ -335,4 +266,106 @@ function principalArn(principal: iam.IPrincipal): string | undefined {
   if (principal instanceof iam.ArnPrincipal) return principal.arn;
   const candidate = principal as Partial<iam.IRole & iam.IUser>;
   return candidate.roleArn ?? candidate.userArn;
+}
+
+export interface RunbookStartOptions {
+  readonly grantee: iam.IGrantable;
+  /** The runbook's document name. */
+  readonly documentName: string;
+  /** The role Automation runs the runbook as, which the starter passes to Systems Manager. */
+  readonly role: iam.IRole;
+}
+
+/** Lets `grantee` start a runbook (any version), read it, pass its automation role, and follow its executions. */
+export function grantRunbookStart(scope: Construct, options: RunbookStartOptions): iam.Grant {
+  const { grantee, documentName, role } = options;
+  const stack = Stack.of(scope);
+  const definition = stack.formatArn({
+    service: 'ssm',
+    resource: 'automation-definition',
+    resourceName: `${documentName}:*`,
+  });
+  acknowledgeExecutions(scope, grantee);
+  acknowledge(
+    scope,
+    grantee,
+    definition,
+    'StartAutomationExecution names a runbook version (<name>:<version>); the grant is this runbook, any version.',
+  );
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['ssm:StartAutomationExecution'],
+    resourceArns: [definition],
+  })
+    .combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['ssm:GetAutomationExecution', 'ssm:DescribeAutomationStepExecutions'],
+        resourceArns: [executionsArn(scope)],
+      }),
+    )
+    .combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['ssm:DescribeDocument', 'ssm:GetDocument'],
+        resourceArns: [stack.formatArn({ service: 'ssm', resource: 'document', resourceName: documentName })],
+      }),
+    )
+    .combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['iam:PassRole'],
+        resourceArns: [role.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'ssm.amazonaws.com' } },
+      }),
+    );
+}
+
+/** Every Automation execution of the stack's account and Region: their ids are made at run time. */
+export function executionsArn(scope: Construct): string {
+  return Stack.of(scope).formatArn({ service: 'ssm', resource: 'automation-execution', resourceName: '*' });
+}
+
+/** A role Systems Manager Automation assumes for this account's executions only. */
+export function automationRole(scope: Construct, id: string, description: string): iam.Role {
+  return new iam.Role(scope, id, {
+    description,
+    assumedBy: new iam.ServicePrincipal('ssm.amazonaws.com', {
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': Stack.of(scope).account },
+        ArnLike: { 'aws:SourceArn': executionsArn(scope) },
+      },
+    }),
+  });
+}
+
+/** Lets the gate function read executions' records (GetAutomationExecution), acknowledged for cdk-nag. */
+export function allowReadingExecutions(scope: Construct, gateRole: iam.IRole): void {
+  gateRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['ssm:GetAutomationExecution'], resources: [executionsArn(scope)] }),
+  );
+  Validations.of(gateRole).acknowledge({
+    id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagResourceName(scope, executionsArn(scope))}]`,
+    reason:
+      'GetAutomationExecution takes an execution id made at run time; the function checks that the execution ran one of its own runbooks.',
+  });
+}
+
+/** The executions' wildcard in a grantee's policy, acknowledged for cdk-nag with its reason. */
+function acknowledgeExecutions(scope: Construct, grantee: iam.IGrantable): void {
+  acknowledge(
+    scope,
+    grantee,
+    executionsArn(scope),
+    'Automation execution ids are made at run time; Systems Manager itself lets only the approvers a runbook lists signal it.',
+  );
+}
+
+function acknowledge(scope: Construct, grantee: iam.IGrantable, arn: string, reason: string): void {
+  const principal = grantee.grantPrincipal;
+  if (!Construct.isConstruct(principal)) return;
+  Validations.of(principal).acknowledge({
+    id: `AwsSolutions::AwsSolutions-IAM5[Resource::${nagResourceName(scope, arn)}]`,
+    reason,
+  });
 }

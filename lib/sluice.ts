@@ -27,6 +27,7 @@ import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
   clusterStatements,
+  changeCalendarStatements,
   decryptionStatements,
   ecrPullStatements,
   grantTableUse,
@@ -152,6 +153,8 @@ export class Sluice extends Construct {
       ...ecrPullStatements(repositories),
       ...clusterStatements(this, config.deliveries, clusters),
       ...decryptionStatements(config.deliveries),
+      // Gates with change calendars are evaluated by reconciles and by the gate function.
+      ...changeCalendarStatements(this, config.gates),
     ]) {
       deployerRole.addToPrincipalPolicy(statement);
     }
@@ -243,7 +246,8 @@ export class Sluice extends Construct {
     });
     grantTableUse(table, gateRole);
     gateRole.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
-    for (const statement of oneTimeScheduleStatements) gateRole.addToPrincipalPolicy(statement);
+    for (const statement of [...oneTimeScheduleStatements, ...changeCalendarStatements(this, config.gates)])
+      gateRole.addToPrincipalPolicy(statement);
     props.eventBus?.grantPutEventsTo(gateRole);
 
     const gate = new SluiceFunction(this, 'Gate', {
@@ -266,6 +270,7 @@ export class Sluice extends Construct {
     this.gateEntries = new GateEntries(this, 'GateEntries', { gates: config.gates, gateFunction: gate });
     this.breakGlassProps = {
       gateFunction: gate,
+      gateRole,
       alarmTopic: props.alarmTopic,
       eventBus: props.eventBus,
       deadLetterQueue: failures.queue,
@@ -492,8 +497,10 @@ export class Sluice extends Construct {
    * Lets `grantee` make break-glass overrides (`sluice gate override <gate>... --revision R --for
    * 1h --reason … --function <gate function>`): let one pinned revision through any of the gates
    * (at most each gate's maxOverride), never opening the mass-deletion brake. It is an entry of its
-   * own (alias `break_glass`), so grantGateRequests never allows it. The first grant makes the
-   * entry and its alarm (breakGlassAlarm); with an `eventBus` and an `alarmTopic`, each override is
+   * own (alias `break_glass`), so grantGateRequests never allows it. The grantee may also break
+   * the glass in the AWS console: start the break-glass runbook (breakGlassRunbookName) with the
+   * same fields; the function makes the override as the principal Systems Manager records as its
+   * starter. The first grant makes the entry, the runbook and the alarm (breakGlassAlarm); with an `eventBus` and an `alarmTopic`, each override is
    * also sent to the topic as a message naming who, what and why.
    */
   grantBreakGlass(grantee: iam.IGrantable): iam.Grant {
@@ -511,6 +518,11 @@ export class Sluice extends Construct {
   /** The function URL of the break-glass entry; undefined until grantBreakGlass is called. */
   get breakGlassUrl(): string | undefined {
     return this.breakGlass?.url.url;
+  }
+
+  /** The break-glass runbook's name (Automation document), which grantees start in the console; undefined until grantBreakGlass is called. */
+  get breakGlassRunbookName(): string | undefined {
+    return this.breakGlass?.runbook.documentName;
   }
 
   /** The name of a gate's Systems Manager runbook (Automation document). */

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const exec = promisify(execFile);
 
 describe('npm run demo', () => {
-  it('tells the whole story and exits 0', { timeout: 240_000 }, async () => {
+  it('tells the whole story and exits 0', { timeout: 600_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-demo-test-'));
     try {
       const { stdout } = await exec('npm', ['run', '--silent', 'demo'], {
@@ -31,6 +31,12 @@ describe('npm run demo', () => {
         '✓ the deleted Service was re-created from 1.1.0 (drift corrected)',
         '✓ 1.2.0 applied (nginx:1.28)',
         '✓ the waiting delivery reconciled at once',
+        "✓ 'checkout-healthy' closed while checkout-5xx is in ALARM",
+        '✓ the hotfix 1.2.1 is held by the alarm gate (and awaits its SRE approval)',
+        '✓ the hotfix applied (nginx:1.28.1) through the closed gates',
+        "✓ 'sluice gates' shows the override, who made it and when it ends; the gate itself stays closed",
+        '✓ the audit row: OVERRIDE, by alice, with the reason',
+        "✓ the alarm clears: 'checkout-healthy' is open again",
         '✓ all objects of the delivery deleted',
       ]) {
         expect(stdout).toContain(line);

@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { formatDuration, type GateAction } from '../../functions/core/config/index.ts';
 import {
-  alarmStatesFromEnvironment,
+  gateConditionReadersFromEnvironment,
   reconcileDepsFromEnvironment,
   tableFromEnvironment,
 } from '../../functions/core/environment.ts';
@@ -50,8 +50,8 @@ export function gatesCommand(): Command {
       const clock = opts.at ? atOption(opts.at) : systemClock;
       const db = tableFromEnvironment();
       const names = only ? [only] : (await listGateNames(db)).sort();
-      const alarmStates = alarmStatesFromEnvironment();
-      const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, alarmStates })));
+      const readers = gateConditionReadersFromEnvironment();
+      const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, ...readers })));
       if (opts.json) {
         printJson(only ? gates[0] : gates);
         return;
@@ -63,12 +63,16 @@ export function gatesCommand(): Command {
           const last = status.lastRequest;
           return [
             status.name,
-            closedByAlarms ? `closed (by ${alarmHoldsText(closedByAlarms)})` : status.state,
+            closedByAlarms
+              ? `closed (by ${alarmHoldsText(closedByAlarms)})`
+              : status.closedBy
+                ? `closed (${status.closedBy.cause})`
+                : status.state,
             status.default,
             status.since ? ago(status.since, now) : '-',
             status.until ? relative(status.until, now) : '-',
             nextChange
-              ? `${nextChange.state === 'open' ? 'opens' : 'closes'} ${relative(nextChange.at, now)} (${formatInstant(nextChange.at)}, ${nextChange.cause})`
+              ? `${nextChange.state === 'open' ? 'opens' : 'closes'} ${relative(nextChange.at, now)} (${formatInstant(nextChange.at)}, ${nextChange.reason ? printable(nextChange.reason) : nextChange.cause})`
               : '-',
             last
               ? `${last.action}${last.revision ? ` ${last.revision}` : ''} by ${requestAuthors(last)} ${ago(last.requestedAt, now)}${last.reason ? `: ${printable(last.reason)}` : ''}${pendingApprovals ? `; ${pendingApprovals.approvals.length} approval(s) pending` : ''}`
@@ -92,6 +96,7 @@ export function localGateDeps(): GateDeps {
     db: deps.db,
     clock: deps.clock,
     alarmStates: deps.alarmStates,
+    changeCalendarStates: deps.changeCalendarStates,
     reconcileNow: async (deliveries) => {
       for (const delivery of deliveries) {
         const result = await reconcile(delivery, { ...deps, runId: `cli-${randomUUID()}` });

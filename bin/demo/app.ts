@@ -12,6 +12,7 @@ export const RELEASES: readonly Release[] = [
   { version: '1.0.0', image: 'nginx:1.27', withPdb: true },
   { version: '1.1.0', image: 'nginx:1.27', withPdb: false },
   { version: '1.2.0', image: 'nginx:1.28', withPdb: false },
+  { version: '1.2.1', image: 'nginx:1.28.1', withPdb: false },
 ];
 
 const ns = DEMO_NAMESPACE;
@@ -90,7 +91,8 @@ export function freezeDay(now: Date): { cron: string; name: string } {
 
 /**
  * The demo's config file: a weekly change freeze (cron), an approval gate that opens for one
- * named revision at a time, and one delivery of the app behind both.
+ * named revision at a time, an alarm gate closed while the checkout error-rate alarm fires, and
+ * one delivery of the app behind all three.
  */
 export function demoConfig(registry: string, kubeconfig: string, now = new Date()): string {
   const freeze = freezeDay(now);
@@ -104,6 +106,10 @@ export function demoConfig(registry: string, kubeconfig: string, now = new Date(
     default: closed
     window: 1h
     approval: revision
+  - name: checkout-healthy # closed while the checkout error-rate alarm is in ALARM
+    default: open
+    window: 1h
+    alarms: [checkout-5xx]
 deliveries:
   - name: demo
     source: { url: "oci://${registry}/demo-app", semver: "1.x", provider: aws }
@@ -113,5 +119,6 @@ deliveries:
     gates:
       - { name: change-freeze, blocks: revisions }
       - { name: sre-approval, blocks: all }
+      - { name: checkout-healthy, blocks: revisions }
 `;
 }

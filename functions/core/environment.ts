@@ -14,6 +14,8 @@ import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
 import type { AlarmStateReader } from './gates/alarms.ts';
+import type { ReadChangeCalendar } from './gates/change-calendars.ts';
+import type { GateConditionReaders } from './gates/conditions.ts';
 import { lazyAlarmStates } from './gates/lazy-alarms.ts';
 import type { GateDeps } from './gates/requests.ts';
 import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
@@ -112,6 +114,8 @@ export function reconcileDepsFromEnvironment(options: {
   cacheArtifacts?: boolean;
 }): ReconcileDeps {
   const retryTarget = oneTimeScheduleTarget(options.functionArn);
+  let schedulerClient: SchedulerClient | undefined;
+  const scheduler = () => (schedulerClient ??= new SchedulerClient({}));
   const clock = systemClock;
   const providers = {
     aws: ecrCredentialsByRegion(clock),
@@ -139,13 +143,39 @@ export function reconcileDepsFromEnvironment(options: {
     kubectl: kubectlFromEnvironment(),
     kustomizeMemoryBytes: kustomizeMemoryFromEnvironment(),
     decryptor: lazyDecryptor(async () => (await import('./sops/aws.ts')).awsSopsDecryptor()),
-    retryTimer: retryTarget ? schedulerRetryTimer(new SchedulerClient({}), retryTarget) : undefined,
+    retryTimer: retryTarget ? schedulerRetryTimer(scheduler(), retryTarget) : undefined,
+    gateTimer: retryTarget ? schedulerWindowTimer(scheduler(), retryTarget) : undefined,
     reconcileNow: options.functionArn
       ? lambdaReconcileNow(new LambdaClient({}), options.functionArn)
       : undefined,
     gateRunbooks: gateRunbooksFromEnvironment(),
     gateFunction: process.env.SLUICE_GATE_FUNCTION || undefined,
+    ...gateConditionReadersFromEnvironment(),
+  };
+}
+
+/**
+ * SSM Change Calendars through GetCalendarState (AWS_ENDPOINT_URL_SSM locally); the SSM client is
+ * loaded on the first read, so functions whose gates name no Change Calendar never load it.
+ */
+export function changeCalendarStatesFromEnvironment(): ReadChangeCalendar {
+  let reader: Promise<ReadChangeCalendar> | undefined;
+  return async (calendar, at) => {
+    reader ??= Promise.all([import('@aws-sdk/client-ssm'), import('./aws/ssm-change-calendar.ts')])
+      .then(([{ SSMClient }, { ssmChangeCalendarReader }]) => ssmChangeCalendarReader(new SSMClient({})))
+      .catch((error: unknown) => {
+        reader = undefined;
+        throw error;
+      });
+    return (await reader)(calendar, at);
+  };
+}
+
+/** The readers of what closes a gate besides its requests: CloudWatch alarms and SSM Change Calendars. */
+export function gateConditionReadersFromEnvironment(): GateConditionReaders {
+  return {
     alarmStates: alarmStatesFromEnvironment(),
+    changeCalendarStates: changeCalendarStatesFromEnvironment(),
   };
 }
 
@@ -190,13 +220,13 @@ export function gateDepsFromEnvironment(options: { log?: (message: string) => vo
     sts: stsCallerIdentity(
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
     ),
-    alarmStates: alarmStatesFromEnvironment(),
+    ...gateConditionReadersFromEnvironment(),
   };
 }
 
 /**
  * The gates' Systems Manager runbooks (SLUICE_GATE_RUNBOOKS: `{"<gate>": "<document name>"}`, set
- * by the construct) and GetAutomationExecution (AWS_ENDPOINT_URL_SSM locally).
+ * by the construct), the break-glass runbook (SLUICE_BREAK_GLASS_RUNBOOK) and GetAutomationExecution (AWS_ENDPOINT_URL_SSM locally).
  */
 export function runbookDepsFromEnvironment(): RunbookDeps {
   // The SSM client is loaded only when a runbook invokes the function (it is large to import).
@@ -207,5 +237,10 @@ export function runbookDepsFromEnvironment(): RunbookDeps {
     );
     return (await reader)(executionId);
   };
-  return { runbooks: gateRunbooksFromEnvironment(), readAutomation };
+  const breakGlassRunbook = process.env[RUNTIME_ENV.breakGlassRunbook] || undefined;
+  return {
+    runbooks: gateRunbooksFromEnvironment(),
+    readAutomation,
+    ...(breakGlassRunbook && { breakGlassRunbook }),
+  };
 }

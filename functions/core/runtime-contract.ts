@@ -21,6 +21,8 @@ export const RUNTIME_ENV = {
   metricsScope: 'SLUICE_METRICS_SCOPE',
   /** The gates' Systems Manager runbooks, JSON `{"<gate>": "<document name>"}` (gate function). */
   gateRunbooks: 'SLUICE_GATE_RUNBOOKS',
+  /** The break-glass runbook's document name (gate function), set once grantBreakGlass is called. */
+  breakGlassRunbook: 'SLUICE_BREAK_GLASS_RUNBOOK',
 } as const;
 
 /** Where the kubectl Lambda layer puts its binary. */

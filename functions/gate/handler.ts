@@ -14,6 +14,7 @@ import {
 import { ProofRefused } from '../core/gates/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
+import { handleRunbookOverride } from '../core/gates/runbook-override.ts';
 import { handleRunbookApproval, isRunbookEvent, type RunbookDeps } from '../core/gates/runbook-approval.ts';
 import {
   checkPushRecordEntry,
@@ -75,6 +76,10 @@ export function gateHandler(
       return outcome;
     }
     if (isFunctionUrlEvent(event)) return urlRequest(event, context, deps());
+    if (isRunbookEvent(event) && isBreakGlassEntry(context?.invokedFunctionArn)) {
+      const result = await handleRunbookOverride(event, context?.invokedFunctionArn, deps(), runbookDeps());
+      return reportOverride(result, { runbook: event.ssmExecution });
+    }
     if (isRunbookEvent(event)) {
       const result = await handleRunbookApproval(event, deps(), runbookDeps());
       return report(result, { runbook: event.ssmExecution });

@@ -1,13 +1,15 @@
 // Who may break the glass: an entry of its own (alias break_glass), which grantBreakGlass allows
 // and grantGateRequests never does; an alarm on every override; the override's message on the
 // alarm topic.
+import { Stack } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { SEED_GATES, logicalId, refOf, seedDelivery, statementsOf, synth } from './synth.ts';
 
-const { template } = synth(
+const { template, sluice: sluiceOf } = synth(
   (cluster, stack) => ({
     gates: SEED_GATES,
     deliveries: [seedDelivery(cluster)],
@@ -31,9 +33,13 @@ describe('grantBreakGlass', () => {
       statementsOf(template, roleId('Oncall')).map((statement) => [statement.Action as string, statement]),
     );
     expect(Object.keys(byAction).sort()).toEqual([
+      'iam:PassRole',
       'lambda:GetFunctionUrlConfig',
       'lambda:InvokeFunction',
       'lambda:InvokeFunctionUrl',
+      'ssm:DescribeDocument,ssm:GetDocument',
+      'ssm:GetAutomationExecution,ssm:DescribeAutomationStepExecutions',
+      'ssm:StartAutomationExecution',
     ]);
     expect(byAction['lambda:InvokeFunctionUrl']).toMatchObject({
       Condition: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
@@ -44,6 +50,39 @@ describe('grantBreakGlass', () => {
       Resource: refOf(breakGlass),
     });
     template.hasResourceProperties('AWS::Lambda::Url', { Qualifier: 'break_glass', AuthType: 'AWS_IAM' });
+  });
+
+  it('lets the grantee start the break-glass runbook (and no other), whose one step invokes the break_glass entry', () => {
+    const name = Stack.of(sluiceOf).resolve(sluiceOf.breakGlassRunbookName) as string;
+    expect(name).toMatch(/^sluice-break-glass-[0-9a-f]{10}$/);
+    const documents = template.findResources('AWS::SSM::Document', { Properties: { Name: name } });
+    const [content] = Object.values(documents).map(
+      (d) =>
+        (d.Properties as { Content: { mainSteps: { action: string; inputs: Record<string, unknown> }[] } })
+          .Content,
+    );
+    expect(content!.mainSteps).toEqual([
+      expect.objectContaining({
+        name: 'override',
+        action: 'aws:invokeLambdaFunction',
+        inputs: expect.objectContaining({
+          FunctionName: refOf(breakGlass),
+          Payload: '{"ssmExecution":"{{automation:EXECUTION_ID}}"}',
+        }),
+      }),
+    ]);
+    const statements = statementsOf(template, roleId('Oncall'));
+    const start = statements.find((s) => s.Action === 'ssm:StartAutomationExecution');
+    expect(JSON.stringify(start?.Resource)).toContain(`automation-definition/${name}:*`);
+    // Its automation role may invoke the break_glass entry and nothing else.
+    const automation = roleId('SluiceBreakGlassRunbookAutomationRole');
+    expect(statementsOf(template, automation)).toEqual([
+      expect.objectContaining({ Action: 'lambda:InvokeFunction', Resource: refOf(breakGlass) }),
+    ]);
+    // The gate function knows the runbook by name.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ SLUICE_BREAK_GLASS_RUNBOOK: name }) },
+    });
   });
 
   it('grantGateRequests does not allow it: an approver reaches no break_glass resource', () => {

@@ -46,6 +46,14 @@ describe('the reconcile bundle', () => {
     expect(onFirstUse).toContain('@bufbuild/cel');
   });
 
+  it('loads the iCalendar library only when a gate has calendars, and the SSM client only when one has change calendars', async () => {
+    const { atImport, onFirstUse } = await loads;
+    for (const name of ['ical.js', '@aws-sdk/client-ssm']) {
+      expect(atImport).not.toContain(name);
+      expect(onFirstUse).toContain(name);
+    }
+  });
+
   it('loads the CloudWatch client only when a gate names alarms', async () => {
     const { atImport, onFirstUse } = await loads;
     expect(atImport).not.toContain('@aws-sdk/client-cloudwatch');

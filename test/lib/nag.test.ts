@@ -2,6 +2,7 @@
 import { Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
@@ -52,7 +53,7 @@ describe('cdk-nag AwsSolutions', () => {
     }
   });
 
-  it('all options on (VPC, customer key, event bus, topic, an assumed role): still no finding, and no managed policy', () => {
+  it('all options on (VPC, customer key, event bus, topic, an assumed role, approvers and break-glass with their runbooks): still no finding, and no managed policy', () => {
     const { sluice } = synth(
       (cluster, stack) => {
         const vpc = new ec2.Vpc(stack, 'Vpc', {
@@ -90,7 +91,14 @@ describe('cdk-nag AwsSolutions', () => {
           ),
         };
       },
-      { nag: true },
+      {
+        nag: true,
+        then: (sluice, stack) => {
+          const root = new iam.AccountRootPrincipal();
+          sluice.grantGateRequests(new iam.Role(stack, 'Approver', { assumedBy: root }), 'sre-approval');
+          sluice.grantBreakGlass(new iam.Role(stack, 'Oncall', { assumedBy: root }));
+        },
+      },
     );
     // No managed policy: the VPC's network-interface actions are written out (no log writes on *).
     expect(acknowledgements(sluice).map((a) => a.id)).not.toContainEqual(expect.stringMatching(/IAM4/));

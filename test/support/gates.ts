@@ -52,6 +52,7 @@ export function inProcessGateDeps(deps: ReconcileDeps): GateDeps & {
     db: deps.db,
     clock: deps.clock,
     alarmStates: deps.alarmStates,
+    changeCalendarStates: deps.changeCalendarStates,
     reconcileNow: async (names) => {
       for (const name of names) reconciled.push(await reconcile(name, deps));
     },

@@ -1,5 +1,6 @@
 // One gate: its default, window, approvals and cron schedules, normalised to the Gate type.
 import * as z from 'zod';
+import { closedPeriodFields } from './closed-period-schemas.ts';
 import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
 import { alarmsSchema } from './alarm-fields.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_OVERRIDE_LIMIT_MS, MAX_WINDOW_MS } from './defaults.ts';
@@ -44,6 +45,7 @@ export const gateSchema = strict({
     .optional(),
   requireVerified: z.boolean().optional(),
   preventSelfApproval: z.boolean().optional(),
+  ...closedPeriodFields,
   alarms: alarmsSchema.optional(),
   insufficientData: z.enum(['open', 'closed']).optional(),
   maxOverride: duration()
@@ -99,6 +101,9 @@ export const gateSchema = strict({
     ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
     ...(gate.requireVerified && { requireVerified: true }),
     ...(gate.preventSelfApproval && { preventSelfApproval: true }),
+    ...(gate.freezes?.length && { freezes: gate.freezes }),
+    ...(gate.calendars?.length && { calendars: gate.calendars }),
+    ...(gate.changeCalendars?.length && { changeCalendars: gate.changeCalendars }),
     ...(gate.alarms?.length && {
       alarms: gate.alarms,
       insufficientData: gate.insufficientData ?? DEFAULTS.insufficientData,

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseDocument } from 'yaml';
-import { ConfigError } from './issues.ts';
+import { readCalendarFiles } from './calendar-files.ts';
+import { ConfigError, isRecord } from './issues.ts';
 import { parseConfig } from './parse.ts';
 import type { SluiceConfig } from './types.ts';
 
@@ -12,7 +14,13 @@ export function loadConfigFile(path: string): SluiceConfig {
   } catch (error) {
     throw new ConfigError(path, [{ path: '', message: `cannot read the file: ${(error as Error).message}` }]);
   }
-  return parseConfig(parseYaml(text, path), path);
+  return parseConfig(withCalendarFiles(parseYaml(text, path), path), path);
+}
+
+/** The config `raw` read from `path`, its calendars' files (relative to the file) read in. */
+export function withCalendarFiles(raw: unknown, path: string): unknown {
+  if (!isRecord(raw) || raw.gates === undefined) return raw;
+  return { ...raw, gates: readCalendarFiles(raw.gates, dirname(path), path) };
 }
 
 /** Parses YAML text; an empty document is an empty config. */

@@ -13,6 +13,27 @@ export interface GateSchedule {
   windowMs?: number;
 }
 
+/** A one-off span the gate is closed for, whatever its requests say. */
+export interface GateFreeze {
+  /** Local date-time in `timeZone` (`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS]`): the freeze starts then. */
+  from: string;
+  /** Local date-time in `timeZone`, after `from`: the freeze ends then (the gate is closed up to it). */
+  to: string;
+  /** IANA time zone; default `UTC`. */
+  timeZone: string;
+  reason?: string;
+}
+
+/** An RFC 5545 calendar whose events each close the gate for their span. */
+export interface GateCalendar {
+  /** Names the calendar in messages: its own name, or its file's base name. */
+  name: string;
+  /** The iCalendar text (a file is read into it when the config is loaded or the app synthesized). */
+  ics: string;
+  /** IANA time zone of its all-day events and floating times; default `UTC`. */
+  timeZone: string;
+}
+
 export interface Gate {
   name: string;
   default: GateState;
@@ -38,6 +59,12 @@ export interface Gate {
    * ECR PutImage); needs `approval: 'revision'`. Absent: false.
    */
   preventSelfApproval?: boolean;
+  /** One-off spans the gate is closed for (an approved open request does not lift them). */
+  freezes?: GateFreeze[];
+  /** iCalendar calendars: the gate is closed during each event (an approved open request does not lift it). */
+  calendars?: GateCalendar[];
+  /** SSM Change Calendars (names or ARNs): the gate is closed while any of them is CLOSED, or cannot be read. */
+  changeCalendars?: string[];
   /**
    * CloudWatch alarms (names, or ARNs) that close the gate while any of them is in ALARM (or
    * INSUFFICIENT_DATA, per `insufficientData`), whatever the requests say; an alarm that cannot be

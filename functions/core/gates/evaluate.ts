@@ -3,7 +3,7 @@ import { SluiceError } from '../errors.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
 import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { alarmsHolding, type AlarmStateReader } from './alarms.ts';
+import { readGateConditions, type GateConditionReaders } from './conditions.ts';
 import { requestAuthors } from './messages.ts';
 import { overridesFor, withoutOverridden } from './override.ts';
 import type { GateOverride } from '../store/gate-overrides.ts';
@@ -15,15 +15,6 @@ export interface GateEvaluation {
   readonly pinned: readonly { readonly ref: GateRef; readonly status: GateStatus }[];
   /** Break-glass overrides in force for this delivery (evaluateGates only: never the brake's gateHolding). */
   readonly overrides?: readonly GateOverride[];
-}
-
-/**
- * What gate evaluation reads outside the table: conditions a gate names that close it whatever
- * its requests say (CloudWatch alarms). A `ReconcileDeps` or `GateDeps` serves as one.
- */
-export interface GateConditionReaders {
-  /** Reads the gates' `alarms`. @default none: a gate with alarms is closed (they cannot be read) */
-  readonly alarmStates?: AlarmStateReader;
 }
 
 /** The gates holding one revision, by what they block. */
@@ -91,28 +82,30 @@ async function evaluateGate(
   const gate = await getGate(db, ref.name);
   if (!gate) return undefined;
   const approvesRevisions = gate.approval === 'revision' && { approvesRevisions: true as const };
-  // Like a close, an alarm holds whatever the requests say.
-  const alarms = await alarmsHolding(gate, conditions.alarmStates);
+  // Like a close, an alarm, a freeze, a calendar event or a CLOSED Change Calendar holds whatever
+  // the requests say (a break-glass override still lets its revision through: verdictFor).
+  const { periods, alarms } = await readGateConditions(gate, now, conditions);
   if (alarms.length > 0)
     return {
       closed: [{ name: ref.name, blocks: ref.blocks, closedByAlarms: alarms, ...approvesRevisions }],
       pinned: [],
     };
   const request = await getGateRequest(db, ref.name);
-  const status = gateStateAt(gate, request, now);
+  const status = gateStateAt(gate, request, now, periods);
   if (status.state === 'open' && status.deliveries !== undefined && !status.deliveries.includes(delivery)) {
     const openFor = { deliveries: status.deliveries, approvedBy: requestAuthors(status.lastRequest!) };
     return { closed: [{ name: ref.name, blocks: ref.blocks, openFor, ...approvesRevisions }], pinned: [] };
   }
   if (status.state === 'open')
     return { closed: [], pinned: status.revision !== undefined ? [{ ref, status }] : [] };
-  const opensAt = status.problem ? undefined : nextOpening(gate, request, now);
+  const opensAt = status.problem ? undefined : nextOpening(gate, request, now, periods);
   const holding: BlockingGate = {
     name: ref.name,
     blocks: ref.blocks,
     ...(opensAt && { opensAt }),
     ...approvesRevisions,
     ...(status.problem && { problem: status.problem }),
+    ...(status.closedBy && { closedBy: status.closedBy.reason }),
   };
   return { closed: [holding], pinned: [] };
 }

@@ -24,7 +24,9 @@ export function describeGate(
   if (status.until) parts.push(`until ${formatInstant(status.until)}`);
   else if (next) parts.push(`until ${formatInstant(next.at)}`);
   const request = status.lastRequest;
-  if (status.byRequest && request) {
+  if (status.closedBy) {
+    parts.push(`(${printable(status.closedBy.reason)})`);
+  } else if (status.byRequest && request) {
     parts.push(
       `(${request.action} by ${requestAuthors(request)}${request.reason ? `: ${printable(request.reason)}` : ''})`,
     );
@@ -66,6 +68,10 @@ export function waitingMessage(blocking: readonly BlockingGate[], held?: string)
       if (gate.closedByAlarms?.length)
         return `waiting for gate '${gate.name}' (closed by ${alarmHoldsText(gate.closedByAlarms)}; it opens when the alarm clears)`;
       if (gate.problem) return `waiting for gate '${gate.name}' (closed: ${printable(gate.problem)})`;
+      if (gate.closedBy) {
+        const until = gate.opensAt ? `opens at ${formatInstant(gate.opensAt)}` : 'no opening known';
+        return `waiting for gate '${gate.name}' (closed by ${printable(gate.closedBy)}; ${until})`;
+      }
       const opens = gate.opensAt
         ? `opens at ${formatInstant(gate.opensAt)}`
         : gate.approvesRevisions && approve

@@ -18,11 +18,12 @@ import {
 } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
-import { alarmHoldsText, alarmsHolding } from './alarms.ts';
-import type { GateConditionReaders } from './evaluate.ts';
+import { alarmHoldsText } from './alarms.ts';
 import type { AlarmHold } from '../model/status.ts';
 import { approverKey } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
+import type { ClosedPeriod } from './closed-periods.ts';
+import { readGateConditions, type GateConditionReaders } from './conditions.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
 import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
@@ -35,7 +36,10 @@ export interface WindowTimer {
   reopenAt(gate: string, at: Date): Promise<void>;
 }
 
-/** What handling a gate request reaches outside itself (and what `status` reads: the gate's alarms). */
+/**
+ * What handling a gate request reaches outside itself (and the readers of what closes a gate
+ * besides its requests: alarms, Change Calendars).
+ */
 export interface GateDeps extends GateConditionReaders {
   readonly db: TableClient;
   readonly clock: Clock;
@@ -93,16 +97,16 @@ async function registeredGate(db: TableClient, name: string): Promise<Gate> {
   );
 }
 
-/** How `gate` counts approvals at `now`. */
-const approvalRule = (gate: Gate, now: Date): ApprovalRule => ({
+/** How `gate` counts approvals at `now`: those made before it last closed (a freeze included) no longer count. */
+const approvalRule = (gate: Gate, now: Date, periods: readonly ClosedPeriod[]): ApprovalRule => ({
   required: gate.approvers,
   keyOf: (principal) => approverKey(principal, gate),
-  lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now),
+  lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now, periods),
 });
 
 /** What `sluice gates` shows of one gate. */
 export interface GateReport {
-  /** The state its requests, schedules and default give (alarms aside). */
+  /** The state its requests, schedules, default, freezes, calendars and Change Calendars give (alarms aside). */
   readonly status: GateStatus;
   readonly nextChange?: GateChange;
   readonly pendingApprovals?: PendingApprovals;
@@ -113,25 +117,25 @@ export interface GateReport {
 }
 
 /**
- * A gate's state now, its last request, its next change, the approvals it is gathering and the
- * alarms closing it.
+ * A gate's state now, its last request, its next change (across freezes and calendars), the
+ * approvals it is gathering, the alarms closing it and the break-glass overrides in force.
  */
 export async function gateStatus(
   name: string,
-  deps: Pick<GateDeps, 'db' | 'clock' | 'alarmStates'>,
+  deps: Pick<GateDeps, 'db' | 'clock' | keyof GateConditionReaders>,
 ): Promise<GateReport> {
   const gate = await registeredGate(deps.db, name);
-  const closedByAlarms = await alarmsHolding(gate, deps.alarmStates);
   const request = await getGateRequest(deps.db, name);
   const now = deps.clock.now();
+  const { periods, alarms: closedByAlarms } = await readGateConditions(gate, now, deps);
   const pendingApprovals =
     gate.approvers > 1
-      ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now))
+      ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now, periods))
       : undefined;
   const overrides = await activeOverrides(deps.db, name, now);
   return {
-    status: gateStateAt(gate, request, now),
-    nextChange: nextChange(gate, request, now),
+    status: gateStateAt(gate, request, now, periods),
+    nextChange: nextChange(gate, request, now, undefined, periods),
     ...(pendingApprovals && { pendingApprovals }),
     ...(closedByAlarms.length > 0 && { closedByAlarms }),
     ...(overrides.length > 0 && { overrides }),
@@ -167,15 +171,16 @@ export async function handleGateEvent(
   }
   const request = await admitRequest(gate, event, caller, deps.db, now);
 
+  const { periods } = await readGateConditions(gate, now, deps);
   const stored = await getGateRequest(deps.db, gate.name);
-  const before = gateStateAt(gate, stored, now);
+  const before = gateStateAt(gate, stored, now, periods);
   let outcome: GateRequestResult['outcome'];
   let pendingApprovals: PendingApprovals | undefined;
   if (request.source === 'schedule') {
     await auditScheduleFiring(deps.db, gate.name, request, now);
     outcome = 'accepted';
   } else if (request.action === 'open' && gate.approvers > 1) {
-    const approval = await addApproval(deps.db, gate.name, request, approvalRule(gate, now), now);
+    const approval = await addApproval(deps.db, gate.name, request, approvalRule(gate, now, periods), now);
     outcome = approval.outcome;
     if (approval.outcome === 'pending') pendingApprovals = approval.pending;
   } else {
@@ -183,8 +188,8 @@ export async function handleGateEvent(
     if (request.action === 'close' && gate.approvers > 1) await clearPendingApprovals(deps.db, gate.name);
   }
   const after = await getGateRequest(deps.db, gate.name);
-  const status = gateStateAt(gate, after, now);
-  const next = nextChange(gate, after, now);
+  const status = gateStateAt(gate, after, now, periods);
+  const next = nextChange(gate, after, now, undefined, periods);
 
   // A schedule's firing counts from its cron even before it is recorded, so its arrival (not a
   // state change) is what starts the catch-up reconciles; so does a new revision being approved.
@@ -200,11 +205,11 @@ export async function handleGateEvent(
     reconciling = status.deliveries ? using.filter((name) => status.deliveries!.includes(name)) : using;
     if (reconciling.length > 0) await deps.reconcileNow?.(reconciling);
   }
-  // A window that ends reopens the gate with no invocation of its own: a timer catches up then.
-  // (A schedule that opens it invokes the gate function itself.)
+  // A window, freeze or calendar event that ends reopens the gate with no invocation of its own:
+  // a timer catches up then. (A schedule that opens it invokes the gate function itself.)
   if (outcome === 'accepted' && status.state === 'closed') {
-    const reopens = nextChange(gate, after, now, 'open');
-    if (reopens?.cause === 'window')
+    const reopens = nextChange(gate, after, now, 'open', periods);
+    if (reopens && reopens.cause !== 'schedule')
       await deps.windowTimer?.reopenAt(gate.name, new Date(reopens.at)).catch((error: unknown) => {
         throw new Error(
           `gate '${gate.name}': the ${request.action} request was recorded, but the schedule that reconciles the waiting deliveries when it ends was not created (the delivery interval is the backstop): ${(error as Error).message}`,

@@ -4,6 +4,7 @@ import type { TableClient } from '../store/table-client.ts';
 import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
 import { lastClosedAt } from './state.ts';
+import { datedPeriodsOf } from './conditions.ts';
 
 /** The names the construct gives a gate runbook's steps; the gate function reads them back from AWS's record. */
 export const RUNBOOK_STEPS = { approve: 'approve', openGate: 'openGate' } as const;
@@ -43,6 +44,8 @@ export interface RunbookDeps {
   /** Gate name → its runbook's document name, as the construct set them (never from the event). */
   readonly runbooks: ReadonlyMap<string, string>;
   readonly readAutomation: ReadAutomation;
+  /** The break-glass runbook's document name, as the construct set it; undefined when it has none. */
+  readonly breakGlassRunbook?: string;
 }
 
 /** The invocation a runbook's last step makes: `{"ssmExecution": "<execution id>"}` and nothing else. */
@@ -68,6 +71,27 @@ export interface RunbookApproval {
 const EXECUTION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
+ * The record Systems Manager keeps of the execution an invocation names. The invocation is trusted
+ * for nothing but the id: any other field is refused as a claim, and an unknown id changes nothing.
+ */
+export async function readExecution(
+  event: RunbookEvent,
+  deps: Pick<RunbookDeps, 'readAutomation'>,
+): Promise<AutomationRecord> {
+  const extra = Object.keys(event).filter((key) => key !== 'ssmExecution');
+  if (extra.length > 0)
+    throw new GateEventError(
+      `a runbook invocation carries only "ssmExecution"; ${extra.map((k) => `"${k}"`).join(', ')} would be a claim: what it asks is read from Systems Manager`,
+    );
+  const id = event.ssmExecution;
+  if (typeof id !== 'string' || !EXECUTION_ID.test(id))
+    throw new GateEventError(`"ssmExecution": ${JSON.stringify(id)} is not an Automation execution id`);
+  const record = await deps.readAutomation(id);
+  if (!record) throw new GateEventError(`Automation execution ${id} does not exist: nothing changed`);
+  return record;
+}
+
+/**
  * Verifies an invocation that names an Automation execution against Systems Manager's record of
  * it: the execution ran this function's runbook of a gate, its approve step succeeded with the
  * status Approved within the last hour, and who approved and what (revision, window, reason) come
@@ -79,19 +103,8 @@ export async function verifyRunbookApproval(
   deps: RunbookDeps,
   now: Date,
 ): Promise<RunbookApproval> {
-  const extra = Object.keys(event).filter((key) => key !== 'ssmExecution');
-  if (extra.length > 0)
-    throw new GateEventError(
-      `a runbook invocation carries only "ssmExecution"; ${extra.map((k) => `"${k}"`).join(', ')} would be a claim: the approval is read from Systems Manager`,
-    );
-  const id = event.ssmExecution;
-  if (typeof id !== 'string' || !EXECUTION_ID.test(id))
-    throw new GateEventError(`"ssmExecution": ${JSON.stringify(id)} is not an Automation execution id`);
-  const record = await deps.readAutomation(id);
-  if (!record)
-    throw new GateEventError(
-      `Automation execution ${id} does not exist: nothing was approved, nothing changed`,
-    );
+  const record = await readExecution(event, deps);
+  const id = record.executionId;
   const gate = [...deps.runbooks].find(([, document]) => document === record.documentName)?.[0];
   if (gate === undefined)
     throw new GateEventError(
@@ -196,14 +209,15 @@ export async function handleRunbookApproval(
 }
 
 /**
- * Approvals given before the gate's last close (a close request, or a close schedule's firing)
- * do not open it after that close, as for signed approvals: a runbook whose approve step began
+ * Approvals given before the gate's last close (a close request, a close schedule's firing, or
+ * the start of a freeze or calendar event) do not open it after that close, as for signed approvals: a runbook whose approve step began
  * before the close must be started again.
  */
 async function refuseIfClosedSince(approval: RunbookApproval, db: TableClient, now: Date): Promise<void> {
   const gate = await getGate(db, approval.gate);
   if (!gate) return; // handleGateEvent names the unregistered gate
-  const closedAt = lastClosedAt(gate, await getGateRequest(db, gate.name), now);
+  const periods = await datedPeriodsOf(gate, now);
+  const closedAt = lastClosedAt(gate, await getGateRequest(db, gate.name), now, periods);
   if (approval.askedAt.getTime() <= closedAt)
     throw new GateEventError(
       `gate '${gate.name}': Automation execution ${approval.executionId} asked for approval at ${approval.askedAt.toISOString()}, before the gate was last closed (${new Date(closedAt).toISOString()}): approvals given before a close do not open the gate after it; start the runbook again`,

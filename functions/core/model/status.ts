@@ -29,6 +29,8 @@ export interface BlockingGate {
   readonly approvesRevisions?: boolean;
   /** Why the gate's stored request cannot be evaluated (so it counts as closed). */
   readonly problem?: string;
+  /** The freeze, calendar event or change calendar holding it closed (no open request lifts it). */
+  readonly closedBy?: string;
   /** The CloudWatch alarms closing the gate (`alarms`), whatever its requests say. */
   readonly closedByAlarms?: readonly AlarmHold[];
 }

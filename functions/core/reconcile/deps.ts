@@ -4,7 +4,8 @@ import type { ClusterSessions } from '../kube/cluster-sessions.ts';
 import type { ArtifactCache } from '../oci/artifact-cache.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
-import type { GateConditionReaders } from '../gates/evaluate.ts';
+import type { GateConditionReaders } from '../gates/conditions.ts';
+import type { WindowTimer } from '../gates/requests.ts';
 import type { Decryptor } from '../manifests/encrypted.ts';
 import type { OciSource, RegistryCredentials } from '../oci/index.ts';
 import type { Fence } from '../store/lease.ts';
@@ -53,6 +54,13 @@ export interface ReconcileDeps extends GateConditionReaders {
   readonly limits?: ArtifactLimits;
   /** Schedules the retry of a failed run when the delivery sets a `retryInterval` shorter than its `interval`. */
   readonly retryTimer?: RetryTimer;
+  /**
+   * Reconciles the deliveries using a gate when a freeze, calendar event or CLOSED Change
+   * Calendar holding it ends: nothing else invokes anything then (a schedule's opening invokes the
+   * gate function, a window's end has the gate function's timer). A one-time schedule sending
+   * `{"gateOpened": gate}` in AWS. @default none: the delivery interval catches up
+   */
+  readonly gateTimer?: WindowTimer;
   /** Reconciles other deliveries now (those that were waiting on this one through `dependsOn`). */
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
   /** How long a run waits for a slot of its cluster before it is held. @default SLOT_WAIT_MS (20 s) */

@@ -112,6 +112,7 @@ export async function hold(
   revision?: string,
 ): Promise<ReconcileResult> {
   const blockedSince = heldSince(run);
+  if (status.blockedBy) await catchUpWhenPeriodsEnd(run, status.blockedBy);
   const notReady = { readySince: null, soakingUntil: null };
   await finish(run, 'Blocked', { ...notReady, ...status, ready: false, reason, message, blockedSince });
   if (status.blockedBy)
@@ -126,6 +127,32 @@ export async function hold(
     ...(typeof status.nextRetryAt === 'string' && { nextRetryAt: status.nextRetryAt }),
     ...lastSuccessOf(run),
   };
+}
+
+/**
+ * For each gate held closed by a freeze, calendar event or Change Calendar whose end is known,
+ * the catch-up when it ends: the gate's one-time schedule (`gateOpened`), as for a window's end,
+ * shared by every delivery using the gate. Arranged once: a gate an earlier run of this delivery
+ * already recorded as opening then is left alone. One that cannot be scheduled is logged, not
+ * fatal: the delivery interval is the backstop.
+ */
+async function catchUpWhenPeriodsEnd(run: Run, blocking: readonly BlockingGate[]): Promise<void> {
+  const { deps, previous } = run;
+  if (!deps.gateTimer) return;
+  for (const gate of blocking) {
+    if (!gate.closedBy || !gate.opensAt) continue;
+    const known = previous?.blockedBy?.some(
+      (before) => before.name === gate.name && before.closedBy && before.opensAt === gate.opensAt,
+    );
+    if (known) continue;
+    await deps.gateTimer
+      .reopenAt(gate.name, new Date(gate.opensAt))
+      .catch((error: unknown) =>
+        deps.log?.(
+          `could not schedule the catch-up of gate '${gate.name}' at ${gate.opensAt}: ${String(error)}`,
+        ),
+      );
+  }
 }
 
 /** Records a run held by closed gates: nothing was applied or pruned. */

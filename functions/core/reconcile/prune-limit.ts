@@ -5,7 +5,9 @@ import { DEFAULTS } from '../config/defaults.ts';
 import { SluiceError } from '../errors.ts';
 import { formatInstant } from '../gates/messages.ts';
 import { alarmHoldsText } from '../gates/alarms.ts';
-import { gateHolding, type GateConditionReaders } from '../gates/evaluate.ts';
+import { printable } from '../gates/audit-text.ts';
+import type { GateConditionReaders } from '../gates/conditions.ts';
+import { gateHolding } from '../gates/evaluate.ts';
 import { describeEntry, type InventoryEntry } from '../manifests/inventory.ts';
 import type { BlockingGate } from '../model/status.ts';
 import type { TableClient } from '../store/table-client.ts';
@@ -89,7 +91,9 @@ export async function checkPruneLimit(
       const opens = opensAt ? ` (it opens at ${formatInstant(opensAt)})` : '';
       approval = holding.closedByAlarms?.length
         ? `Gate '${gateName}' is closed by ${alarmHoldsText(holding.closedByAlarms)}: no request opens it until the alarm clears`
-        : `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --revision ${revision} --for 15m --reason <why>)`;
+        : holding.closedBy
+          ? `Gate '${gateName}' is closed by ${printable(holding.closedBy)}${opens}: no request opens it before then`
+          : `Gate '${gateName}' is closed${opens}: open it to allow this (sluice gate open ${gateName} --revision ${revision} --for 15m --reason <why>)`;
     }
   } else {
     approval = 'Raise pruneLimit, or name a gate in pruneLimitGate and open it, to allow this';

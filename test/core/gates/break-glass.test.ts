@@ -14,6 +14,7 @@ import { parseGateEvent } from '../../../functions/core/gates/event.ts';
 import { activeOverrides } from '../../../functions/core/store/gate-overrides.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { gateHandler } from '../../../functions/gate/handler.ts';
+import { BREAK_GLASS, credentialsOf, GATE_FUNCTION, signedOverride } from '../../support/break-glass.ts';
 import { sluice } from '../../support/cli.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
 import {
@@ -27,17 +28,12 @@ import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 const core = bed.kubeConfig().makeApiClient(CoreV1Api);
-const FUNCTION = 'arn:aws:lambda:eu-west-1:123456789012:function:sluice-gate';
-const BREAK_GLASS = { invokedFunctionArn: `${FUNCTION}:break_glass` };
+const FUNCTION = GATE_FUNCTION;
 const HOUR = 3_600_000;
 const { alice } = TEST_IDENTITIES;
 const ALICE = 'alice@example.com (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012)';
 
-const credentials = (who: TestIdentity) => ({
-  accessKeyId: who.accessKeyId,
-  secretAccessKey: who.secretAccessKey,
-  ...(who.sessionToken && { sessionToken: who.sessionToken }),
-});
+const credentials = credentialsOf;
 
 /** A closed gate holding one delivery, a handler with a hand-moved clock (started now: proofs are signed now). */
 async function closedGate(blocks: 'all' | 'revisions' = 'all', gateSpec: Record<string, unknown> = {}) {
@@ -62,11 +58,8 @@ async function closedGate(blocks: 'all' | 'revisions' = 'all', gateSpec: Record<
   };
   const handler = gateHandler(() => gateDeps);
   /** A signed override as `aws lambda invoke` of the break_glass alias sends it. */
-  const override = async (fields: Omit<OverrideFields, 'action'>, who: TestIdentity = alice) => {
-    const request: OverrideFields = { action: 'override', ...fields };
-    const proof = await proveRequest(overrideRequestDigest(request), FUNCTION, 'eu-west-1', credentials(who));
-    return (await handler({ ...request, proof }, BREAK_GLASS)) as OverrideResult;
-  };
+  const override = (fields: Omit<OverrideFields, 'action'>, who: TestIdentity = alice) =>
+    signedOverride(handler, fields, who);
   return {
     clock,
     deps,

@@ -242,7 +242,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
 
   it('an execution id that does not exist, or extra claims beside it, get nothing', async () => {
     await expect(invoke({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909' })).rejects.toThrow(
-      /does not exist: nothing was approved/,
+      /does not exist: nothing changed/,
     );
     await expect(
       invoke({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909', gate: gates.one }),

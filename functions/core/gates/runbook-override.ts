@@ -1,0 +1,118 @@
+// A break-glass override made in the AWS console: a grantee of grantBreakGlass starts the
+// break-glass runbook (IAM lets only them start it), whose one step invokes the gate function's
+// break_glass entry with the execution id alone. Who made the override and what it asks are read
+// from Systems Manager's record of the execution, never from the invocation.
+import { claimRunbookExecution } from '../store/runbook-executions.ts';
+import { GateEventError } from './event.ts';
+import { BREAK_GLASS_ALIAS } from './override.ts';
+import { parseOverrideEvent, type OverrideEvent } from './override-event.ts';
+import { isBreakGlassEntry, makeOverride, type OverrideResult } from './override-request.ts';
+import type { GateDeps } from './requests.ts';
+import {
+  readExecution,
+  type AutomationRecord,
+  type RunbookDeps,
+  type RunbookEvent,
+} from './runbook-approval.ts';
+
+/** The name the construct gives the break-glass runbook's one step. */
+export const BREAK_GLASS_RUNBOOK_STEP = 'override';
+/** The runbook's single-value parameters, as the override request's fields. */
+export const BREAK_GLASS_RUNBOOK_PARAMETERS = ['revision', 'window', 'reason'] as const;
+/** The runbook's list parameters: empty `gates` overrides every gate of the one delivery named. */
+export const BREAK_GLASS_RUNBOOK_LISTS = ['gates', 'deliveries'] as const;
+/** An execution started longer ago than this makes no override: its step invokes the function at once. */
+export const MAX_BREAK_GLASS_EXECUTION_AGE_MS = 10 * 60_000;
+
+/** What AWS's record of a break-glass runbook execution asks for, and who started it. */
+export interface RunbookOverride {
+  readonly executionId: string;
+  readonly startedBy: string;
+  readonly event: OverrideEvent;
+}
+
+/**
+ * Verifies an invocation naming a break-glass runbook execution against Systems Manager's record:
+ * the execution ran this function's break-glass runbook, was started within the last ten minutes
+ * by a principal AWS names, and is running its override step now. Anything else throws
+ * GateEventError naming what is wrong; nothing is written.
+ */
+export async function verifyRunbookOverride(
+  event: RunbookEvent,
+  runbooks: RunbookDeps,
+  now: Date,
+): Promise<RunbookOverride> {
+  const record = await readExecution(event, runbooks);
+  const id = record.executionId;
+  if (!runbooks.breakGlassRunbook || record.documentName !== runbooks.breakGlassRunbook)
+    throw new GateEventError(
+      `Automation execution ${id} ran the document '${record.documentName}', which is not this function's break-glass runbook (${runbooks.breakGlassRunbook ?? 'it has none: grantBreakGlass makes it'}): nothing overridden`,
+    );
+  const step = record.steps.find((s) => s.name === BREAK_GLASS_RUNBOOK_STEP);
+  if (!step || step.action !== 'aws:invokeLambdaFunction' || step.status !== 'InProgress')
+    throw new GateEventError(
+      `Automation execution ${id} is not running its '${BREAK_GLASS_RUNBOOK_STEP}' step (${step ? `${step.action}, ${step.status}` : 'it has none'}): an override is made only by the runbook's own invocation; nothing overridden`,
+    );
+  if (!step.startTime || now.getTime() - step.startTime.getTime() > MAX_BREAK_GLASS_EXECUTION_AGE_MS)
+    throw new GateEventError(
+      `Automation execution ${id} started its '${BREAK_GLASS_RUNBOOK_STEP}' step ${step.startTime?.toISOString() ?? 'at no recorded time'}, more than ten minutes ago: start the break-glass runbook again`,
+    );
+  if (!record.executedBy)
+    throw new GateEventError(
+      `Automation execution ${id} records no principal that started it: an override needs a verified author; nothing overridden`,
+    );
+  let parsed: OverrideEvent;
+  try {
+    parsed = parseOverrideEvent(overrideFields(record));
+  } catch (error) {
+    throw new GateEventError(`Automation execution ${id}'s parameters: ${(error as Error).message}`);
+  }
+  return {
+    executionId: id,
+    startedBy: record.executedBy,
+    event: { ...parsed, reason: `${parsed.reason} [runbook ${id}]` },
+  };
+}
+
+/**
+ * Makes the override a break-glass runbook execution asks for, as its starter (verified by AWS).
+ * It must arrive through the break_glass entry, which only the runbook's automation role and
+ * grantBreakGlass's grantees may invoke; the execution id is claimed first, so a replay changes
+ * nothing.
+ */
+export async function handleRunbookOverride(
+  event: RunbookEvent,
+  invokedFunctionArn: string | undefined,
+  deps: GateDeps,
+  runbooks: RunbookDeps,
+): Promise<OverrideResult> {
+  if (!isBreakGlassEntry(invokedFunctionArn))
+    throw new GateEventError(
+      `a break-glass runbook invokes the gate function's ${BREAK_GLASS_ALIAS} entry; this invocation came through another: nothing overridden`,
+    );
+  const now = deps.clock.now();
+  const override = await verifyRunbookOverride(event, runbooks, now);
+  const scope = override.event.gates?.join(',') ?? `all gates of ${override.event.deliveries?.join(',')}`;
+  const used = await claimRunbookExecution(deps.db, override.executionId, `override ${scope}`, now);
+  if (used)
+    throw new GateEventError(
+      `Automation execution ${override.executionId} was already used (${used.gate}, ${used.usedAt}): an execution makes one override; a replay changes nothing`,
+    );
+  return makeOverride(override.event, { principal: override.startedBy, verified: true }, 'runbook', deps);
+}
+
+/** The override request the runbook's parameters make; empty values are absent, empty `gates` means all gates. */
+function overrideFields(record: AutomationRecord): Record<string, unknown> {
+  const fields: Record<string, unknown> = { action: 'override' };
+  for (const name of BREAK_GLASS_RUNBOOK_PARAMETERS) {
+    const values = record.parameters[name] ?? [];
+    if (values.length > 1) throw new GateEventError(`parameter ${name} has several values`);
+    if (values[0]) fields[name] = values[0];
+  }
+  for (const name of BREAK_GLASS_RUNBOOK_LISTS) {
+    const values = (record.parameters[name] ?? []).filter((value) => value !== '');
+    if (values.length > 0) fields[name] = values;
+  }
+  if (fields.gates === undefined) fields.allGates = true;
+  return fields;
+}

@@ -1,0 +1,78 @@
+// `sluice gates` with a dated freeze and a calendar file, as a user runs it on the real components:
+// the next change accounts for both.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sluice } from '../support/cli.ts';
+import { testbed, uniqueName } from '../support/testbed.ts';
+
+testbed();
+
+const HOLIDAYS = [
+  'BEGIN:VCALENDAR',
+  'VERSION:2.0',
+  'PRODID:-//sluice//test//EN',
+  'BEGIN:VEVENT',
+  'UID:ny@sluice.test',
+  'DTSTAMP:20260101T000000Z',
+  'DTSTART;VALUE=DATE:20270101',
+  'RRULE:FREQ=YEARLY',
+  "SUMMARY:New Year's Day",
+  'END:VEVENT',
+  'END:VCALENDAR',
+].join('\r\n');
+
+describe('sluice gates with freezes and calendars', () => {
+  it('shows the next change: the freeze starting, then the freeze ending straight into the calendar holiday, then the holiday ending', async () => {
+    const gate = uniqueName('year-end');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+    writeFileSync(join(dir, 'holidays.ics'), HOLIDAYS);
+    writeFileSync(
+      join(dir, 'sluice.yaml'),
+      [
+        'gates:',
+        `  - name: ${gate}`,
+        '    default: open',
+        '    freezes:',
+        '      - { from: "2026-12-24T18:00", to: "2027-01-01", timeZone: Europe/Berlin, reason: year end }',
+        '    calendars:',
+        '      - { name: holidays, file: holidays.ics, timeZone: Europe/Berlin }',
+        '',
+      ].join('\n'),
+    );
+    expect((await sluice('register', '-f', join(dir, 'sluice.yaml'))).stdout).toContain(
+      `gate ${gate} registered`,
+    );
+
+    const before = JSON.parse((await sluice('gates', gate, '--at', '2026-12-24T12:00:00Z', '--json')).stdout);
+    expect(before).toMatchObject({
+      status: { state: 'open' },
+      nextChange: {
+        at: '2026-12-24T17:00:00.000Z',
+        state: 'closed',
+        cause: 'freeze',
+        reason: 'freeze "year end" (2026-12-24T18:00 to 2027-01-01, Europe/Berlin)',
+      },
+    });
+
+    // The freeze ends at midnight, when the holiday begins: the gate stays closed until it ends.
+    const during = JSON.parse((await sluice('gates', gate, '--at', '2026-12-30T12:00:00Z', '--json')).stdout);
+    expect(during).toMatchObject({
+      status: {
+        state: 'closed',
+        since: '2026-12-24T17:00:00.000Z',
+        until: '2027-01-01T23:00:00.000Z',
+        closedBy: { cause: 'freeze' },
+      },
+      nextChange: { at: '2027-01-01T23:00:00.000Z', state: 'open', cause: 'calendar' },
+    });
+
+    const table = await sluice('gates', gate, '--at', '2026-12-30T12:00:00Z');
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `${gate}\\s+closed \\(freeze\\)\\s+open\\s+5d ago\\s+in 2d\\s+opens in 2d \\(2027-01-01T23:00:00Z, calendar "holidays": event "New Year's Day" \\(2026-12-31T23:00:00.000Z to 2027-01-01T23:00:00.000Z\\)\\)`,
+      ),
+    );
+  });
+});
