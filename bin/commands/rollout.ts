@@ -1,6 +1,9 @@
 // `sluice rollout status <name>`: which wave, which delivery, why, and what to do.
 import { Command } from 'commander';
-import { alarmStatesFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
+import {
+  gateConditionReadersFromEnvironment,
+  tableFromEnvironment,
+} from '../../functions/core/environment.ts';
 import { readRolloutState } from '../../functions/core/reconcile/rollout-target.ts';
 import { rolloutSummary, type RolloutState } from '../../functions/core/rollout/state.ts';
 import { getRollout, listRolloutActions } from '../../functions/core/store/rollouts.ts';
@@ -41,7 +44,7 @@ export function rolloutCommand(): Command {
       if (!rollout) throw new Error(`rollout '${name}' is not registered (sluice register -f <config>)`);
       const state = await readRolloutState(
         rollout,
-        { db, alarmStates: alarmStatesFromEnvironment() },
+        { db, ...gateConditionReadersFromEnvironment() },
         new Date(),
       );
       if (opts.json)

@@ -2,7 +2,8 @@
 // rollout's source, starts the next generation when a newer revision may start, computes the
 // rollout's state from the table and either takes the digest or is held at its current revision.
 import type { Rollout } from '../config/index.ts';
-import { gateHolding, type GateConditionReaders } from '../gates/evaluate.ts';
+import type { GateConditionReaders } from '../gates/conditions.ts';
+import { gateHolding } from '../gates/evaluate.ts';
 import type { RolloutGeneration } from '../model/rollout.ts';
 import type { BlockingGate } from '../model/status.ts';
 import { resolveArtifact, type Resolved } from '../oci/index.ts';
