@@ -10,6 +10,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
+import { RolloutControl } from './rollout-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
 import { SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
@@ -106,6 +107,7 @@ export class Sluice extends Construct {
   private readonly gateRunbooks: GateRunbooks;
   private readonly breakGlassProps: BreakGlassProps;
   private breakGlass?: BreakGlass;
+  private rolloutControl?: RolloutControl;
 
   /**
    * sluice with the gates and deliveries of a `sluice.yaml` (the file `sluice register -f` reads),
@@ -508,6 +510,26 @@ export class Sluice extends Construct {
       throw new Error('grantBreakGlass: this Sluice has no gates, so there is nothing to override');
     this.breakGlass ??= new BreakGlass(this, 'BreakGlass', this.breakGlassProps);
     return this.breakGlass.grant(grantee);
+  }
+
+  /**
+   * Lets `grantee` halt, resume and roll back the rollouts (`sluice rollout halt|resume|rollback
+   * <rollout> --reason … --function <gate function>`), signed with its AWS credentials: the gate
+   * function records the principal STS verifies, and the reason, as the rollout's audit trail. It
+   * is an entry of its own (alias `rollouts`), so no gate grant allows it; the first grant makes it.
+   */
+  grantRolloutControl(grantee: iam.IGrantable): iam.Grant {
+    if (this.specs.config.rollouts.length === 0)
+      throw new Error('grantRolloutControl: this Sluice has no rollouts, so there is nothing to control');
+    this.rolloutControl ??= new RolloutControl(this, 'RolloutControl', {
+      gateFunction: this.breakGlassProps.gateFunction,
+    });
+    return this.rolloutControl.grant(grantee);
+  }
+
+  /** The function URL of the rollouts entry; undefined until grantRolloutControl is called. */
+  get rolloutControlUrl(): string | undefined {
+    return this.rolloutControl?.url.url;
   }
 
   /** The alarm on any break-glass override made; undefined until grantBreakGlass is called. */

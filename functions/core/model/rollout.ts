@@ -20,12 +20,18 @@ export interface RolloutGeneration extends RolloutRevision {
   readonly rejected?: readonly string[];
   /** Who started it: `source` (a new revision), or the verified identity of a rollback. */
   readonly startedBy: string;
+  /** For a rollback: whether AWS verified `startedBy` (false: a claim, made locally). */
+  readonly verified?: boolean;
   readonly reason?: string;
 }
 
-/** A halt or resume of one generation: asked for by a person, or (halt) recorded by the run that found the failure. */
+/**
+ * A halt, resume or rollback of one generation: asked for by a person (`sluice rollout …`), or
+ * (halt) recorded by the run that found the failure. A rollback's record names the generation it
+ * rolled back; the rollback itself is the next generation.
+ */
 export interface RolloutAction {
-  readonly action: 'halt' | 'resume';
+  readonly action: 'halt' | 'resume' | 'rollback';
   readonly generation: number;
   readonly at: string;
   /** The verified identity (an ARN), `sluice` for an automatic halt, or an unverified claim. */
@@ -36,4 +42,6 @@ export interface RolloutAction {
   readonly wave?: number;
   readonly delivery?: string;
   readonly automatic?: boolean;
+  /** How a person's action arrived: `url` or `invoke` (signed, through the rollouts entry), `cli` (locally, a claim). */
+  readonly source?: 'url' | 'invoke' | 'cli';
 }

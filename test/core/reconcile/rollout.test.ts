@@ -1,99 +1,24 @@
 // Release waves on the real components (kube-apiserver, registry, DynamoDB Local): one digest
 // goes through the fleet wave by wave with soaks; a failure halts it and later waves keep their
 // revision; resume, rollback, a push during a rollout, and a run that died mid-wave.
-import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { parseRollout } from '../../../functions/core/config/index.ts';
-import type { ReconcileDeps } from '../../../functions/core/reconcile/deps.ts';
-import { reconcile, type ReconcileResult } from '../../../functions/core/reconcile/reconcile.ts';
-import { readRolloutState } from '../../../functions/core/reconcile/rollout-target.ts';
+import { reconcile } from '../../../functions/core/reconcile/reconcile.ts';
 import { rolloutSummary } from '../../../functions/core/rollout/state.ts';
-import {
-  getGeneration,
-  getRollout,
-  putRollout,
-  recordRolloutAction,
-  startGeneration,
-} from '../../../functions/core/store/rollouts.ts';
+import { getGeneration, listRolloutActions } from '../../../functions/core/store/rollouts.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
-import { engineDeps, pushFiles, registerDelivery } from '../../support/deliveries.ts';
-import { configMapValue, configMapYaml, manualClock } from '../../support/gates.ts';
 import { sluice } from '../../support/cli.ts';
 import { leaveLease } from '../../support/lease.ts';
-import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { fleet } from '../../support/rollouts.ts';
+import { testbed } from '../../support/testbed.ts';
 
 const bed = testbed();
-const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 const MINUTE = 60_000;
-
-/**
- * A fleet of deliveries of one repository, each into its own namespace, in a rollout of
- * `waves` (sizes); follow-up reconciles run in this process unless `lost` (then nothing follows).
- */
-async function fleet(options: {
-  waves: number[];
-  soak?: string;
-  supersede?: 'wait' | 'restart';
-  maxParallel?: number;
-}) {
-  const clock = manualClock('2026-04-01T10:00:00Z');
-  const asked: string[][] = [];
-  const followed: ReconcileResult[] = [];
-  let lost = false;
-  const deps: ReconcileDeps = {
-    ...engineDeps(),
-    clock,
-    retryTimer: { retryAt: async (_delivery, at) => at },
-    reconcileNow: async (names) => {
-      asked.push([...names]);
-      if (lost) return;
-      for (const name of names) followed.push(await reconcile(name, deps));
-    },
-  };
-  const repository = uniqueName('rollout/app');
-  const waves = options.waves.map((size, w) =>
-    Array.from({ length: size }, (_, i) => uniqueName(`w${w + 1}m${i + 1}`)),
-  );
-  const push = (value: string, text = configMapYaml('app', 'default', value)) =>
-    pushFiles(bed, repository, 'main', { 'cm.yaml': text });
-  await push('v1');
-  for (const name of waves.flat()) {
-    await createNamespace(bed.kubeConfig(), name);
-    await registerDelivery(deps, bed, { name, repository, targetNamespace: name });
-  }
-  const name = uniqueName('rollout');
-  const rollout = parseRollout({
-    name,
-    source: { url: `oci://${bed.registry.host}/${repository}`, tag: 'main', provider: 'aws' },
-    waves: waves.map((deliveries, w) => ({
-      deliveries,
-      ...(w === 0 && options.soak && { soak: options.soak }),
-    })),
-    ...(options.supersede && { supersede: options.supersede }),
-    ...(options.maxParallel && { maxParallel: options.maxParallel }),
-  });
-  await putRollout(deps.db, rollout, clock.now());
-  const value = (member: string) => configMapValue(core, 'app', member);
-  const state = async () => readRolloutState((await getRollout(deps.db, name))!, deps, clock.now());
-  return {
-    deps,
-    clock,
-    asked,
-    followed,
-    waves,
-    name,
-    push,
-    value,
-    state,
-    loseEvents: () => {
-      lost = true;
-    },
-  };
-}
+const ALICE =
+  'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Approver_0123456789abcdef/alice@example.com';
 
 describe('rollouts', () => {
   it('takes one digest through the waves in order, each after the one before has soaked', async () => {
-    const f = await fleet({ waves: [1, 2, 1], soak: '30m' });
+    const f = await fleet(bed, { waves: [1, 2, 1], soak: '30m' });
     const [[canary], [eu1, eu2], [last]] = f.waves as [[string], [string, string], [string]];
 
     // A later wave's member waits, applying nothing.
@@ -146,7 +71,7 @@ describe('rollouts', () => {
   });
 
   it('halts on a failure: later waves keep their revision; resume retries, rollback returns to the previous digest', async () => {
-    const f = await fleet({ waves: [1, 1] });
+    const f = await fleet(bed, { waves: [1, 1], start: new Date().toISOString() });
     const [[canary], [rest]] = f.waves as [[string], [string]];
     await reconcile(canary, f.deps);
     await reconcile(rest, f.deps);
@@ -175,44 +100,53 @@ describe('rollouts', () => {
     expect(await reconcile(canary, f.deps)).toMatchObject({ reason: 'RolloutHalted' });
     expect(await f.value(canary)).toBe('v1');
 
-    // Resumed: the canary tries the revision again, fails again, and the rollout halts again.
+    // Resumed (signed, through the rollouts entry): the canary tries the revision again at once,
+    // fails again, and the rollout halts again.
     f.clock.advance(MINUTE);
     const generation = (await getGeneration(f.deps.db, f.name))!;
-    await recordRolloutAction(f.deps.db, f.name, {
-      action: 'resume',
-      generation: generation.generation,
-      at: f.clock.now().toISOString(),
-      by: 'arn:aws:iam::123456789012:user/alice',
-      verified: true,
-      reason: 'retry',
+    const resumed = await f.act('resume', 'retry after the fix of the registry');
+    expect(resumed).toMatchObject({
+      outcome: 'accepted',
+      record: { action: 'resume', by: ALICE, verified: true, source: 'invoke' },
+      reconciling: [canary],
     });
-    f.clock.advance(MINUTE);
-    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Failed', reason: 'BuildFailed' });
+    expect(f.gateDeps.reconciled).toMatchObject([
+      { delivery: canary, outcome: 'Failed', reason: 'BuildFailed' },
+    ]);
     expect((await f.state()).phase).toBe('Halted');
 
-    // Rolled back: every member returns to the previous digest, and v2 is not rolled out again.
+    // Rolled back: every member returns to the previous digest at once, and v2 is not rolled out again.
     expect(generation.previous).toEqual({ digest: good!.digest, revision: good!.revision });
-    await startGeneration(
-      f.deps.db,
-      f.name,
-      {
-        ...generation.previous!,
-        generation: generation.generation + 1,
-        kind: 'rollback',
-        startedAt: f.clock.now().toISOString(),
-        startedBy: 'arn:aws:iam::123456789012:user/alice',
-        rejected: [generation.digest],
-      },
-      generation,
-    );
+    f.clock.advance(MINUTE);
+    const rolledBack = await f.act('rollback', 'INC-77: v2 does not build');
+    expect(rolledBack).toMatchObject({
+      record: { action: 'rollback', generation: generation.generation, by: ALICE, verified: true },
+      reconciling: [canary, rest].sort(),
+      state: { phase: 'Complete', generation: { kind: 'rollback', revision: good!.revision } },
+    });
+    expect(await f.value(canary)).toBe('v1');
     expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded', revision: good!.revision });
     expect(await reconcile(rest, f.deps)).toMatchObject({ outcome: 'Succeeded', revision: good!.revision });
     expect((await f.state()).phase).toBe('Complete');
-    expect((await getGeneration(f.deps.db, f.name))!.generation).toBe(generation.generation + 1);
+    expect(await getGeneration(f.deps.db, f.name)).toMatchObject({
+      generation: generation.generation + 1,
+      kind: 'rollback',
+      startedBy: ALICE,
+      verified: true,
+      reason: 'INC-77: v2 does not build',
+      rejected: [generation.digest],
+    });
+    // The audit trail: sluice's halts, alice's resume and rollback.
+    expect((await listRolloutActions(f.deps.db, f.name)).map((a) => [a.action, a.by])).toEqual([
+      ['halt', 'sluice'],
+      ['resume', ALICE],
+      ['halt', 'sluice'],
+      ['rollback', ALICE],
+    ]);
   });
 
   it('a push during a rollout waits for it (supersede: wait), then starts from the first wave', async () => {
-    const f = await fleet({ waves: [1, 1], soak: '10m' });
+    const f = await fleet(bed, { waves: [1, 1], soak: '10m' });
     const [[canary], [rest]] = f.waves as [[string], [string]];
     await reconcile(canary, f.deps);
     const v1 = (await getGeneration(f.deps.db, f.name))!;
@@ -233,7 +167,7 @@ describe('rollouts', () => {
   });
 
   it('goes on correctly after a run died mid-wave and the events that follow were lost', async () => {
-    const f = await fleet({ waves: [2, 1] });
+    const f = await fleet(bed, { waves: [2, 1] });
     const [[a, b], [last]] = f.waves as [[string, string], [string]];
     f.loseEvents();
     expect(await reconcile(a, f.deps)).toMatchObject({ outcome: 'Succeeded' });
@@ -251,7 +185,7 @@ describe('rollouts', () => {
   });
 
   it('admits at most maxParallel members of a wave at once', async () => {
-    const f = await fleet({ waves: [3], maxParallel: 1 });
+    const f = await fleet(bed, { waves: [3], maxParallel: 1 });
     const [[a, b, c]] = f.waves as [[string, string, string]];
     f.loseEvents();
     expect(await reconcile(b, f.deps)).toMatchObject({
