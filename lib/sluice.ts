@@ -571,7 +571,7 @@ export class Sluice extends Construct {
     });
   }
 
-  /** One Provider, and a custom resource per gate and per delivery writing its spec to the table. */
+  /** One Provider, and a custom resource per gate, rollout and delivery writing its spec to the table. */
   private specResources(
     spec: lambda.IFunction,
     access: ClusterAccess,
@@ -603,6 +603,20 @@ export class Sluice extends Construct {
           serviceTimeout: SPEC_SERVICE_TIMEOUT,
         }),
     );
+    // A rollout is written before its members, so that their first run takes the rollout's
+    // revision in its waves (not their own tags'); on delete, after them.
+    const rolloutOf = new Map<string, CustomResource>();
+    for (const [name, input] of this.specs.rolloutInputs) {
+      const resource = new CustomResource(this, `Rollout-${name}`, {
+        serviceToken: provider.serviceToken,
+        resourceType: 'Custom::SluiceRollout',
+        properties: { Kind: 'rollout', Name: name, Spec: stack.toJsonString(input) },
+        serviceTimeout: SPEC_SERVICE_TIMEOUT,
+      });
+      for (const gate of gates) resource.node.addDependency(gate);
+      const rollout = this.specs.config.rollouts.find((candidate) => candidate.name === name)!;
+      for (const member of rollout.waves.flatMap((wave) => wave.deliveries)) rolloutOf.set(member, resource);
+    }
     for (const [name, input] of this.specs.deliveryInputs) {
       const resource = new CustomResource(this, `Delivery-${name}`, {
         serviceToken: provider.serviceToken,
@@ -612,7 +626,9 @@ export class Sluice extends Construct {
       });
       // Gates are registered before the deliveries using them reconcile; on delete, a delivery is
       // removed while it can still reach its cluster.
-      for (const dependency of [...gates, ...access.entries]) resource.node.addDependency(dependency);
+      const rollout = rolloutOf.get(name);
+      for (const dependency of [...gates, ...access.entries, ...(rollout ? [rollout] : [])])
+        resource.node.addDependency(dependency);
     }
     return frameworkRole;
   }

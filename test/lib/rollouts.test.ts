@@ -1,5 +1,6 @@
-// Rollouts in the construct: the rollouts entry (alias `rollouts`) that grantRolloutControl
-// allows, apart from every gate grant.
+// Rollouts in the construct: a spec resource per rollout, written before its members (and
+// removed after them); the rollouts entry (alias `rollouts`) that grantRolloutControl allows,
+// apart from every gate grant.
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +28,28 @@ const { template, sluice } = synth(
 );
 const roleId = (prefix: string) => logicalId(template, 'AWS::IAM::Role', (_, id) => id.startsWith(prefix));
 const entry = logicalId(template, 'AWS::Lambda::Alias', (p) => p.Name === 'rollouts');
+
+describe('the rollout spec resource', () => {
+  it('writes each rollout, its waves naming their deliveries, before its members and after the gates', () => {
+    const resources = template.findResources('Custom::SluiceRollout');
+    const [[id, resource]] = Object.entries(resources) as [
+      [string, { Properties: Record<string, unknown>; DependsOn?: string[] }],
+    ];
+    expect(resource.Properties).toMatchObject({ Kind: 'rollout', Name: 'app' });
+    expect(JSON.parse(resource.Properties.Spec as string)).toStrictEqual({
+      name: 'app',
+      source: { url: ECR_URL, tag: 'v1' },
+      waves: [{ deliveries: ['oddy-test'] }, { deliveries: ['oddy-eu'] }],
+    });
+    const gates = Object.keys(template.findResources('Custom::SluiceGate'));
+    expect(resource.DependsOn).toEqual(expect.arrayContaining(gates));
+    const deliveries = Object.values(template.findResources('Custom::SluiceDelivery')) as {
+      DependsOn?: string[];
+    }[];
+    expect(deliveries).toHaveLength(2);
+    for (const delivery of deliveries) expect(delivery.DependsOn).toContain(id);
+  });
+});
 
 describe('grantRolloutControl', () => {
   it('lets the grantee invoke the rollouts entry URL (and the function only via it) and look it up', () => {
