@@ -146,7 +146,7 @@ function classify(
 }
 
 const todoFor = (rollout: string, delivery: string | undefined) =>
-  `${delivery ? `look at delivery '${delivery}' (sluice status ${delivery}); ` : ''}then 'sluice rollout resume ${rollout}' to go on with this revision, 'sluice rollout rollback ${rollout}' to return every member to the previous one, or push a newer revision`;
+  `${delivery ? `look at delivery '${delivery}' (sluice status ${delivery}); then` : 'once the cause is gone,'} 'sluice rollout resume ${rollout} --reason …' to go on with this revision, 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one, or push a newer revision`;
 
 /** The rollout's state at `now`: which wave is under way, who may take the digest, and whether (and why) it is halted. */
 export function rolloutState(inputs: RolloutInputs): RolloutState {
