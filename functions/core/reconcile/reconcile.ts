@@ -16,6 +16,7 @@ import {
   fail,
   holdForRollout,
   holdMassPrune,
+  reapplyForRollout,
   reapplyWhileHeld,
   startRun,
   succeed,
@@ -110,15 +111,18 @@ async function reconcileHeld(
     const lastApplied = run.previous?.lastAppliedRevision;
     // A member of a rollout takes the rollout's revision when its wave and turn have come.
     const rollout = await step('ArtifactFailed', () => rolloutTarget(delivery.name, deps, run.started));
-    if (rollout.kind === 'hold') return await holdForRollout(run, rollout);
+    // Held by its rollout, a member keeps its revision: re-applied (drift corrected), as in a freeze.
+    if (rollout.kind === 'hold' && !lastApplied) return await holdForRollout(run, rollout);
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
     // the tag moves while this run goes on.
     const current =
       rollout.kind === 'take'
         ? rollout.resolved
-        : await step('ArtifactFailed', () =>
-            resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
-          );
+        : rollout.kind === 'hold'
+          ? { digest: digestOf(lastApplied!), revision: lastApplied! }
+          : await step('ArtifactFailed', () =>
+              resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
+            );
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
     if (gates.blockAll.length > 0) {
@@ -155,9 +159,9 @@ async function reconcileHeld(
     }
     // What the held revision desires, stored after the re-applied one's (applyRevision stores that).
     if (held) await rememberHeldRevision(delivery, deps, current);
-    return held
-      ? await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions)
-      : await succeed(run, artifact, applied);
+    if (held) return await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions);
+    if (rollout.kind === 'hold') return await reapplyForRollout(run, artifact, applied, rollout);
+    return await succeed(run, artifact, applied);
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
     if (error instanceof PruneLimitHold) return await holdMassPrune(run, error, revision);

@@ -1,6 +1,7 @@
 // Release waves on the real components (kube-apiserver, registry, DynamoDB Local): one digest
 // goes through the fleet wave by wave with soaks; a failure halts it and later waves keep their
 // revision; resume, rollback, a push during a rollout, and a run that died mid-wave.
+import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../../functions/core/reconcile/reconcile.ts';
 import { rolloutSummary } from '../../../functions/core/rollout/state.ts';
@@ -12,6 +13,7 @@ import { fleet } from '../../support/rollouts.ts';
 import { testbed } from '../../support/testbed.ts';
 
 const bed = testbed();
+const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 const MINUTE = 60_000;
 const ALICE =
   'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Approver_0123456789abcdef/alice@example.com';
@@ -143,6 +145,39 @@ describe('rollouts', () => {
       ['halt', 'sluice'],
       ['rollback', ALICE],
     ]);
+  });
+
+  it('a member held by its rollout keeps correcting drift at its last applied revision', async () => {
+    const f = await fleet(bed, { waves: [1, 1], soak: '30m' });
+    const [[canary], [rest]] = f.waves as [[string], [string]];
+    await reconcile(canary, f.deps);
+    f.clock.advance(30 * MINUTE);
+    await reconcile(rest, f.deps);
+    const v1 = (await getGeneration(f.deps.db, f.name))!;
+    expect((await f.state()).phase).toBe('Complete');
+
+    await f.push('v2');
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    const v2 = (await getGeneration(f.deps.db, f.name))!;
+    // Waiting for wave 1's soak, the next wave's member has its object deleted by hand.
+    await core.deleteNamespacedConfigMap({ name: 'app', namespace: rest });
+    const held = await reconcile(rest, f.deps);
+    expect(held).toMatchObject({ outcome: 'Blocked', reason: 'RolloutWaiting', revision: v2.revision });
+    expect(held.message).toMatch(/^re-applied /);
+    expect(held.message).toContain(
+      `re-applied ${v1.revision} (drift corrected); rollout '${f.name}' of ${v2.revision}: wave 2 of 2 waits`,
+    );
+    expect(await f.value(rest)).toBe('v1');
+    expect(await getStatus(f.deps.db, rest)).toMatchObject({
+      reason: 'RolloutWaiting',
+      lastAppliedRevision: v1.revision,
+      pendingRevision: v2.revision,
+      nextRetryAt: expect.any(String),
+    });
+    // Still a waiting member of v2: it takes v2 when the soak is over.
+    f.clock.advance(30 * MINUTE);
+    expect(await reconcile(rest, f.deps)).toMatchObject({ outcome: 'Succeeded', revision: v2.revision });
+    expect(await f.value(rest)).toBe('v2');
   });
 
   it('a push during a rollout waits for it (supersede: wait), then starts from the first wave', async () => {
