@@ -7,7 +7,13 @@ import { gateHolding } from '../gates/evaluate.ts';
 import type { RolloutGeneration } from '../model/rollout.ts';
 import type { BlockingGate } from '../model/status.ts';
 import { resolveArtifact, type Resolved } from '../oci/index.ts';
-import { memberTurn, rolloutState, rolloutSummary, type RolloutState } from '../rollout/state.ts';
+import {
+  memberTurn,
+  rolloutState,
+  rolloutSummary,
+  wakesAtSoakEnd,
+  type RolloutState,
+} from '../rollout/state.ts';
 import {
   getGeneration,
   getRollout,
@@ -77,7 +83,7 @@ export type RolloutTarget =
       readonly kind: 'hold';
       readonly reason: 'RolloutWaiting' | 'RolloutHalted';
       readonly message: string;
-      /** When the wave it waits for ends its soak (its run is retried then). */
+      /** When the wave before its own ends its soak, for the first maxParallel of its wave (its run is retried then). */
       readonly retryAt?: Date;
       readonly pending?: string;
     };
@@ -146,7 +152,10 @@ export async function rolloutTarget(
   const turn = memberTurn(state, delivery);
   if (turn.take)
     return { kind: 'take', resolved: { digest: generation.digest, revision: generation.revision }, state };
-  const waitingFor = state.nextAt && !turn.halted ? new Date(state.nextAt) : undefined;
+  const waitingFor =
+    !turn.halted && wakesAtSoakEnd(state, delivery, rollout.maxParallel)
+      ? new Date(state.nextAt!)
+      : undefined;
   const superseded =
     resolved && resolved.digest !== generation.digest ? `; ${resolved.revision} waits for it` : '';
   return {

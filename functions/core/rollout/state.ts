@@ -311,6 +311,23 @@ export function memberTurn(
   };
 }
 
+/**
+ * Whether a waiting member is retried when the active wave's soak ends: only the first
+ * `maxParallel` waiting members of the next wave (all of it without a limit). The others follow
+ * them (each run reconciles the members whose turn has come), so a fleet of thousands does not
+ * schedule thousands of retries for the same instant.
+ */
+export function wakesAtSoakEnd(
+  state: RolloutState,
+  delivery: string,
+  maxParallel: number | undefined,
+): boolean {
+  if (!state.nextAt || state.halt || state.activeWave === undefined) return false;
+  const next = state.waves[state.activeWave];
+  const waiting = next?.members.filter((member) => member.phase === 'Waiting') ?? [];
+  return waiting.slice(0, maxParallel ?? waiting.length).some((member) => member.name === delivery);
+}
+
 /** A one-line summary: `wave 2 of 3 progressing (4 of 10 Ready)`, `halted in wave 1: …`, `complete`. */
 export function rolloutSummary(state: RolloutState): string {
   if (state.phase === 'Idle') return 'no revision rolled out yet';

@@ -219,6 +219,22 @@ describe('rollouts', () => {
     expect((await f.state()).phase).toBe('Complete');
   });
 
+  it("retries only the next wave's first maxParallel members when a soak ends; the others follow them", async () => {
+    const f = await fleet(bed, { waves: [1, 3], soak: '30m', maxParallel: 1 });
+    const [[canary], [a, b, c]] = f.waves as [[string], [string, string, string]];
+    await reconcile(canary, f.deps);
+    for (const member of [a, b, c]) await reconcile(member, f.deps);
+    const retries = await Promise.all(
+      [a, b, c].map(async (m) => (await getStatus(f.deps.db, m))?.nextRetryAt),
+    );
+    expect(retries.map((at) => at ?? 'none')).toEqual(['2026-04-01T10:30:00.000Z', 'none', 'none']);
+    // At the soak's end a's retry takes the digest, and each success asks for the next member.
+    f.clock.advance(30 * MINUTE);
+    expect(await reconcile(a, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(f.asked).toEqual([[b], [c]]);
+    expect((await f.state()).phase).toBe('Complete');
+  });
+
   it('admits at most maxParallel members of a wave at once', async () => {
     const f = await fleet(bed, { waves: [3], maxParallel: 1 });
     const [[a, b, c]] = f.waves as [[string, string, string]];

@@ -8,6 +8,7 @@ import {
   memberTurn,
   rolloutState,
   rolloutSummary,
+  wakesAtSoakEnd,
   type RolloutInputs,
 } from '../../../functions/core/rollout/state.ts';
 
@@ -101,6 +102,16 @@ describe('rolloutState', () => {
       inputs({ statuses: { 'canary-a': ready(5), 'canary-b': ready(10) }, now: at(39) }),
     );
     expect(soaking).toMatchObject({ activeWave: 1, nextAt: iso(40) });
+    // Only the next wave's first maxParallel waiting members are retried when the soak ends.
+    expect(['eu-1', 'eu-2', 'eu-3', 'us-1'].filter((m) => wakesAtSoakEnd(soaking, m, 2))).toEqual([
+      'eu-1',
+      'eu-2',
+    ]);
+    expect(['eu-1', 'eu-2', 'eu-3', 'us-1'].filter((m) => wakesAtSoakEnd(soaking, m, undefined))).toEqual([
+      'eu-1',
+      'eu-2',
+      'eu-3',
+    ]);
     expect(soaking.waves[0]).toMatchObject({ phase: 'Soaking', soakEndsAt: iso(40) });
     expect(taking(soaking)).toEqual(['canary-a', 'canary-b']);
     expect(rolloutSummary(soaking)).toBe(
