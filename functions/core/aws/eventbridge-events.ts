@@ -30,12 +30,13 @@ export async function putSluiceEvent(
   }
 }
 
-/** Publishes `Reconcile Succeeded|Failed|Blocked` and `Release Waiting` events with source `sluice` to a bus. */
+/** Publishes `Reconcile Succeeded|Failed|Blocked`, `Release Waiting` and `Rollout …` events with source `sluice` to a bus. */
 export function eventBridgeSink(client: EventBridgeClient, busName = 'default'): EventSink {
   return {
     publish: (event) =>
       putSluiceEvent(client, busName, `Reconcile ${event.outcome}`, event, new Date(event.time)),
     releaseWaiting: (event) => putSluiceEvent(client, busName, RELEASE_WAITING, event, new Date(event.time)),
+    rollout: (detailType, event) => putSluiceEvent(client, busName, detailType, event, new Date(event.time)),
   };
 }
 

@@ -25,6 +25,7 @@ import {
 } from '../store/rollouts.ts';
 import type { TableClient } from '../store/table-client.ts';
 import type { ReconcileDeps } from './deps.ts';
+import { announceRollout } from './rollout-events.ts';
 
 /** What reading a rollout's state needs. */
 export interface RolloutReadDeps extends GateConditionReaders {
@@ -146,9 +147,14 @@ export async function rolloutTarget(
       deps.log?.(`rollout '${rollout.name}': another run started a generation first`);
     generation = await getGeneration(deps.db, rollout.name);
     state = await readRolloutState(rollout, deps, now, generation);
+    await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   }
   if (!state || !generation) return { kind: 'none' };
-  if (state.halt && !state.halt.recorded) await recordHalt(rollout.name, state, deps, now);
+  if (state.halt && !state.halt.recorded) {
+    await recordHalt(rollout.name, state, deps, now);
+    // A held member's run is not followed: the halt it found is announced here.
+    await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
+  }
   const turn = memberTurn(state, delivery);
   if (turn.take)
     return { kind: 'take', resolved: { digest: generation.digest, revision: generation.revision }, state };
@@ -185,7 +191,8 @@ async function recordHalt(name: string, state: RolloutState, deps: ReconcileDeps
 }
 
 /**
- * After a member's run: records a halt it caused, and reconciles the members that may take the
+ * After a member's run: records a halt it caused, publishes the rollout's events it shows
+ * (rollout-events.ts), and reconciles the members that may take the
  * digest now but are held waiting (the next in the wave, or the next wave). Their interval runs
  * do the same when this is lost: the state is computed, not carried by events.
  */
@@ -196,6 +203,7 @@ export async function followRollout(delivery: string, deps: ReconcileDeps): Prom
   const now = deps.clock.now();
   const state = await readRolloutState(rollout, deps, now);
   if (state.halt && !state.halt.recorded) await recordHalt(rollout.name, state, deps, now);
+  await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   if (!deps.reconcileNow || state.halt) return;
   const statuses = await getStatuses(deps.db, [...state.mayTake]);
   const waiting = [...state.mayTake].filter((member) => {

@@ -104,6 +104,26 @@ export async function startGeneration(
   }
 }
 
+/**
+ * Takes the right to publish one event of a rollout (`key`, e.g. `3#wave#2`), once: false when a
+ * run took it before. Kept in the rollout's partition, so removing the rollout removes them.
+ */
+export async function claimRolloutEvent(db: TableClient, name: string, key: string): Promise<boolean> {
+  try {
+    await db.doc.send(
+      new PutCommand({
+        TableName: db.table,
+        Item: { pk: rolloutKey(name), sk: `event#${key}` },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
 /** Records a halt or resume (kept: the audit trail of who stopped and started the rollout, and why). */
 export async function recordRolloutAction(
   db: TableClient,

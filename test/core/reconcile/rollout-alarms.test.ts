@@ -3,6 +3,7 @@
 // rollout status` says why and what to do, the halt outlasts the alarm, and a resume after the
 // alarm cleared lets the waves go on.
 import { describe, expect, it } from 'vitest';
+import type { RolloutEvent } from '../../../functions/core/reconcile/events.ts';
 import { reconcile } from '../../../functions/core/reconcile/reconcile.ts';
 import { getGeneration } from '../../../functions/core/store/rollouts.ts';
 import { createAlarm, setAlarmState } from '../../support/alarms.ts';
@@ -17,11 +18,22 @@ describe('a rollout behind an alarm gate', () => {
   it('halts when the alarm closes a wave gate; later waves keep their revision until a resume after it cleared', async () => {
     const alarm = await createAlarm('OK');
     const gate = uniqueName('eu-health');
+    const published: { type: string; event: RolloutEvent }[] = [];
     const f = await fleet(bed, {
       waves: [1, 1, 1],
       waveGate: { wave: 1, gate },
       start: new Date().toISOString(),
+      deps: {
+        events: {
+          publish: async () => {},
+          rollout: async (type, event) => void published.push({ type, event }),
+        },
+      },
     });
+    const seen = () =>
+      published.map(
+        ({ type, event }) => `${type} ${event.generation}${event.wave ? ` wave ${event.wave}` : ''}`,
+      );
     await registerGate(f.deps, { name: gate, default: 'open', alarms: [alarm] });
     const [[canary], [eu], [last]] = f.waves as [[string], [string], [string]];
 
@@ -29,6 +41,13 @@ describe('a rollout behind an alarm gate', () => {
     expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
     expect((await f.state()).phase).toBe('Complete');
     expect(await f.value(last)).toBe('v1');
+    expect(seen()).toEqual([
+      'Rollout Wave Started 1 wave 1',
+      'Rollout Wave Started 1 wave 2',
+      'Rollout Wave Started 1 wave 3',
+      'Rollout Complete 1',
+    ]);
+    published.length = 0;
 
     // v2: the canary takes it; then the alarm fires before wave 2 has taken it.
     f.loseEvents();
@@ -47,6 +66,18 @@ describe('a rollout behind an alarm gate', () => {
     expect(await f.state()).toMatchObject({
       phase: 'Halted',
       halt: { wave: 2, recorded: true, by: 'sluice' },
+    });
+    // Published once, by the run that found it, however many runs are held by it.
+    expect(seen()).toEqual([
+      'Rollout Wave Started 2 wave 1',
+      'Rollout Wave Started 2 wave 2',
+      'Rollout Halted 2 wave 2',
+    ]);
+    expect(published[2]!.event).toMatchObject({
+      rollout: f.name,
+      revision: v2.revision,
+      by: 'sluice',
+      why: expect.stringContaining(`alarm '${alarm}'`),
     });
     const status = await sluice('rollout', 'status', f.name);
     expect(status.stdout).toContain(
@@ -70,5 +101,6 @@ describe('a rollout behind an alarm gate', () => {
     expect(await reconcile(last, f.deps)).toMatchObject({ outcome: 'Succeeded', revision: v2.revision });
     expect(await f.value(last)).toBe('v2');
     expect((await f.state()).phase).toBe('Complete');
+    expect(seen().slice(3)).toEqual(['Rollout Wave Started 2 wave 3', 'Rollout Complete 2']);
   });
 });
