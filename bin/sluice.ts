@@ -9,6 +9,7 @@ import { devCommand } from './commands/dev.ts';
 import { diffCommand } from './commands/diff.ts';
 import { gateCommand, gatesCommand } from './commands/gates.ts';
 import { pushCommand } from './commands/push.ts';
+import { rolloutCommand } from './commands/rollout.ts';
 import { packageVersion } from './version.ts';
 
 const program = new Command('sluice')
@@ -25,6 +26,7 @@ const program = new Command('sluice')
   .addCommand(unregisterCommand())
   .addCommand(gatesCommand())
   .addCommand(gateCommand())
+  .addCommand(rolloutCommand())
   .addCommand(devCommand());
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -3,10 +3,10 @@ import { parseYaml, withCalendarFiles } from '../functions/core/config/load.ts';
 import { isRecord } from '../functions/core/config/issues.ts';
 import { readFileSync } from 'node:fs';
 import { PROPS_ORIGIN, resolveSpecs } from './config.ts';
-import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps } from './props.ts';
+import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps, SluiceRollout } from './props.ts';
 
 /** What `Sluice.fromConfigFile` takes besides the file: the construct's own props, and clusters. */
-export interface SluiceConfigFileOverrides extends Omit<SluiceProps, 'deliveries' | 'gates'> {
+export interface SluiceConfigFileOverrides extends Omit<SluiceProps, 'deliveries' | 'gates' | 'rollouts'> {
   /**
    * Per delivery name (each must be one of the file's deliveries), the cluster to use instead of
    * the file's `cluster`: an `eks.ICluster` of this app, or `{ eks: { name, region, roleArn? } }`.
@@ -19,7 +19,7 @@ export interface SluiceConfigFileOverrides extends Omit<SluiceProps, 'deliveries
 
 /**
  * The construct's props from a `sluice.yaml`, the file the CLI reads: the file validated by the
- * CLI's parser (errors name the file), its deliveries and gates as props (durations stay the
+ * CLI's parser (errors name the file), its deliveries, gates and rollouts as props (durations stay the
  * file's `5m`-style text, which the construct validates with the same schema), `overrides` on top.
  */
 export function sluicePropsFromConfigFile(
@@ -52,6 +52,7 @@ export function sluicePropsFromConfigFile(
     ...props,
     // Durations as text: the construct's validation takes the file's form as well as Duration.
     gates: (Array.isArray(file.gates) ? file.gates : []) as unknown as SluiceGate[],
+    rollouts: (Array.isArray(file.rollouts) ? file.rollouts : []) as unknown as SluiceRollout[],
     deliveries: deliveries.map((delivery) => {
       const cluster = typeof delivery.name === 'string' ? clusters[delivery.name] : undefined;
       return (cluster ? { ...delivery, cluster } : delivery) as unknown as SluiceDelivery;

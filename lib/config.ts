@@ -14,7 +14,7 @@ import { healthCheckExprIssues } from '../functions/core/cel/check-config.ts';
 import { readCalendarFiles } from '../functions/core/config/calendar-files.ts';
 import { formatPath, isRecord } from '../functions/core/config/issues.ts';
 import { stalenessProblem } from './alarms.ts';
-import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps } from './props.ts';
+import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps, SluiceRollout } from './props.ts';
 import { ecrRepositoryOf } from './sources.ts';
 
 /** Prefix of every props error: `Sluice props: deliveries[oddy-test].interval: …`. */
@@ -32,6 +32,8 @@ export interface SluiceSpecs {
   /** Per delivery name, the config-file form the spec resource writes (may hold cluster tokens). */
   readonly deliveryInputs: ReadonlyMap<string, Record<string, unknown>>;
   readonly gateInputs: ReadonlyMap<string, Record<string, unknown>>;
+  /** Per rollout name, the config-file form the spec resource writes, each wave naming its deliveries. */
+  readonly rolloutInputs: ReadonlyMap<string, Record<string, unknown>>;
   /** Per delivery name, the cluster passed as `eks.ICluster`. */
   readonly clusters: ReadonlyMap<string, eks.ICluster>;
 }
@@ -58,8 +60,9 @@ export function isCluster(target: SluiceClusterTarget): target is eks.ICluster {
 export function resolveSpecs(props: SluiceProps): SluiceSpecs {
   const deliveries = props.deliveries ?? [];
   const gates = props.gates ?? [];
+  const rollouts = props.rollouts ?? [];
   // Names for error paths come from the raw props (formatPath shows `deliveries[<name>]`).
-  const issues = new Issues({ deliveries, gates });
+  const issues = new Issues({ deliveries, gates, rollouts });
   checkFunctionProps(props, issues);
 
   const clusters = new Map<string, eks.ICluster>();
@@ -73,10 +76,14 @@ export function resolveSpecs(props: SluiceProps): SluiceSpecs {
       clusters.set(delivery.name, delivery.cluster);
   });
   const gateInputs = gates.map((gate, index) => gateInput(gate, ['gates', index], issues));
+  const rolloutInputs = rollouts.map((rollout, index) => rolloutInput(rollout, ['rollouts', index], issues));
 
   let config: SluiceConfig | undefined;
   try {
-    config = parseConfig({ gates: gateInputs, deliveries: deliveryValidation }, PROPS_ORIGIN);
+    config = parseConfig(
+      { gates: gateInputs, deliveries: deliveryValidation, rollouts: rolloutInputs },
+      PROPS_ORIGIN,
+    );
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     issues.list.push(...error.issues);
@@ -91,6 +98,19 @@ export function resolveSpecs(props: SluiceProps): SluiceSpecs {
     config,
     deliveryInputs: new Map(deliveryInputs.map((input, i) => [config.deliveries[i]!.name, input])),
     gateInputs: new Map(gateInputs.map((input, i) => [config.gates[i]!.name, input])),
+    rolloutInputs: new Map(
+      config.rollouts.map((rollout, i) => [
+        rollout.name,
+        {
+          ...rolloutInputs[i],
+          // Stored with its members named: the spec function sees no other delivery to match patterns against.
+          waves: rollout.waves.map((wave, w) => ({
+            ...(rolloutInputs[i]!.waves as Record<string, unknown>[])[w],
+            deliveries: wave.deliveries,
+          })),
+        },
+      ]),
+    ),
     clusters,
   };
 }
@@ -192,6 +212,23 @@ function gateInput(gate: SluiceGate, path: Path, issues: Issues): Record<string,
           return defined({ ...fields, window: durationText(scheduleWindow, windowPath, issues) });
         })
       : schedules,
+  });
+}
+
+function rolloutInput(rollout: SluiceRollout, path: Path, issues: Issues): Record<string, unknown> {
+  if (!isRecord(rollout)) return rollout as never;
+  const { waves, ...rest } = rollout;
+  forbidTokens(rest, path, issues);
+  return defined({
+    ...rest,
+    waves: Array.isArray(waves)
+      ? waves.map((wave, index) => {
+          if (!isRecord(wave)) return wave;
+          const { soak, ...fields } = wave;
+          forbidTokens(fields, [...path, 'waves', index], issues);
+          return defined({ ...fields, soak: durationText(soak, [...path, 'waves', index, 'soak'], issues) });
+        })
+      : waves,
   });
 }
 

@@ -5,7 +5,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import type { DeliveryInput, GateInput } from '../functions/core/config/index.ts';
+import type { DeliveryInput, GateInput, RolloutInput } from '../functions/core/config/index.ts';
 
 /** Where a delivery's artifact comes from: an OCI repository (Flux's OCIRepository). */
 export interface SluiceSource {
@@ -428,6 +428,58 @@ export interface SluiceGateCalendar {
   readonly timeZone?: string;
 }
 
+/** One wave of a rollout. */
+export interface SluiceRolloutWave {
+  /**
+   * The deliveries of the wave: names in `SluiceProps.deliveries`, or patterns of them (`*` any
+   * run of characters, `?` one). A delivery matched by an earlier wave stays in that wave, so
+   * `['*']` in the last wave is every delivery not yet taken. Each pattern must match a delivery.
+   */
+  readonly deliveries: string[];
+  /**
+   * How long every delivery of the wave must have been Ready at the rollout's revision before the
+   * next wave starts (more than 0, at most 30 days).
+   * @default - Ready is enough
+   */
+  readonly soak?: Duration;
+  /**
+   * A gate (one of `SluiceProps.gates`) that holds the wave from starting while it is closed; with
+   * `approval: 'revision'` an approval names the rollout's revision. A gate closed by its alarms
+   * halts the rollout.
+   * @default - none
+   */
+  readonly gate?: string;
+}
+
+/**
+ * A release wave: one revision of one source taken by a fleet of deliveries, wave after wave,
+ * each wave starting when the one before is Ready at that revision and has soaked. A failed
+ * delivery, or an alarm gate closing, halts it (`sluice rollout status|resume|rollback`).
+ */
+export interface SluiceRollout {
+  readonly name: string;
+  /**
+   * The repository and tag or semver range the rollout's revision is resolved from; its member
+   * deliveries take that digest instead of resolving their own tag, and must pull from the same
+   * repository (their own registry host may differ, as with ECR replication).
+   */
+  readonly source: SluiceSource;
+  /** The waves, in order; a delivery is in at most one rollout. */
+  readonly waves: SluiceRolloutWave[];
+  /**
+   * The most deliveries of a wave that take the revision at once (within each cluster's
+   * `clusterConcurrency`), at most 1000.
+   * @default - the whole wave
+   */
+  readonly maxParallel?: number;
+  /**
+   * What a newer revision does while a rollout is under way: `wait` starts it once the current
+   * rollout has finished or been halted; `restart` starts it at once, from the first wave.
+   * @default 'wait'
+   */
+  readonly supersede?: 'wait' | 'restart';
+}
+
 export interface SluiceProps {
   /**
    * The deliveries; removing one and deploying deletes its objects from the cluster (unless its
@@ -437,6 +489,12 @@ export interface SluiceProps {
   readonly deliveries?: SluiceDelivery[];
   /** @default - none */
   readonly gates?: SluiceGate[];
+  /**
+   * Release waves: one revision taken by groups of `deliveries`, in order, with soaks, gates and
+   * an automatic halt.
+   * @default - none: each delivery resolves its own source
+   */
+  readonly rollouts?: SluiceRollout[];
   /**
    * Where reconcile events (`Reconcile Succeeded|Failed|Blocked`) and gate events go.
    * @default - no events are published
@@ -581,6 +639,11 @@ type MissingFrom<Schema, Props> = Record<Exclude<keyof Schema, keyof Props>, nev
 const _deliveryFields: MissingFrom<DeliveryInput, SluiceDelivery> &
   MissingFrom<SluiceDelivery, DeliveryInput> = {};
 const _gateFields: MissingFrom<GateInput, SluiceGate> & MissingFrom<SluiceGate, GateInput> = {};
+const _rolloutFields: MissingFrom<RolloutInput, SluiceRollout> & MissingFrom<SluiceRollout, RolloutInput> =
+  {};
+type RolloutWaveInput = RolloutInput['waves'][number];
+const _rolloutWaveFields: MissingFrom<RolloutWaveInput, SluiceRolloutWave> &
+  MissingFrom<SluiceRolloutWave, RolloutWaveInput> = {};
 const _sourceFields: MissingFrom<DeliveryInput['source'], SluiceSource> &
   MissingFrom<SluiceSource, DeliveryInput['source']> = {};
 type HealthCheckExprInput = NonNullable<DeliveryInput['healthCheckExprs']>[number];

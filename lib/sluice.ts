@@ -10,6 +10,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
+import { RolloutControl } from './rollout-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
 import { SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
@@ -106,6 +107,7 @@ export class Sluice extends Construct {
   private readonly gateRunbooks: GateRunbooks;
   private readonly breakGlassProps: BreakGlassProps;
   private breakGlass?: BreakGlass;
+  private rolloutControl?: RolloutControl;
 
   /**
    * sluice with the gates and deliveries of a `sluice.yaml` (the file `sluice register -f` reads),
@@ -510,6 +512,26 @@ export class Sluice extends Construct {
     return this.breakGlass.grant(grantee);
   }
 
+  /**
+   * Lets `grantee` halt, resume and roll back the rollouts (`sluice rollout halt|resume|rollback
+   * <rollout> --reason … --function <gate function>`), signed with its AWS credentials: the gate
+   * function records the principal STS verifies, and the reason, as the rollout's audit trail. It
+   * is an entry of its own (alias `rollouts`), so no gate grant allows it; the first grant makes it.
+   */
+  grantRolloutControl(grantee: iam.IGrantable): iam.Grant {
+    if (this.specs.config.rollouts.length === 0)
+      throw new Error('grantRolloutControl: this Sluice has no rollouts, so there is nothing to control');
+    this.rolloutControl ??= new RolloutControl(this, 'RolloutControl', {
+      gateFunction: this.breakGlassProps.gateFunction,
+    });
+    return this.rolloutControl.grant(grantee);
+  }
+
+  /** The function URL of the rollouts entry; undefined until grantRolloutControl is called. */
+  get rolloutControlUrl(): string | undefined {
+    return this.rolloutControl?.url.url;
+  }
+
   /** The alarm on any break-glass override made; undefined until grantBreakGlass is called. */
   get breakGlassAlarm(): cloudwatch.Alarm | undefined {
     return this.breakGlass?.alarm;
@@ -549,7 +571,7 @@ export class Sluice extends Construct {
     });
   }
 
-  /** One Provider, and a custom resource per gate and per delivery writing its spec to the table. */
+  /** One Provider, and a custom resource per gate, rollout and delivery writing its spec to the table. */
   private specResources(
     spec: lambda.IFunction,
     access: ClusterAccess,
@@ -581,6 +603,20 @@ export class Sluice extends Construct {
           serviceTimeout: SPEC_SERVICE_TIMEOUT,
         }),
     );
+    // A rollout is written before its members, so that their first run takes the rollout's
+    // revision in its waves (not their own tags'); on delete, after them.
+    const rolloutOf = new Map<string, CustomResource>();
+    for (const [name, input] of this.specs.rolloutInputs) {
+      const resource = new CustomResource(this, `Rollout-${name}`, {
+        serviceToken: provider.serviceToken,
+        resourceType: 'Custom::SluiceRollout',
+        properties: { Kind: 'rollout', Name: name, Spec: stack.toJsonString(input) },
+        serviceTimeout: SPEC_SERVICE_TIMEOUT,
+      });
+      for (const gate of gates) resource.node.addDependency(gate);
+      const rollout = this.specs.config.rollouts.find((candidate) => candidate.name === name)!;
+      for (const member of rollout.waves.flatMap((wave) => wave.deliveries)) rolloutOf.set(member, resource);
+    }
     for (const [name, input] of this.specs.deliveryInputs) {
       const resource = new CustomResource(this, `Delivery-${name}`, {
         serviceToken: provider.serviceToken,
@@ -590,7 +626,9 @@ export class Sluice extends Construct {
       });
       // Gates are registered before the deliveries using them reconcile; on delete, a delivery is
       // removed while it can still reach its cluster.
-      for (const dependency of [...gates, ...access.entries]) resource.node.addDependency(dependency);
+      const rollout = rolloutOf.get(name);
+      for (const dependency of [...gates, ...access.entries, ...(rollout ? [rollout] : [])])
+        resource.node.addDependency(dependency);
     }
     return frameworkRole;
   }

@@ -10,6 +10,7 @@ import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { getDelivery, listDeliveryNames, putDelivery } from '../../functions/core/store/deliveries.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
+import { putRollout } from '../../functions/core/store/rollouts.ts';
 import { getStatus, type DeliveryStatus } from '../../functions/core/store/status.ts';
 import { formatInstant } from '../../functions/core/gates/messages.ts';
 import { ago, EXIT, paintState, printJson, printTable, relative } from './output.ts';
@@ -43,10 +44,16 @@ export function registerCommand(): Command {
         await putDelivery(db, anchorKubeconfig(delivery, opts.file), new Date());
         if (!opts.json) process.stdout.write(`delivery ${delivery.name} registered\n`);
       }
+      // After their deliveries: a rollout's members are deliveries of the same file.
+      for (const rollout of config.rollouts) {
+        await putRollout(db, rollout, new Date());
+        if (!opts.json) process.stdout.write(`rollout ${rollout.name} registered\n`);
+      }
       if (opts.json)
         printJson({
           gates: config.gates.map((g) => g.name),
           deliveries: config.deliveries.map((d) => d.name),
+          ...(config.rollouts.length > 0 && { rollouts: config.rollouts.map((r) => r.name) }),
         });
     });
 }

@@ -13,6 +13,8 @@ import {
 } from '../core/gates/override-request.ts';
 import { ProofRefused } from '../core/gates/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
+import { isRolloutActionEvent, isRolloutsEntry } from '../core/gates/rollout-action-event.ts';
+import { handleProvenRolloutAction, type RolloutActionResult } from '../core/reconcile/rollout-actions.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
 import { handleRunbookOverride } from '../core/gates/runbook-override.ts';
 import { handleRunbookApproval, isRunbookEvent, type RunbookDeps } from '../core/gates/runbook-approval.ts';
@@ -54,6 +56,18 @@ function reportOverride(result: OverrideResult, fields: Record<string, unknown> 
   return result;
 }
 
+/** Logs a rollout action: who halted, resumed or rolled back which rollout, and why. */
+function reportRolloutAction(result: RolloutActionResult): RolloutActionResult {
+  logger.info(result.message, {
+    rollout: result.rollout,
+    action: result.action,
+    by: result.record.by,
+    generation: result.record.generation,
+    phase: result.state.phase,
+  });
+  return result;
+}
+
 /** What the function needs of Lambda's context: the ARN it was invoked as (with the alias). */
 export interface GateInvocation {
   readonly invokedFunctionArn?: string;
@@ -66,7 +80,9 @@ export function gateHandler(
 ): (
   event: unknown,
   context?: GateInvocation,
-) => Promise<GateRequestResult | OverrideResult | FunctionUrlAnswer | ImagePushOutcome> {
+) => Promise<
+  GateRequestResult | OverrideResult | RolloutActionResult | FunctionUrlAnswer | ImagePushOutcome
+> {
   return async (event, context) => {
     if (isImagePushRecord(event)) {
       checkPushRecordEntry(context?.invokedFunctionArn);
@@ -84,6 +100,11 @@ export function gateHandler(
       const result = await handleRunbookApproval(event, deps(), runbookDeps());
       return report(result, { runbook: event.ssmExecution });
     }
+    if (isRolloutsEntry(context?.invokedFunctionArn) || isRolloutActionEvent(event))
+      // Only a proven action through the rollouts entry is taken (handleProvenRolloutAction says why not).
+      return reportRolloutAction(
+        await handleProvenRolloutAction(asRecord(event), 'invoke', context?.invokedFunctionArn, deps()),
+      );
     if (isOverride(event) || isBreakGlassEntry(context?.invokedFunctionArn)) {
       // Only a proven override passes the break_glass entry; a claim is refused (parseGateEvent says why).
       if (!hasProof(event)) return report(await handleGateEvent(parseGateEvent(asOverride(event)), deps()));
@@ -107,6 +128,11 @@ const hasProof = (event: unknown): event is Record<string, unknown> =>
 
 const isOverride = (event: unknown): boolean =>
   typeof event === 'object' && event !== null && (event as { action?: unknown }).action === 'override';
+
+const asRecord = (event: unknown): Record<string, unknown> =>
+  typeof event === 'object' && event !== null && !Array.isArray(event)
+    ? (event as Record<string, unknown>)
+    : {};
 
 /** An event through the break_glass entry without a proof, refused as an override whatever it asks. */
 const asOverride = (event: unknown): unknown =>
@@ -137,10 +163,12 @@ async function urlRequest(
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw new GateEventError('the request body must be a JSON object');
     const proven = raw as Record<string, unknown>;
-    const result =
-      isOverride(proven) || isBreakGlassEntry(context?.invokedFunctionArn)
-        ? reportOverride(await handleProvenOverride(proven, 'url', context?.invokedFunctionArn, deps))
-        : report(await handleProvenRequest(proven, 'url', context?.invokedFunctionArn, deps));
+    const arn = context?.invokedFunctionArn;
+    const result = isRolloutsEntry(arn)
+      ? reportRolloutAction(await handleProvenRolloutAction(proven, 'url', arn, deps))
+      : isOverride(proven) || isBreakGlassEntry(arn)
+        ? reportOverride(await handleProvenOverride(proven, 'url', arn, deps))
+        : report(await handleProvenRequest(proven, 'url', arn, deps));
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
   } catch (error) {
     if (error instanceof ProofRefused) return answer(403, error.message);

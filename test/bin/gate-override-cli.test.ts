@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_IDENTITIES } from '../../dev/sigv4-identity.ts';
 import { activeOverrides } from '../../functions/core/store/gate-overrides.ts';
 import { startAwsRecorder } from '../support/aws-recorder.ts';
-import { sluice } from '../support/cli.ts';
+import { sluice, sluiceAs } from '../support/cli.ts';
 import { engineDeps, pushFiles, registerDelivery } from '../support/deliveries.ts';
 import { REGION, startFunctionUrls, type FunctionUrls, type TestPrincipal } from '../support/function-url.ts';
 import { configMapValue, configMapYaml, inProcessGateDeps, registerGate } from '../support/gates.ts';
@@ -22,33 +22,17 @@ const ALICE = 'alice@example.com (role AWSReservedSSO_Approver_0123456789abcdef,
 
 let urls: FunctionUrls;
 let recorder: Awaited<ReturnType<typeof startAwsRecorder>>;
-const saved = { ...process.env };
 beforeAll(async () => {
   urls = await startFunctionUrls([alice], () => gateDeps);
   recorder = await startAwsRecorder({ functionUrl: (alias) => urls.url(alias) });
 });
 afterAll(async () => {
-  process.env = saved;
   await urls.stop();
   await recorder.stop();
 });
 
-async function as(who: TestPrincipal, ...args: string[]) {
-  process.env = {
-    ...saved,
-    AWS_ACCESS_KEY_ID: who.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: who.secretAccessKey,
-    AWS_SESSION_TOKEN: who.sessionToken ?? '',
-    AWS_REGION: REGION,
-    AWS_ENDPOINT_URL_LAMBDA: recorder.url,
-  };
-  delete process.env.AWS_PROFILE;
-  try {
-    return await sluice(...args);
-  } finally {
-    process.env = { ...saved };
-  }
-}
+const as = (who: TestPrincipal, ...args: string[]) =>
+  sluiceAs({ who, lambdaEndpoint: recorder.url, region: REGION }, ...args);
 
 /** The words of `sluice gate override <gate> --revision <revision> --for <window>`, then `more`. */
 const override = (

@@ -10,7 +10,7 @@ import { KubeClient } from '../../functions/core/kube/client.ts';
 import { OWNER_LABEL } from '../../functions/core/manifests/objects.ts';
 import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
-import { handleSpecEvent, type SpecResourceEvent } from '../../functions/core/spec-resource/resource.ts';
+import { handleSpecEvent } from '../../functions/core/spec-resource/resource.ts';
 import { getDelivery } from '../../functions/core/store/deliveries.ts';
 import { readInventory } from '../../functions/core/store/inventory.ts';
 import { handler } from '../../functions/spec-resource/handler.ts';
@@ -18,6 +18,7 @@ import { recordReconcileInvocations } from '../support/aws-recorder.ts';
 import { namespacedCrd } from '../support/crd.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { inProcessGateDeps, registerGate } from '../support/gates.ts';
+import { specEvents } from '../support/spec-events.ts';
 import { kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
@@ -44,18 +45,7 @@ function deliverySpec(
   };
 }
 
-function event(
-  type: SpecResourceEvent['RequestType'],
-  spec: { name: string } & Record<string, unknown>,
-  physicalId?: string,
-): SpecResourceEvent {
-  return {
-    RequestType: type,
-    RequestId: uniqueName('request'),
-    ...(physicalId !== undefined && { PhysicalResourceId: physicalId }),
-    ResourceProperties: { Kind: 'delivery', Name: spec.name, Spec: JSON.stringify(spec) },
-  };
-}
+const event = specEvents('delivery');
 
 const configMap = (name: string, ns: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  k: v\n`;

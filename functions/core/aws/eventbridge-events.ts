@@ -34,7 +34,7 @@ export async function putSluiceEvent(
   }
 }
 
-/** Publishes `Reconcile Succeeded|Failed|Blocked` and `Release Waiting` events with source `sluice` to a bus. */
+/** Publishes `Reconcile Succeeded|Failed|Blocked`, `Release Waiting` and `Rollout …` events with source `sluice` to a bus. */
 export function eventBridgeSink(client: EventBridgeClient, busName = 'default'): EventSink {
   return {
     publish: (event) =>
@@ -51,6 +51,8 @@ export function eventBridgeSink(client: EventBridgeClient, busName = 'default'):
         detail: event,
         time: new Date(event.time),
       }),
+    rollout: (detailType, event) =>
+      putSluiceEvent(client, { busName, detailType, detail: event, time: new Date(event.time) }),
   };
 }
 

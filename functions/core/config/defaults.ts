@@ -32,6 +32,8 @@ export const DEFAULTS = {
    * with 429.
    */
   clusterConcurrency: 10,
+  /** A newer revision of a rollout's source waits until the current rollout has finished or been halted. */
+  supersede: 'wait',
 } as const;
 
 /** The most a cluster's concurrency may be set to. */
@@ -51,3 +53,6 @@ export const MAX_GATE_ALARMS = 100;
 
 /** The longest a dependency's soak may be: 30 days. */
 export const MAX_SOAK_MS = 30 * 24 * 3_600_000;
+
+/** The most deliveries of a rollout's wave that may take its revision at once, when set. */
+export const MAX_ROLLOUT_PARALLEL = 1000;

@@ -75,7 +75,7 @@ export const dependsOnSchema = z
   );
 
 /** A soak: a duration (longer than zero) of at most MAX_SOAK_MS. */
-function soakDuration() {
+export function soakDuration() {
   return duration().refine((ms) => ms <= MAX_SOAK_MS, {
     message: `must be at most ${formatDuration(MAX_SOAK_MS)}: a longer soak is a mistake`,
   });

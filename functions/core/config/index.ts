@@ -8,10 +8,17 @@ export { clusterKey } from './cluster-key.ts';
 export { DEFAULTS } from './defaults.ts';
 export { parseDuration, formatDuration } from './duration.ts';
 export { ConfigError, type ConfigIssue } from './issues.ts';
-export { parseConfig, parseDelivery, parseGate } from './parse.ts';
+export { parseConfig, parseDelivery, parseGate, parseRollout } from './parse.ts';
 export { loadConfigFile } from './load.ts';
-export { configSchema, type ConfigInput, type DeliveryInput, type GateInput } from './schema.ts';
+export {
+  configSchema,
+  type ConfigInput,
+  type DeliveryInput,
+  type GateInput,
+  type RolloutInput,
+} from './schema.ts';
 export { deliverySchema } from './delivery-schema.ts';
 export { gateSchema } from './gate-schema.ts';
+export { rolloutSchema, matchesPattern } from './rollout-schema.ts';
 export { defaultProvider } from './source-schema.ts';
 export type * from './types.ts';

@@ -2,8 +2,9 @@ import type { z } from 'zod';
 import { ConfigError, issueMessage, toConfigIssues } from './issues.ts';
 import { deliverySchema } from './delivery-schema.ts';
 import { gateSchema } from './gate-schema.ts';
+import { rolloutSchema } from './rollout-schema.ts';
 import { configSchema } from './schema.ts';
-import type { Delivery, Gate, SluiceConfig } from './types.ts';
+import type { Delivery, Gate, Rollout, SluiceConfig } from './types.ts';
 
 function parseWith<T>(schema: z.ZodType<T>, input: unknown, origin: string): T {
   const result = schema.safeParse(input, { error: issueMessage });
@@ -29,4 +30,12 @@ export function parseDelivery(input: unknown, origin = named('delivery', input))
 /** Validates one gate. */
 export function parseGate(input: unknown, origin = named('gate', input)): Gate {
   return parseWith(gateSchema, input, origin);
+}
+
+/**
+ * Validates one rollout as stored (its waves name their deliveries; patterns are settled against
+ * the deliveries by parseConfig).
+ */
+export function parseRollout(input: unknown, origin = named('rollout', input)): Rollout {
+  return parseWith(rolloutSchema, input, origin);
 }

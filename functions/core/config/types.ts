@@ -225,4 +225,39 @@ export interface ImageOverride {
 export interface SluiceConfig {
   gates: Gate[];
   deliveries: Delivery[];
+  /** Release waves across deliveries (none: each delivery resolves its own source). */
+  rollouts: Rollout[];
+}
+
+/** What a newer revision of a rollout's source does while a rollout is under way. */
+export type RolloutSupersede = 'wait' | 'restart';
+
+/** One wave of a rollout: the deliveries that take the rollout's revision together. */
+export interface RolloutWave {
+  /** The delivery names or patterns as written (`canary-*`, `eu-?`, `*`). */
+  patterns: string[];
+  /**
+   * The deliveries this wave takes, in config order: those its patterns match that no earlier
+   * wave of the rollout took.
+   */
+  deliveries: string[];
+  /** How long every delivery of the wave must have been Ready at the revision before the next wave starts. */
+  soakMs?: number;
+  /** A gate (one of `gates`) that holds the wave from starting while it is closed (an approval may name the revision). */
+  gate?: string;
+}
+
+/**
+ * A release wave: one revision of one source, taken by a fleet of deliveries in ordered waves,
+ * each starting when the one before it is Ready at that revision and has soaked.
+ */
+export interface Rollout {
+  name: string;
+  /** The repository and tag or semver range the rollout's revision is resolved from; its members use it, not their own. */
+  source: DeliverySource;
+  waves: RolloutWave[];
+  /** The most deliveries of a wave taking the revision at once; none = the whole wave (within each cluster's limit). */
+  maxParallel?: number;
+  /** `wait`: a newer revision starts after the current rollout has finished or been halted; `restart`: at once. */
+  supersede: RolloutSupersede;
 }

@@ -8,7 +8,11 @@ export type StatusReason =
   | 'Progressing'
   | 'DependencyNotReady'
   /** Held: the cluster's concurrency limit was reached; retried shortly. */
-  | 'ClusterBusy';
+  | 'ClusterBusy'
+  /** Held at its current revision: its wave of a rollout has not started yet (or its turn in the wave). */
+  | 'RolloutWaiting'
+  /** Held at its current revision: its rollout is halted (`sluice rollout status`). */
+  | 'RolloutHalted';
 
 /** A closed gate holding a delivery, and when it is expected to open (if known). */
 export interface BlockingGate {

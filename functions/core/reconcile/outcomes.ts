@@ -196,6 +196,63 @@ export async function waitForDependencies(
   });
 }
 
+/** Why a rollout holds a member at its revision, and when to try again. */
+export interface RolloutHold {
+  readonly reason: 'RolloutWaiting' | 'RolloutHalted';
+  readonly message: string;
+  /** When the wave it waits for ends its soak. */
+  readonly retryAt?: Date;
+  /** The rollout's revision it does not take yet. */
+  readonly pending?: string;
+}
+
+/**
+ * Records a run held by its rollout (its wave has not started, its turn in the wave has not come,
+ * or the rollout is halted): nothing was applied or pruned, its current revision stays. Held until
+ * a soak ends, it is retried then; otherwise the rollout's progress reconciles it.
+ */
+export async function holdForRollout(run: Run, held: RolloutHold): Promise<ReconcileResult> {
+  const nextRetryAt = held.retryAt && (await scheduleRetry(run, held.retryAt));
+  return hold(
+    run,
+    held.reason,
+    held.message,
+    { blockedBy: null, nextRetryAt: nextRetryAt ?? null, pendingRevision: held.pending ?? null },
+    held.pending,
+  );
+}
+
+/**
+ * Records a run that re-applied the revision applied last (drift corrected) while its rollout
+ * holds it (its wave or turn has not come, or the rollout is halted), as a freeze does.
+ */
+export async function reapplyForRollout(
+  run: Run,
+  artifact: Artifact,
+  { changes, kept }: Applied,
+  held: RolloutHold,
+): Promise<ReconcileResult> {
+  const nextRetryAt = held.retryAt && (await scheduleRetry(run, held.retryAt));
+  const message = withKept(`re-applied ${artifact.revision} (drift corrected); ${held.message}`, kept);
+  const result = await hold(
+    run,
+    held.reason,
+    message,
+    {
+      blockedBy: null,
+      nextRetryAt: nextRetryAt ?? null,
+      lastAppliedRevision: artifact.revision,
+      lastAppliedOriginRevision: originRevisionOf(artifact),
+      pendingRevision: held.pending ?? null,
+      inventorySize: inventorySizeOf(changes),
+      changes,
+      kept: keptStatus(kept),
+    },
+    held.pending,
+  );
+  return { ...result, changes, ...(kept.length > 0 && { kept }) };
+}
+
 /**
  * Records a run held by the mass-deletion brake (PruneLimitExceeded, possibly behind a closed
  * gate) before it changed anything. Nothing was applied or pruned.

@@ -14,7 +14,9 @@ import { step } from './guards.ts';
 import {
   block,
   fail,
+  holdForRollout,
   holdMassPrune,
+  reapplyForRollout,
   reapplyWhileHeld,
   startRun,
   succeed,
@@ -23,6 +25,7 @@ import {
   type ReconcileResult,
 } from './outcomes.ts';
 import { PruneLimitHold } from './prune-limit.ts';
+import { followRollout, rolloutTarget } from './rollout-target.ts';
 
 export type { ReconcileResult } from './outcomes.ts';
 
@@ -49,7 +52,13 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
     if (delivery.suspend) return suspended(name);
     // Every value this run decrypts is scrubbed from its status, events, logs and result.
-    return await reconcileHeld(delivery, withTaint(deps, new Taint()), lease);
+    const result = await reconcileHeld(delivery, withTaint(deps, new Taint()), lease);
+    // A member that succeeded or failed may start the next members of its rollout, or halt it.
+    if (result.outcome === 'Succeeded' || result.outcome === 'Failed')
+      await followRollout(name, deps).catch((error: unknown) =>
+        deps.log?.(`could not follow the rollout of '${name}': ${String(error)}`),
+      );
+    return result;
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);
@@ -106,11 +115,20 @@ async function reconcileHeld(
       return await block(run, [...closed.blockAll, ...closed.blockRevisions], held?.revision);
     }
     const lastApplied = run.previous?.lastAppliedRevision;
+    // A member of a rollout takes the rollout's revision when its wave and turn have come.
+    const rollout = await step('ArtifactFailed', () => rolloutTarget(delivery.name, deps, run.started));
+    // Held by its rollout, a member keeps its revision: re-applied (drift corrected), as in a freeze.
+    if (rollout.kind === 'hold' && !lastApplied) return await holdForRollout(run, rollout);
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
     // the tag moves while this run goes on.
-    const current = await step('ArtifactFailed', () =>
-      resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
-    );
+    const current =
+      rollout.kind === 'take'
+        ? rollout.resolved
+        : rollout.kind === 'hold'
+          ? { digest: digestOf(lastApplied!), revision: lastApplied! }
+          : await step('ArtifactFailed', () =>
+              resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
+            );
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
     if (gates.blockAll.length > 0) {
@@ -144,10 +162,10 @@ async function reconcileHeld(
       // that); built after the slot is freed: it writes nothing to the cluster.
       await freeTurn();
       await rememberHeldRevision(run, current);
+      return await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions);
     }
-    return held
-      ? await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions)
-      : await succeed(run, artifact, applied);
+    if (rollout.kind === 'hold') return await reapplyForRollout(run, artifact, applied, rollout);
+    return await succeed(run, artifact, applied);
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
     await freeTurn();

@@ -1,9 +1,10 @@
 import { keptMessage, type CascadeBlocker } from '../kube/cascade.ts';
 import { poll, type Clock } from '../clock.ts';
-import { parseDelivery, parseGate } from '../config/index.ts';
+import { parseDelivery, parseGate, parseRollout } from '../config/index.ts';
 import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import { getDelivery, putDelivery } from '../store/deliveries.ts';
 import { getGate, putGate, removeGate } from '../store/gates.ts';
+import { getRollout, putRollout, removeRollout } from '../store/rollouts.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { getSpecOwner, putSpecOwner, type SpecResourceKind } from '../store/spec-owners.ts';
 import { LeaseHeldError } from '../store/lease.ts';
@@ -12,7 +13,7 @@ import { LeaseHeldError } from '../store/lease.ts';
 export interface SpecResourceProperties {
   readonly Kind: SpecResourceKind;
   readonly Name: string;
-  /** The delivery or gate as JSON, in config-file form (durations as strings such as `5m`). */
+  /** The delivery, gate or rollout as JSON, in config-file form (durations as strings such as `5m`). */
   readonly Spec: string;
 }
 
@@ -66,14 +67,16 @@ export function specPhysicalId(kind: SpecResourceKind, name: string, requestId: 
 }
 
 function parsePhysicalId(id: string | undefined): { kind: SpecResourceKind; name: string } | undefined {
-  const match = /^sluice\/(delivery|gate)\/([^/]+)\/[^/]+$/.exec(id ?? '');
+  const match = /^sluice\/(delivery|gate|rollout)\/([^/]+)\/[^/]+$/.exec(id ?? '');
   return match ? { kind: match[1] as SpecResourceKind, name: match[2]! } : undefined;
 }
 
 /**
- * Handles the per-delivery and per-gate custom resource: create and update write the spec to the
- * table (validated again by the shared schema) and reconcile what it affects; delete removes it,
- * for a delivery by deleting its objects from the cluster (unless `deletionPolicy: Orphan`).
+ * Handles the per-delivery, per-gate and per-rollout custom resource: create and update write the
+ * spec to the table (validated again by the shared schema) and reconcile what it affects; delete
+ * removes it, for a delivery by deleting its objects from the cluster (unless `deletionPolicy:
+ * Orphan`), for a rollout with its generation and audit trail (its members stay, and resolve
+ * their own revisions from then on).
  */
 export async function handleSpecEvent(
   event: SpecResourceEvent,
@@ -81,7 +84,8 @@ export async function handleSpecEvent(
 ): Promise<SpecResourceResponse> {
   if (event.RequestType === 'Delete') return deleteSpec(event, deps);
   const { Kind: kind, Name: name, Spec: text } = event.ResourceProperties;
-  if (kind !== 'delivery' && kind !== 'gate') throw new Error(`unknown Kind "${String(kind)}"`);
+  if (kind !== 'delivery' && kind !== 'gate' && kind !== 'rollout')
+    throw new Error(`unknown Kind "${String(kind)}"`);
   let input: unknown;
   try {
     input = JSON.parse(text);
@@ -101,6 +105,17 @@ export async function handleSpecEvent(
     await putDelivery(deps.db, delivery, now);
     await putSpecOwner(deps.db, kind, name, physicalId, now);
     await reconcile(deps, [name]);
+  } else if (kind === 'rollout') {
+    const rollout = parseRollout(input, `rollout ${name}`);
+    if (rollout.name !== name) throw new Error(`Spec names rollout "${rollout.name}", not "${name}"`);
+    await putRollout(deps.db, rollout, now);
+    await putSpecOwner(deps.db, kind, name, physicalId, now);
+    // Changed waves may let members take the rollout's revision now.
+    if (event.RequestType === 'Update')
+      await reconcile(
+        deps,
+        rollout.waves.flatMap((wave) => wave.deliveries),
+      );
   } else {
     const gate = parseGate(input, `gate ${name}`);
     if (gate.name !== name) throw new Error(`Spec names gate "${gate.name}", not "${name}"`);
@@ -135,6 +150,10 @@ async function deleteSpec(event: SpecResourceEvent, deps: SpecDeps): Promise<Spe
   }
   if (kind === 'gate') {
     if (await getGate(deps.db, name)) await removeGate(deps.db, name);
+    return { PhysicalResourceId: physicalId };
+  }
+  if (kind === 'rollout') {
+    if (await getRollout(deps.db, name)) await removeRollout(deps.db, name);
     return { PhysicalResourceId: physicalId };
   }
   if (!(await getDelivery(deps.db, name))) return { PhysicalResourceId: physicalId };

@@ -1,15 +1,20 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { rolloutKey } from './rollouts.ts';
 import { deliveryKey, gateKey, type TableClient } from './table-client.ts';
 
-/** What a spec custom resource writes: a delivery or a gate. */
-export type SpecResourceKind = 'delivery' | 'gate';
+/** What a spec custom resource writes: a delivery, a gate or a rollout. */
+export type SpecResourceKind = 'delivery' | 'gate' | 'rollout';
 
-const partition = (kind: SpecResourceKind, name: string) =>
-  kind === 'delivery' ? deliveryKey(name) : gateKey(name);
+const PARTITIONS: Record<SpecResourceKind, (name: string) => string> = {
+  delivery: deliveryKey,
+  gate: gateKey,
+  rollout: rolloutKey,
+};
+const partition = (kind: SpecResourceKind, name: string) => PARTITIONS[kind](name);
 
 /**
  * Which custom resource (by physical id) last wrote a spec. Kept beside the spec, under the same
- * partition, so removing the delivery or gate removes it too.
+ * partition, so removing the delivery, gate or rollout removes it too.
  */
 export async function getSpecOwner(
   db: TableClient,

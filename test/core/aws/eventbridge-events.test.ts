@@ -50,6 +50,26 @@ describe('EventBridge sink', () => {
     expect(JSON.parse(body.Entries[0]!.Detail as string)).toEqual(event);
   });
 
+  it('puts a rollout event with its detail type and time', async () => {
+    const { client, sent } = recordingClient({ FailedEntryCount: 0, Entries: [{ EventId: '1' }] });
+    const halted = {
+      rollout: 'app',
+      generation: 2,
+      revision: 'v2@sha256:abc',
+      kind: 'rollout' as const,
+      wave: 2,
+      waves: 3,
+      why: "wave 2's gate 'eu-health' is closed by alarm 'errors'",
+      by: 'sluice',
+      message: 'rollout app halted',
+      time: '2026-03-26T10:00:00.000Z',
+    };
+    await eventBridgeSink(client, 'platform-events').rollout!('Rollout Halted', halted);
+    const body = JSON.parse(sent[0]!.body) as { Entries: Record<string, unknown>[] };
+    expect(body.Entries[0]).toMatchObject({ Source: 'sluice', DetailType: 'Rollout Halted' });
+    expect(JSON.parse(body.Entries[0]!.Detail as string)).toEqual(halted);
+  });
+
   it('fails naming the bus when EventBridge refuses the entry', async () => {
     const { client } = recordingClient({
       FailedEntryCount: 1,

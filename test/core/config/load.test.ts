@@ -39,11 +39,16 @@ describe('loadConfigFile', () => {
         },
       ],
       deliveries: [],
+      rollouts: [],
     });
   });
 
   it('treats an empty file as an empty config', () => {
-    expect(loadConfigFile(file('empty.yaml', '# nothing yet\n'))).toEqual({ gates: [], deliveries: [] });
+    expect(loadConfigFile(file('empty.yaml', '# nothing yet\n'))).toEqual({
+      gates: [],
+      deliveries: [],
+      rollouts: [],
+    });
   });
 
   it('names the file, line and column of a YAML syntax error', () => {

@@ -91,6 +91,7 @@ describe('parseConfig', () => {
           allowEmpty: false,
         },
       ],
+      rollouts: [],
     };
     expect(parseConfig(parseYaml(DESIGN_EXAMPLE))).toStrictEqual(expected);
   });
@@ -139,7 +140,7 @@ describe('parseConfig', () => {
   });
 
   it('defaults both lists to empty', () => {
-    expect(parseConfig({})).toEqual({ gates: [], deliveries: [] });
+    expect(parseConfig({})).toEqual({ gates: [], deliveries: [], rollouts: [] });
   });
 
   it('fills in delivery defaults', () => {

@@ -9,6 +9,7 @@ import { getGate } from '../../../functions/core/store/gates.ts';
 import { handler } from '../../../functions/spec-resource/handler.ts';
 import { recordReconcileInvocations } from '../../support/aws-recorder.ts';
 import { engineDeps, pushFiles, run } from '../../support/deliveries.ts';
+import { specEvents } from '../../support/spec-events.ts';
 import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
@@ -27,19 +28,12 @@ function deliverySpec(name: string, repository: string, fields: Record<string, u
   };
 }
 
-function event(
+const event = (
   type: SpecResourceEvent['RequestType'],
   kind: 'delivery' | 'gate',
   spec: { name: string } & Record<string, unknown>,
   physicalId?: string,
-): SpecResourceEvent {
-  return {
-    RequestType: type,
-    RequestId: uniqueName('request'),
-    ...(physicalId !== undefined && { PhysicalResourceId: physicalId }),
-    ResourceProperties: { Kind: kind, Name: spec.name, Spec: JSON.stringify(spec) },
-  };
-}
+) => specEvents(kind)(type, spec, physicalId);
 
 describe('spec handler', () => {
   it('create: validates and stores the delivery, and reconciles it at once', async () => {

@@ -1,0 +1,214 @@
+// A member of a rollout takes the rollout's revision, not its own tag's: its run resolves the
+// rollout's source, starts the next generation when a newer revision may start, computes the
+// rollout's state from the table and either takes the digest or is held at its current revision.
+import type { Rollout } from '../config/index.ts';
+import type { GateConditionReaders } from '../gates/conditions.ts';
+import { gateHolding } from '../gates/evaluate.ts';
+import type { RolloutGeneration } from '../model/rollout.ts';
+import type { BlockingGate } from '../model/status.ts';
+import { resolveArtifact, type Resolved } from '../oci/index.ts';
+import {
+  memberTurn,
+  rolloutState,
+  rolloutSummary,
+  wakesAtSoakEnd,
+  type RolloutState,
+} from '../rollout/state.ts';
+import {
+  getGeneration,
+  getRollout,
+  getStatuses,
+  listRolloutActions,
+  recordRolloutAction,
+  rolloutOfDelivery,
+  startGeneration,
+} from '../store/rollouts.ts';
+import type { TableClient } from '../store/table-client.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { announceRollout } from './rollout-events.ts';
+
+/** What reading a rollout's state needs. */
+export interface RolloutReadDeps extends GateConditionReaders {
+  readonly db: TableClient;
+}
+
+/** The wave gates as they hold `revision`: the gate per wave index, when it holds. */
+async function waveGates(
+  rollout: Rollout,
+  revision: string,
+  deps: RolloutReadDeps,
+  now: Date,
+): Promise<Map<number, BlockingGate | undefined>> {
+  const gates = new Map<number, BlockingGate | undefined>();
+  for (const [index, wave] of rollout.waves.entries()) {
+    if (!wave.gate) continue;
+    const holding = await gateHolding(
+      `rollout:${rollout.name}`,
+      { name: wave.gate, blocks: 'all' },
+      revision,
+      deps.db,
+      now,
+      deps,
+    );
+    // A gate that is not registered holds, as a delivery's does.
+    gates.set(
+      index,
+      holding === 'unregistered' ? { name: wave.gate, blocks: 'all', problem: 'not registered' } : holding,
+    );
+  }
+  return gates;
+}
+
+/** A rollout's state at `now`, computed from the table (and the wave gates' alarms). */
+export async function readRolloutState(
+  rollout: Rollout,
+  deps: RolloutReadDeps,
+  now: Date,
+  generation?: RolloutGeneration,
+): Promise<RolloutState> {
+  const current = generation ?? (await getGeneration(deps.db, rollout.name));
+  const members = rollout.waves.flatMap((wave) => wave.deliveries);
+  const [statuses, actions, gates] = await Promise.all([
+    getStatuses(deps.db, members),
+    listRolloutActions(deps.db, rollout.name),
+    current ? waveGates(rollout, current.revision, deps, now) : new Map<number, BlockingGate | undefined>(),
+  ]);
+  return rolloutState({ rollout, generation: current, statuses, waveGates: gates, actions, now });
+}
+
+/** How a member's run goes on: as any delivery, with the rollout's digest, or held. */
+export type RolloutTarget =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'take'; readonly resolved: Resolved; readonly state: RolloutState }
+  | {
+      readonly kind: 'hold';
+      readonly reason: 'RolloutWaiting' | 'RolloutHalted';
+      readonly message: string;
+      /** When the wave before its own ends its soak, for the first maxParallel of its wave (its run is retried then). */
+      readonly retryAt?: Date;
+      readonly pending?: string;
+    };
+
+/** The next generation to start for `resolved`, or undefined when it may not start now. */
+function nextGeneration(
+  rollout: Rollout,
+  resolved: Resolved,
+  current: RolloutGeneration | undefined,
+  state: RolloutState | undefined,
+  now: Date,
+): RolloutGeneration | undefined {
+  if (current?.digest === resolved.digest) return undefined;
+  if (current?.rejected?.includes(resolved.digest)) return undefined;
+  const finished = state?.phase === 'Complete' || state?.phase === 'Halted';
+  if (current && !finished && rollout.supersede === 'wait') return undefined;
+  const previous =
+    current && state?.phase === 'Complete'
+      ? { digest: current.digest, revision: current.revision }
+      : current?.previous;
+  return {
+    generation: (current?.generation ?? 0) + 1,
+    digest: resolved.digest,
+    revision: resolved.revision,
+    startedAt: now.toISOString(),
+    kind: 'rollout',
+    startedBy: 'source',
+    ...(previous && { previous }),
+    ...(current?.rejected && { rejected: current.rejected }),
+  };
+}
+
+/**
+ * For a delivery in a rollout: the rollout's revision if the delivery may take it now, else why it
+ * is held (its current revision stays). Starts the next generation when the source has a newer
+ * revision that may start, and records a halt the state shows that no action records yet.
+ */
+export async function rolloutTarget(
+  delivery: string,
+  deps: ReconcileDeps,
+  now: Date,
+): Promise<RolloutTarget> {
+  const name = await rolloutOfDelivery(deps.db, delivery);
+  const rollout = name && (await getRollout(deps.db, name));
+  if (!rollout) return { kind: 'none' };
+  let generation = await getGeneration(deps.db, rollout.name);
+  const credentials = deps.registryCredentials(rollout.source);
+  const resolved = await resolveArtifact(rollout.source, { credentials, cache: deps.artifactCache }).catch(
+    (error: unknown) => {
+      // Without a revision there is nothing to roll out; with one, the rollout goes on with it.
+      if (!generation) throw error;
+      deps.log?.(`rollout '${rollout.name}': could not resolve its source: ${String(error)}`);
+      return undefined;
+    },
+  );
+  let state = generation ? await readRolloutState(rollout, deps, now, generation) : undefined;
+  const next = resolved && nextGeneration(rollout, resolved, generation, state, now);
+  if (next) {
+    if (!(await startGeneration(deps.db, rollout.name, next, generation)))
+      deps.log?.(`rollout '${rollout.name}': another run started a generation first`);
+    generation = await getGeneration(deps.db, rollout.name);
+    state = await readRolloutState(rollout, deps, now, generation);
+    await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
+  }
+  if (!state || !generation) return { kind: 'none' };
+  if (state.halt && !state.halt.recorded) {
+    await recordHalt(rollout.name, state, deps, now);
+    // A held member's run is not followed: the halt it found is announced here.
+    await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
+  }
+  const turn = memberTurn(state, delivery);
+  if (turn.take)
+    return { kind: 'take', resolved: { digest: generation.digest, revision: generation.revision }, state };
+  const waitingFor =
+    !turn.halted && wakesAtSoakEnd(state, delivery, rollout.maxParallel)
+      ? new Date(state.nextAt!)
+      : undefined;
+  const superseded =
+    resolved && resolved.digest !== generation.digest ? `; ${resolved.revision} waits for it` : '';
+  return {
+    kind: 'hold',
+    reason: turn.halted ? 'RolloutHalted' : 'RolloutWaiting',
+    message: `${turn.why}${superseded}`,
+    ...(waitingFor && { retryAt: waitingFor }),
+    pending: generation.revision,
+  };
+}
+
+/** Records the halt the state found (sluice's own action): it outlasts the failure, until a resume. */
+async function recordHalt(name: string, state: RolloutState, deps: ReconcileDeps, now: Date): Promise<void> {
+  const halt = state.halt!;
+  await recordRolloutAction(deps.db, name, {
+    action: 'halt',
+    generation: state.generation!.generation,
+    at: now.toISOString(),
+    by: 'sluice',
+    verified: true,
+    reason: halt.why,
+    wave: halt.wave,
+    ...(halt.delivery && { delivery: halt.delivery }),
+    automatic: true,
+  });
+  deps.log?.(`rollout '${name}' halted: ${rolloutSummary(state)}`);
+}
+
+/**
+ * After a member's run: records a halt it caused, publishes the rollout's events it shows
+ * (rollout-events.ts), and reconciles the members that may take the
+ * digest now but are held waiting (the next in the wave, or the next wave). Their interval runs
+ * do the same when this is lost: the state is computed, not carried by events.
+ */
+export async function followRollout(delivery: string, deps: ReconcileDeps): Promise<void> {
+  const name = await rolloutOfDelivery(deps.db, delivery);
+  const rollout = name && (await getRollout(deps.db, name));
+  if (!rollout) return;
+  const now = deps.clock.now();
+  const state = await readRolloutState(rollout, deps, now);
+  if (state.halt && !state.halt.recorded) await recordHalt(rollout.name, state, deps, now);
+  await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
+  if (!deps.reconcileNow || state.halt) return;
+  const statuses = await getStatuses(deps.db, [...state.mayTake]);
+  const waiting = [...state.mayTake].filter((member) => {
+    const status = statuses.get(member);
+    return member !== delivery && (!status || status.reason === 'RolloutWaiting');
+  });
+  if (waiting.length > 0) await deps.reconcileNow(waiting);
+}

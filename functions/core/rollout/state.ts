@@ -1,0 +1,342 @@
+// A rollout's state, computed from what the table holds: its generation (the digest), each
+// member's status, the wave gates and the halts and resumes. Nothing in it is remembered from an
+// earlier evaluation, so an event lost on the way can delay a wave but never skip one.
+import type { Rollout, RolloutWave } from '../config/index.ts';
+import type { RolloutAction, RolloutGeneration } from '../model/rollout.ts';
+import type { BlockingGate, DeliveryStatus, StatusReason } from '../model/status.ts';
+
+/** What is read to compute a rollout's state. */
+export interface RolloutInputs {
+  readonly rollout: Rollout;
+  /** The generation being rolled out; none before the first revision was resolved. */
+  readonly generation: RolloutGeneration | undefined;
+  /** Each member's status (absent: never reconciled). */
+  readonly statuses: ReadonlyMap<string, DeliveryStatus | undefined>;
+  /** Per wave index with a gate: the gate as it holds the generation's revision, or undefined when it lets it through. */
+  readonly waveGates: ReadonlyMap<number, BlockingGate | undefined>;
+  /** The halts and resumes recorded (those of other generations are passed over). */
+  readonly actions: readonly RolloutAction[];
+  readonly now: Date;
+}
+
+/** Where one member stands in the generation. */
+export type MemberPhase =
+  /** Ready at the digest (and soaked, if its wave has a soak). */
+  | 'Done'
+  /** Ready at the digest, its wave's soak still running. */
+  | 'Soaking'
+  /** Took the digest, not Ready yet (applying, held by its cluster's limit, …). */
+  | 'Progressing'
+  /** Failed at the digest: halts the rollout. */
+  | 'Failed'
+  /** May take the digest now. */
+  | 'Admitted'
+  /** Keeps its current revision: its wave has not started, or its turn in the wave has not come. */
+  | 'Waiting';
+
+export interface MemberView {
+  readonly name: string;
+  readonly phase: MemberPhase;
+  /** Why, in a few words (the failure, the soak's end, what it waits for). */
+  readonly why?: string;
+}
+
+export type WavePhase = 'Complete' | 'Soaking' | 'Progressing' | 'Gated' | 'Pending';
+
+export interface WaveView {
+  /** 1-based, as people count waves. */
+  readonly number: number;
+  readonly phase: WavePhase;
+  readonly members: readonly MemberView[];
+  /** While soaking: when the last member's soak ends. */
+  readonly soakEndsAt?: string;
+  /** The wave's gate, while it holds the wave. */
+  readonly heldBy?: BlockingGate;
+}
+
+/** Why a rollout is halted, and what to do. */
+export interface RolloutHalt {
+  readonly wave: number;
+  readonly delivery?: string;
+  readonly why: string;
+  /** Whether a halt action records it (it then outlasts the failure, until a resume). */
+  readonly recorded: boolean;
+  readonly at?: string;
+  readonly by?: string;
+  readonly todo: string;
+}
+
+export type RolloutPhase = 'Idle' | 'Progressing' | 'Halted' | 'Complete';
+
+export interface RolloutState {
+  readonly rollout: string;
+  readonly phase: RolloutPhase;
+  readonly generation?: RolloutGeneration;
+  readonly waves: readonly WaveView[];
+  /** The wave (1-based) under way: the first that is not complete. */
+  readonly activeWave?: number;
+  /** The members that may apply the generation's digest now; the others keep their revision. */
+  readonly mayTake: ReadonlySet<string>;
+  readonly halt?: RolloutHalt;
+  /** When the state changes by itself next (a soak ends). */
+  readonly nextAt?: string;
+}
+
+/** Reasons a run records while something holds it: not failures of the revision. */
+const HOLDS: ReadonlySet<StatusReason> = new Set<StatusReason>([
+  'GateClosed',
+  'DependencyNotReady',
+  'ClusterBusy',
+  'RolloutWaiting',
+  'RolloutHalted',
+  'PruneLimitExceeded',
+  'Progressing',
+]);
+
+const digestOf = (revision: string | undefined): string | undefined =>
+  revision === undefined || !revision.includes('sha256:')
+    ? undefined
+    : revision.slice(revision.lastIndexOf('sha256:'));
+
+/** The waves a generation goes through: a rollback is one wave of every member, without soak or gate. */
+export function wavesOf(rollout: Rollout, generation: RolloutGeneration | undefined): readonly RolloutWave[] {
+  if (generation?.kind !== 'rollback') return rollout.waves;
+  const everyone = rollout.waves.flatMap((wave) => wave.deliveries);
+  return [{ patterns: ['*'], deliveries: everyone }];
+}
+
+/** The latest resume of the generation, and the latest halt recorded after it. */
+function actionsOf(actions: readonly RolloutAction[], generation: number) {
+  const own = actions
+    .filter((action) => action.generation === generation)
+    .sort((a, b) => a.at.localeCompare(b.at));
+  const resume = own.filter((action) => action.action === 'resume').at(-1);
+  const halt = own.filter((action) => action.action === 'halt' && (!resume || action.at > resume.at)).at(-1);
+  return { resume, halt };
+}
+
+interface Classified {
+  readonly phase: 'Done' | 'Progressing' | 'Failed' | 'Fresh';
+  readonly why?: string;
+  readonly readySince?: string;
+  readonly alarm?: string;
+}
+
+/** One member against the digest; a failure recorded before the last resume does not count. */
+function classify(
+  status: DeliveryStatus | undefined,
+  digest: string,
+  resumedAt: string | undefined,
+): Classified {
+  if (!status) return { phase: 'Fresh' };
+  const alarms = (status.blockedBy ?? []).filter((gate) => (gate.closedByAlarms?.length ?? 0) > 0);
+  const alarm =
+    status.reason === 'GateClosed' && alarms.length > 0
+      ? `gate '${alarms[0]!.name}' closed by ${alarms[0]!.closedByAlarms!.map((hold) => `alarm '${hold.alarm}' (${hold.why})`).join(', ')}`
+      : undefined;
+  if (status.ready && digestOf(status.lastAppliedRevision) === digest)
+    return { phase: 'Done', readySince: status.readySince ?? status.lastSuccessAt ?? status.lastReconcileAt };
+  const attempted = digestOf(status.lastAttemptedRevision) === digest;
+  const afterResume = resumedAt === undefined || status.lastReconcileAt > resumedAt;
+  if (attempted && !status.ready && !HOLDS.has(status.reason) && afterResume)
+    return { phase: 'Failed', why: `${status.reason}: ${status.message}` };
+  if (attempted)
+    return { phase: 'Progressing', why: `${status.reason}: ${status.message}`, ...(alarm && { alarm }) };
+  return { phase: 'Fresh', ...(alarm && { alarm }) };
+}
+
+const todoFor = (rollout: string, delivery: string | undefined) =>
+  `${delivery ? `look at delivery '${delivery}' (sluice status ${delivery}); then` : 'once the cause is gone,'} 'sluice rollout resume ${rollout} --reason …' to go on with this revision, 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one, or push a newer revision`;
+
+/** The rollout's state at `now`: which wave is under way, who may take the digest, and whether (and why) it is halted. */
+export function rolloutState(inputs: RolloutInputs): RolloutState {
+  const { rollout, generation, statuses, now } = inputs;
+  if (!generation)
+    return {
+      rollout: rollout.name,
+      phase: 'Idle',
+      waves: rollout.waves.map((wave, index) => ({
+        number: index + 1,
+        phase: 'Pending',
+        members: wave.deliveries.map((name) => ({ name, phase: 'Waiting', why: 'no revision resolved yet' })),
+      })),
+      mayTake: new Set(),
+    };
+  const { digest } = generation;
+  const { resume, halt: recordedHalt } = actionsOf(inputs.actions, generation.generation);
+  const waves = wavesOf(rollout, generation);
+  const rollback = generation.kind === 'rollback';
+  let halt: RolloutHalt | undefined = recordedHalt && {
+    wave: recordedHalt.wave ?? 0,
+    ...(recordedHalt.delivery && { delivery: recordedHalt.delivery }),
+    why: recordedHalt.reason,
+    recorded: true,
+    at: recordedHalt.at,
+    by: recordedHalt.by,
+    todo: todoFor(rollout.name, recordedHalt.delivery),
+  };
+  const found = (wave: number, why: string, delivery?: string) => {
+    halt ??= {
+      wave,
+      ...(delivery && { delivery }),
+      why,
+      recorded: false,
+      todo: todoFor(rollout.name, delivery),
+    };
+  };
+
+  const views: WaveView[] = [];
+  const mayTake = new Set<string>();
+  let nextAt: string | undefined;
+  let activeWave: number | undefined;
+  let earlierComplete = true;
+  waves.forEach((wave, index) => {
+    const number = index + 1;
+    const classified = wave.deliveries.map((name) => ({
+      name,
+      ...classify(statuses.get(name), digest, resume?.at),
+    }));
+    const started = classified.some((member) => member.phase !== 'Fresh');
+    const gate = rollback ? undefined : inputs.waveGates.get(index);
+    // Only a wave that may run can halt the rollout: later ones have not taken the digest.
+    if (earlierComplete || started) {
+      for (const member of classified) {
+        if (member.phase === 'Failed')
+          found(
+            number,
+            `delivery '${member.name}' failed at ${generation.revision}: ${member.why}`,
+            member.name,
+          );
+        else if (member.alarm)
+          found(number, `delivery '${member.name}' is held: ${member.alarm}`, member.name);
+      }
+      if (gate?.closedByAlarms?.length)
+        found(
+          number,
+          `wave ${number}'s gate '${gate.name}' is closed by ${gate.closedByAlarms.map((hold) => `alarm '${hold.alarm}' (${hold.why})`).join(', ')}`,
+        );
+    }
+    const done = classified.filter((member) => member.phase === 'Done');
+    const soakMs = rollback ? undefined : wave.soakMs;
+    const soakEnd =
+      done.length === classified.length && soakMs !== undefined
+        ? Math.max(...done.map((member) => Date.parse(member.readySince!))) + soakMs
+        : undefined;
+    const soaked = soakEnd === undefined || soakEnd <= now.getTime();
+    const complete = earlierComplete && done.length === classified.length && soaked;
+
+    // Members that took the digest keep it (re-applied, drift corrected), halted or not.
+    for (const member of classified) if (member.phase === 'Done') mayTake.add(member.name);
+    const admitted = new Set<string>();
+    const gateHolds = gate !== undefined;
+    if (earlierComplete && !complete && !halt && !gateHolds) {
+      const open = classified.filter((member) => member.phase !== 'Done');
+      for (const member of open.slice(0, rollout.maxParallel ?? open.length)) admitted.add(member.name);
+    }
+    if (earlierComplete && !complete && !halt && gateHolds)
+      // A gate that closes mid-wave admits no one new; who took the digest goes on with it.
+      for (const member of classified) if (member.phase === 'Progressing') admitted.add(member.name);
+    for (const name of admitted) mayTake.add(name);
+
+    const waiting = !earlierComplete
+      ? `wave ${number - 1} has not finished`
+      : gateHolds
+        ? `gate '${gate.name}' holds wave ${number}`
+        : halt
+          ? 'the rollout is halted'
+          : `its turn in wave ${number} (maxParallel ${rollout.maxParallel ?? ''})`;
+    const members: MemberView[] = classified.map((member) => {
+      if (member.phase === 'Done')
+        return soakEnd !== undefined && !soaked
+          ? { name: member.name, phase: 'Soaking', why: `Ready since ${member.readySince}` }
+          : { name: member.name, phase: 'Done' };
+      if (member.phase === 'Failed') return { name: member.name, phase: 'Failed', why: member.why! };
+      if (member.phase === 'Progressing' && admitted.has(member.name))
+        return { name: member.name, phase: 'Progressing', why: member.why! };
+      if (admitted.has(member.name)) return { name: member.name, phase: 'Admitted' };
+      return { name: member.name, phase: 'Waiting', why: waiting };
+    });
+    const soakEndsAt = soakEnd !== undefined && !soaked ? new Date(soakEnd).toISOString() : undefined;
+    if (earlierComplete && !complete && activeWave === undefined) {
+      activeWave = number;
+      if (soakEndsAt) nextAt = soakEndsAt;
+    }
+    views.push({
+      number,
+      phase: complete
+        ? 'Complete'
+        : !earlierComplete
+          ? 'Pending'
+          : soakEndsAt
+            ? 'Soaking'
+            : gateHolds && !started
+              ? 'Gated'
+              : 'Progressing',
+      members,
+      ...(soakEndsAt && { soakEndsAt }),
+      ...(gate && { heldBy: gate }),
+    });
+    earlierComplete = complete;
+  });
+  return {
+    rollout: rollout.name,
+    phase: halt ? 'Halted' : earlierComplete ? 'Complete' : 'Progressing',
+    generation,
+    waves: views,
+    ...(activeWave !== undefined && { activeWave }),
+    mayTake,
+    ...(halt && { halt }),
+    ...(nextAt && !halt && { nextAt }),
+  };
+}
+
+/** Whether a member may take the generation's digest now, and if not, why (for its held status). */
+export function memberTurn(
+  state: RolloutState,
+  delivery: string,
+): { readonly take: true } | { readonly take: false; readonly halted: boolean; readonly why: string } {
+  if (state.mayTake.has(delivery)) return { take: true };
+  const revision = state.generation?.revision ?? 'its revision';
+  const at = `rollout '${state.rollout}' of ${revision}`;
+  if (state.halt)
+    return { take: false, halted: true, why: `${at} is halted: ${state.halt.why}; ${state.halt.todo}` };
+  const wave = state.waves.find((view) => view.members.some((member) => member.name === delivery));
+  const member = wave?.members.find((view) => view.name === delivery);
+  const active = state.activeWave !== undefined ? state.waves[state.activeWave - 1] : undefined;
+  const soak = active?.soakEndsAt ? `, soaking until ${active.soakEndsAt}` : '';
+  return {
+    take: false,
+    halted: false,
+    why: `${at}: wave ${wave?.number ?? '?'} of ${state.waves.length} waits for ${member?.why ?? 'its turn'}${active && active !== wave ? ` (wave ${active.number} ${active.phase.toLowerCase()}${soak})` : ''}`,
+  };
+}
+
+/**
+ * Whether a waiting member is retried when the active wave's soak ends: only the first
+ * `maxParallel` waiting members of the next wave (all of it without a limit). The others follow
+ * them (each run reconciles the members whose turn has come), so a fleet of thousands does not
+ * schedule thousands of retries for the same instant.
+ */
+export function wakesAtSoakEnd(
+  state: RolloutState,
+  delivery: string,
+  maxParallel: number | undefined,
+): boolean {
+  if (!state.nextAt || state.halt || state.activeWave === undefined) return false;
+  const next = state.waves[state.activeWave];
+  const waiting = next?.members.filter((member) => member.phase === 'Waiting') ?? [];
+  return waiting.slice(0, maxParallel ?? waiting.length).some((member) => member.name === delivery);
+}
+
+/** A one-line summary: `wave 2 of 3 progressing (4 of 10 Ready)`, `halted in wave 1: …`, `complete`. */
+export function rolloutSummary(state: RolloutState): string {
+  if (state.phase === 'Idle') return 'no revision rolled out yet';
+  const revision = state.generation!.revision;
+  if (state.halt) return `${revision}: halted in wave ${state.halt.wave}: ${state.halt.why}`;
+  if (state.phase === 'Complete') return `${revision}: complete, every wave Ready`;
+  const wave = state.waves[state.activeWave! - 1]!;
+  const ready = wave.members.filter((member) => member.phase === 'Done' || member.phase === 'Soaking').length;
+  const soak = wave.soakEndsAt ? `, soaking until ${wave.soakEndsAt}` : '';
+  const gate = wave.heldBy ? `, held by gate '${wave.heldBy.name}'` : '';
+  return `${revision}: wave ${wave.number} of ${state.waves.length} ${wave.phase.toLowerCase()} (${ready} of ${wave.members.length} Ready${soak}${gate})`;
+}

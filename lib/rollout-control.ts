@@ -1,0 +1,38 @@
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import { ROLLOUTS_ALIAS } from '../functions/core/gates/rollout-action-event.ts';
+
+export interface RolloutControlProps {
+  readonly gateFunction: lambda.Function;
+}
+
+/**
+ * The rollouts entry of the gate function (alias `rollouts` with an AWS_IAM function URL): IAM
+ * decides who may halt, resume and roll back rollouts (`sluice rollout halt|resume|rollback
+ * --function`), apart from who may open or close gates. Made on the first grantRolloutControl.
+ */
+export class RolloutControl extends Construct {
+  readonly alias: lambda.Alias;
+  readonly url: lambda.FunctionUrl;
+
+  constructor(scope: Construct, id: string, props: RolloutControlProps) {
+    super(scope, id);
+    this.alias = new lambda.Alias(this, 'Alias', {
+      aliasName: ROLLOUTS_ALIAS,
+      version: props.gateFunction.currentVersion,
+    });
+    this.url = this.alias.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+  }
+
+  /** Lets `grantee` send signed rollout actions: invoke the entry's URL, and look it up. */
+  grant(grantee: iam.IGrantable): iam.Grant {
+    return this.url.grantInvokeUrl(grantee).combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: ['lambda:GetFunctionUrlConfig'],
+        resourceArns: [this.alias.functionArn],
+      }),
+    );
+  }
+}
