@@ -112,6 +112,28 @@ export async function pullResolved(
   return pullFrom(clientFor(parseReference(source.url).host, deps, source.insecure), source, resolved, deps);
 }
 
+/**
+ * Checks the cosign signature of exactly the manifest `resolved` names against `source.verify`
+ * (nothing to check without it), without pulling its layers: what a rollout checks before it
+ * starts a generation of a digest its members then pull with their own sources.
+ */
+export async function verifyResolved(
+  source: OciSource,
+  resolved: Resolved,
+  deps: ArtifactDeps,
+): Promise<void> {
+  if (!source.verify) return;
+  if (!isDigest(resolved.digest))
+    throw artifactError(`source ${source.url}: "${resolved.digest}" is not a digest`);
+  const { host, repository } = parseReference(source.url);
+  await verifyCosignSignature(
+    clientFor(host, deps, source.insecure),
+    repository,
+    resolved.digest,
+    source.verify,
+  );
+}
+
 async function pullFrom(
   client: RegistryClient,
   source: OciSource,

@@ -1,6 +1,7 @@
 export {
   pullArtifact,
   pullResolved,
+  verifyResolved,
   pushArtifact,
   resolveArtifact,
   type Artifact,

@@ -46,19 +46,14 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     deps.log?.(message);
     return { delivery: name, outcome: 'Skipped', reason: 'LeaseHeld', message };
   }
+  let result: ReconcileResult;
   try {
     // The spec as of the claim: a removal that held the lease before us deleted it with the status item.
     const delivery = deliveryFromStatusItem(lease.statusItem);
     if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
     if (delivery.suspend) return suspended(name);
     // Every value this run decrypts is scrubbed from its status, events, logs and result.
-    const result = await reconcileHeld(delivery, withTaint(deps, new Taint()), lease);
-    // A member that succeeded or failed may start the next members of its rollout, or halt it.
-    if (result.outcome === 'Succeeded' || result.outcome === 'Failed')
-      await followRollout(name, deps).catch((error: unknown) =>
-        deps.log?.(`could not follow the rollout of '${name}': ${String(error)}`),
-      );
-    return result;
+    result = await reconcileHeld(delivery, withTaint(deps, new Taint()), lease);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);
@@ -69,6 +64,13 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       .release()
       .catch((error: unknown) => deps.log?.(`could not release the lease of '${name}': ${String(error)}`));
   }
+  // A member that succeeded or failed may start the next members of its rollout, or halt it; once
+  // its lease is free, so that it can be reconciled again itself (followRollout says when).
+  if (result.outcome === 'Succeeded' || result.outcome === 'Failed')
+    await followRollout(name, deps, result).catch((error: unknown) =>
+      deps.log?.(`could not follow the rollout of '${name}': ${String(error)}`),
+    );
+  return result;
 }
 
 function suspended(name: string): ReconcileResult {

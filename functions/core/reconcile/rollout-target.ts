@@ -6,7 +6,7 @@ import type { GateConditionReaders } from '../gates/conditions.ts';
 import { gateHolding } from '../gates/evaluate.ts';
 import type { RolloutGeneration } from '../model/rollout.ts';
 import type { BlockingGate } from '../model/status.ts';
-import { resolveArtifact, type Resolved } from '../oci/index.ts';
+import { resolveArtifact, verifyResolved, type Resolved } from '../oci/index.ts';
 import {
   memberTurn,
   rolloutState,
@@ -25,6 +25,7 @@ import {
 } from '../store/rollouts.ts';
 import type { TableClient } from '../store/table-client.ts';
 import type { ReconcileDeps } from './deps.ts';
+import type { ReconcileResult } from './outcomes.ts';
 import { announceRollout } from './rollout-events.ts';
 
 /** What reading a rollout's state needs. */
@@ -132,14 +133,20 @@ export async function rolloutTarget(
   if (!rollout) return { kind: 'none' };
   let generation = await getGeneration(deps.db, rollout.name);
   const credentials = deps.registryCredentials(rollout.source);
-  const resolved = await resolveArtifact(rollout.source, { credentials, cache: deps.artifactCache }).catch(
-    (error: unknown) => {
+  const resolved = await resolveArtifact(rollout.source, { credentials, cache: deps.artifactCache })
+    .then(async (found) => {
+      // Members pull the digest with their own sources: the rollout's `verify` is checked here,
+      // before a generation of it can start.
+      if (found.digest !== generation?.digest)
+        await verifyResolved(rollout.source, found, { credentials, cache: deps.artifactCache });
+      return found;
+    })
+    .catch((error: unknown) => {
       // Without a revision there is nothing to roll out; with one, the rollout goes on with it.
       if (!generation) throw error;
       deps.log?.(`rollout '${rollout.name}': could not resolve its source: ${String(error)}`);
       return undefined;
-    },
-  );
+    });
   let state = generation ? await readRolloutState(rollout, deps, now, generation) : undefined;
   const next = resolved && nextGeneration(rollout, resolved, generation, state, now);
   if (next) {
@@ -196,7 +203,11 @@ async function recordHalt(name: string, state: RolloutState, deps: ReconcileDeps
  * digest now but are held waiting (the next in the wave, or the next wave). Their interval runs
  * do the same when this is lost: the state is computed, not carried by events.
  */
-export async function followRollout(delivery: string, deps: ReconcileDeps): Promise<void> {
+export async function followRollout(
+  delivery: string,
+  deps: ReconcileDeps,
+  result?: Pick<ReconcileResult, 'outcome' | 'revision'>,
+): Promise<void> {
   const name = await rolloutOfDelivery(deps.db, delivery);
   const rollout = name && (await getRollout(deps.db, name));
   if (!rollout) return;
@@ -206,9 +217,17 @@ export async function followRollout(delivery: string, deps: ReconcileDeps): Prom
   await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   if (!deps.reconcileNow || state.halt) return;
   const statuses = await getStatuses(deps.db, [...state.mayTake]);
+  // A run that applied another digest than the generation's (a generation, such as a rollback,
+  // started while it applied the one it had taken, and its lease held off that one's reconcile)
+  // is reconciled again, now that its lease is free: it does not keep the replaced digest.
+  const stale =
+    result?.outcome === 'Succeeded' &&
+    state.generation !== undefined &&
+    state.mayTake.has(delivery) &&
+    !result.revision?.endsWith(state.generation.digest);
   const waiting = [...state.mayTake].filter((member) => {
     const status = statuses.get(member);
-    return member !== delivery && (!status || status.reason === 'RolloutWaiting');
+    return member === delivery ? stale : !status || status.reason === 'RolloutWaiting';
   });
   if (waiting.length > 0) await deps.reconcileNow(waiting);
 }
