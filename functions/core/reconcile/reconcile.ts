@@ -25,7 +25,7 @@ import {
   type ReconcileResult,
 } from './outcomes.ts';
 import { PruneLimitHold } from './prune-limit.ts';
-import { followRollout, rolloutTarget } from './rollout-target.ts';
+import { followRollout, rolloutMembership, rolloutTarget, type RolloutMembership } from './rollout-target.ts';
 
 export type { ReconcileResult } from './outcomes.ts';
 
@@ -47,13 +47,15 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     return { delivery: name, outcome: 'Skipped', reason: 'LeaseHeld', message };
   }
   let result: ReconcileResult;
+  // Looked up once, by whichever step asks first: resolving the revision, or following the rollout.
+  const membership = rolloutMembership(deps.db, name);
   try {
     // The spec as of the claim: a removal that held the lease before us deleted it with the status item.
     const delivery = deliveryFromStatusItem(lease.statusItem);
     if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
     if (delivery.suspend) return suspended(name);
     // Every value this run decrypts is scrubbed from its status, events, logs and result.
-    result = await reconcileHeld(delivery, withTaint(deps, new Taint()), lease);
+    result = await reconcileHeld(delivery, withTaint(deps, new Taint()), lease, membership);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);
@@ -67,7 +69,7 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
   // A member that succeeded or failed may start the next members of its rollout, or halt it; once
   // its lease is free, so that it can be reconciled again itself (followRollout says when).
   if (result.outcome === 'Succeeded' || result.outcome === 'Failed')
-    await followRollout(name, deps, result).catch((error: unknown) =>
+    await followRollout(name, deps, result, membership).catch((error: unknown) =>
       deps.log?.(`could not follow the rollout of '${name}': ${String(error)}`),
     );
   return result;
@@ -87,6 +89,7 @@ async function reconcileHeld(
   delivery: Delivery,
   deps: ReconcileDeps,
   lease: Lease,
+  membership: RolloutMembership,
 ): Promise<ReconcileResult> {
   // A slot of the cluster, taken when the run has something to write, is freed by the run's end
   // with its status (one request less); a run that fails or is held frees it at once.
@@ -118,7 +121,9 @@ async function reconcileHeld(
     }
     const lastApplied = run.previous?.lastAppliedRevision;
     // A member of a rollout takes the rollout's revision when its wave and turn have come.
-    const rollout = await step('ArtifactFailed', () => rolloutTarget(delivery.name, deps, run.started));
+    const rollout = await step('ArtifactFailed', () =>
+      rolloutTarget(delivery.name, deps, run.started, membership),
+    );
     // Held by its rollout, a member keeps its revision: re-applied (drift corrected), as in a freeze.
     if (rollout.kind === 'hold' && !lastApplied) return await holdForRollout(run, rollout);
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if

@@ -118,6 +118,15 @@ function nextGeneration(
   };
 }
 
+/** The rollout a delivery is a member of (its lookup), read at most once however often it is asked. */
+export type RolloutMembership = () => Promise<string | undefined>;
+
+/** A delivery's membership, looked up on the first ask: a run asks when it resolves and when it follows. */
+export function rolloutMembership(db: TableClient, delivery: string): RolloutMembership {
+  let lookup: Promise<string | undefined> | undefined;
+  return () => (lookup ??= rolloutOfDelivery(db, delivery));
+}
+
 /**
  * For a delivery in a rollout: the rollout's revision if the delivery may take it now, else why it
  * is held (its current revision stays). Starts the next generation when the source has a newer
@@ -127,8 +136,9 @@ export async function rolloutTarget(
   delivery: string,
   deps: ReconcileDeps,
   now: Date,
+  membership: RolloutMembership = rolloutMembership(deps.db, delivery),
 ): Promise<RolloutTarget> {
-  const name = await rolloutOfDelivery(deps.db, delivery);
+  const name = await membership();
   const rollout = name && (await getRollout(deps.db, name));
   if (!rollout) return { kind: 'none' };
   let generation = await getGeneration(deps.db, rollout.name);
@@ -207,8 +217,9 @@ export async function followRollout(
   delivery: string,
   deps: ReconcileDeps,
   result?: Pick<ReconcileResult, 'outcome' | 'revision'>,
+  membership: RolloutMembership = rolloutMembership(deps.db, delivery),
 ): Promise<void> {
-  const name = await rolloutOfDelivery(deps.db, delivery);
+  const name = await membership();
   const rollout = name && (await getRollout(deps.db, name));
   if (!rollout) return;
   const now = deps.clock.now();

@@ -58,6 +58,7 @@ describe('table requests of one run', () => {
     expect(result).toMatchObject({ outcome: 'Succeeded', changes: { configured: 2, deleted: 1 } });
     expect(sent).toEqual([
       'UpdateItem', // the lease claimed, with the spec and the status the last run left
+      'Query', // the rollout it is a member of, if any (asked once a run)
       'GetItem', // the inventory
       'PutItem', // the cluster slot this container held last
       'TransactWriteItems', // the inventory, write-ahead, and the desired set
@@ -91,6 +92,7 @@ describe('table requests of one run', () => {
     expect((await run(name, deps)).changes).toMatchObject({ unchanged: 2, configured: 0 });
     expect(sent).toEqual([
       'UpdateItem', // the lease claimed, with the spec and the status the last run left
+      'Query', // the rollout it is a member of, if any (asked once a run)
       'GetItem', // the inventory
       'TransactWriteItems', // status and desired set, the lease released
     ]);
