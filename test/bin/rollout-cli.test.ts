@@ -51,13 +51,19 @@ describe('sluice rollout halt|resume|rollback', () => {
       'sluice-gate',
     );
     expect(halted.stderr).toBe('');
-    expect(halted.stdout).toContain(`rollout '${f.name}': halted by ${alice.arn} (INC-9: errors); now `);
+    // People read the principal as name, role and account; the JSON keeps the ARN.
+    const aliceReads = 'alice@example.com (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012)';
+    expect(alice.arn).toBe(
+      'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Approver_0123456789abcdef/alice@example.com',
+    );
+    expect(halted.stdout).toContain(`rollout '${f.name}': halted by ${aliceReads} (INC-9: errors); now `);
     expect(recorder.requests.some((r) => r.path.includes('/url?Qualifier=rollouts'))).toBe(true);
     expect(await reconcile(rest, f.deps)).toMatchObject({ reason: 'RolloutHalted' });
     expect(await f.value(rest)).toBeUndefined();
     const status = await sluice('rollout', 'status', f.name);
-    expect(status.stdout).toContain(`halted in wave 2 (recorded by ${alice.arn} at `);
-    expect(status.stdout).toContain('INC-9: errors');
+    expect(status.stdout).toContain(`halted in wave 2 (recorded by ${aliceReads} at `);
+    expect(status.stdout).toContain(` halt by ${aliceReads}: INC-9: errors`);
+    expect(status.stdout).not.toContain(alice.arn);
 
     // Locally, without --function: a claim by --by, marked unverified; the next wave goes on here.
     const resumed = await sluice('rollout', 'resume', f.name, '--reason', 'INC-9 fixed', '--by', 'bob');
@@ -66,9 +72,11 @@ describe('sluice rollout halt|resume|rollback', () => {
     expect(resumed.stdout).toContain(`rollout '${f.name}': resumed by bob (unverified) (INC-9 fixed)`);
     expect(await f.value(rest)).toBe('v1');
     expect(await listRolloutActions(f.deps.db, f.name)).toMatchObject([
-      { action: 'halt', by: alice.arn, verified: true, source: 'url', wave: 2 },
-      { action: 'resume', by: 'bob', verified: false, source: 'cli' },
+      { action: 'halt', by: alice.arn, verified: true, source: 'url', wave: 2, sequence: 1 },
+      { action: 'resume', by: 'bob', verified: false, source: 'cli', sequence: 2 },
     ]);
+    const after = await sluice('rollout', 'status', f.name);
+    expect(after.stdout).toContain(' resume by bob (unverified): INC-9 fixed');
   });
 
   it('refuses a blank reason before anything is sent, and says why an action cannot be done', async () => {

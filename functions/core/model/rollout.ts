@@ -44,4 +44,6 @@ export interface RolloutAction {
   readonly automatic?: boolean;
   /** How a person's action arrived: `url` or `invoke` (signed, through the rollouts entry), `cli` (locally, a claim). */
   readonly source?: 'url' | 'invoke' | 'cli';
+  /** Its place among the rollout's actions (1, 2, …), given by the table when it is recorded. */
+  readonly sequence?: number;
 }

@@ -20,6 +20,7 @@ import {
   getStatuses,
   listRolloutActions,
   recordRolloutAction,
+  rejectedDigests,
   rolloutOfDelivery,
   startGeneration,
 } from '../store/rollouts.ts';
@@ -97,9 +98,10 @@ function nextGeneration(
   current: RolloutGeneration | undefined,
   state: RolloutState | undefined,
   now: Date,
+  rejected: readonly string[],
 ): RolloutGeneration | undefined {
   if (current?.digest === resolved.digest) return undefined;
-  if (current?.rejected?.includes(resolved.digest)) return undefined;
+  if (rejected.includes(resolved.digest)) return undefined;
   const finished = state?.phase === 'Complete' || state?.phase === 'Halted';
   if (current && !finished && rollout.supersede === 'wait') return undefined;
   const previous =
@@ -114,7 +116,7 @@ function nextGeneration(
     kind: 'rollout',
     startedBy: 'source',
     ...(previous && { previous }),
-    ...(current?.rejected && { rejected: current.rejected }),
+    ...(rejected.length > 0 && { rejected }),
   };
 }
 
@@ -158,7 +160,9 @@ export async function rolloutTarget(
       return undefined;
     });
   let state = generation ? await readRolloutState(rollout, deps, now, generation) : undefined;
-  const next = resolved && nextGeneration(rollout, resolved, generation, state, now);
+  // A rollout added again remembers what was rolled back before it was removed.
+  const rejected = generation ? (generation.rejected ?? []) : await rejectedDigests(deps.db, rollout.name);
+  const next = resolved && nextGeneration(rollout, resolved, generation, state, now, rejected);
   if (next) {
     if (!(await startGeneration(deps.db, rollout.name, next, generation)))
       deps.log?.(`rollout '${rollout.name}': another run started a generation first`);
@@ -166,9 +170,15 @@ export async function rolloutTarget(
     state = await readRolloutState(rollout, deps, now, generation);
     await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   }
+  if (!generation && resolved && rejected.includes(resolved.digest))
+    return {
+      kind: 'hold',
+      reason: 'RolloutHalted',
+      message: `rollout '${rollout.name}': ${resolved.revision} was rolled back before: it is not rolled out again; push a newer revision`,
+    };
   if (!state || !generation) return { kind: 'none' };
   if (state.halt && !state.halt.recorded) {
-    await recordHalt(rollout.name, state, deps, now);
+    state = await recordHalt(rollout, state, deps, now);
     // A held member's run is not followed: the halt it found is announced here.
     await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   }
@@ -190,21 +200,37 @@ export async function rolloutTarget(
   };
 }
 
-/** Records the halt the state found (sluice's own action): it outlasts the failure, until a resume. */
-async function recordHalt(name: string, state: RolloutState, deps: ReconcileDeps, now: Date): Promise<void> {
+/**
+ * Records the halt the state found (sluice's own action): it outlasts the failure, until a resume.
+ * Only if no action was recorded since the state was read (a resume meanwhile wins); the state
+ * after it is read again either way.
+ */
+async function recordHalt(
+  rollout: Rollout,
+  state: RolloutState,
+  deps: ReconcileDeps,
+  now: Date,
+): Promise<RolloutState> {
   const halt = state.halt!;
-  await recordRolloutAction(deps.db, name, {
-    action: 'halt',
-    generation: state.generation!.generation,
-    at: now.toISOString(),
-    by: 'sluice',
-    verified: true,
-    reason: halt.why,
-    wave: halt.wave,
-    ...(halt.delivery && { delivery: halt.delivery }),
-    automatic: true,
-  });
-  deps.log?.(`rollout '${name}' halted: ${rolloutSummary(state)}`);
+  const recorded = await recordRolloutAction(
+    deps.db,
+    rollout.name,
+    {
+      action: 'halt',
+      generation: state.generation!.generation,
+      at: now.toISOString(),
+      by: 'sluice',
+      verified: true,
+      reason: halt.why,
+      wave: halt.wave,
+      ...(halt.delivery && { delivery: halt.delivery }),
+      automatic: true,
+    },
+    state.actionsSeen,
+  );
+  if (recorded) deps.log?.(`rollout '${rollout.name}' halted: ${rolloutSummary(state)}`);
+  else deps.log?.(`rollout '${rollout.name}': another action was recorded first; its state is read again`);
+  return readRolloutState(rollout, deps, now, state.generation);
 }
 
 /**
@@ -223,8 +249,8 @@ export async function followRollout(
   const rollout = name && (await getRollout(deps.db, name));
   if (!rollout) return;
   const now = deps.clock.now();
-  const state = await readRolloutState(rollout, deps, now);
-  if (state.halt && !state.halt.recorded) await recordHalt(rollout.name, state, deps, now);
+  let state = await readRolloutState(rollout, deps, now);
+  if (state.halt && !state.halt.recorded) state = await recordHalt(rollout, state, deps, now);
   await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   if (!deps.reconcileNow || state.halt) return;
   const statuses = await getStatuses(deps.db, [...state.mayTake]);
