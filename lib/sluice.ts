@@ -432,7 +432,9 @@ export class Sluice extends Construct {
       this.dashboard = new SluiceDashboard(this, 'Dashboard', {
         deliveries: config.deliveries,
         gates: config.gates,
+        rollouts: config.rollouts,
         reconcileLogs: reconcileFunction.logGroup,
+        gateLogs: gate.logGroup,
         gateFunction: gate,
         runbookOf,
         fleet: fleetMonitoring,

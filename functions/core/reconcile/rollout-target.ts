@@ -121,12 +121,16 @@ function nextGeneration(
 }
 
 /** The rollout a delivery is a member of (its lookup), read at most once however often it is asked. */
-export type RolloutMembership = () => Promise<string | undefined>;
+export interface RolloutMembership {
+  (): Promise<string | undefined>;
+  /** The answer if a step of the run asked already, else undefined: no request of its own. */
+  readonly asked: () => Promise<string | undefined> | undefined;
+}
 
 /** A delivery's membership, looked up on the first ask: a run asks when it resolves and when it follows. */
 export function rolloutMembership(db: TableClient, delivery: string): RolloutMembership {
   let lookup: Promise<string | undefined> | undefined;
-  return () => (lookup ??= rolloutOfDelivery(db, delivery));
+  return Object.assign(() => (lookup ??= rolloutOfDelivery(db, delivery)), { asked: () => lookup });
 }
 
 /**

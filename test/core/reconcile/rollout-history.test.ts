@@ -37,7 +37,8 @@ describe('rollout history', () => {
     f.clock.advance(30 * MINUTE);
     await reconcile(rest, f.deps);
     await f.push('v2');
-    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    // A member's run names its rollout: the dashboard finds the members by it in the log lines.
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded', rollout: f.name });
 
     // The manual clock stands still: all three carry the same time.
     await local(f, 'halt', 'alice');
