@@ -31,6 +31,10 @@ import { entryTarget, sendSigned } from './signed-gate-request.ts';
 function printState(state: RolloutState, actions: readonly RolloutAction[]): void {
   process.stdout.write(`rollout ${state.rollout}: ${rolloutSummary(state)}\n`);
   const generation = state.generation;
+  if (generation?.completedAt)
+    process.stdout.write(
+      `completed at ${generation.completedAt}: its members take it by themselves; a member failing since fails alone (its row below)\n`,
+    );
   if (generation?.kind === 'rollback')
     process.stdout.write(
       `a rollback, started by ${readablePrincipal(generation.startedBy, generation.verified)}: ${generation.reason ?? ''}\n`,

@@ -23,6 +23,11 @@ export interface RolloutGeneration extends RolloutRevision {
   /** For a rollback: whether AWS verified `startedBy` (false: a claim, made locally). */
   readonly verified?: boolean;
   readonly reason?: string;
+  /**
+   * When a run first found every wave Ready (and soaked) at it. From then on the members' runs take
+   * its digest without reading the fleet's statuses; a member failing later fails alone, halting nothing.
+   */
+  readonly completedAt?: string;
 }
 
 /**

@@ -151,7 +151,7 @@ export async function applyRolloutAction(
   };
   let members: readonly string[] = [];
   if (event.action === 'halt') {
-    if (before.phase === 'Complete')
+    if (before.phase === 'Complete' || generation.completedAt)
       throw new RolloutActionRefused(
         rollout.name,
         `${generation.revision} is complete: there is nothing to halt`,

@@ -8,6 +8,7 @@ import type { RolloutGeneration } from '../model/rollout.ts';
 import type { BlockingGate } from '../model/status.ts';
 import { resolveArtifact, verifyResolved, type Resolved } from '../oci/index.ts';
 import {
+  completedState,
   memberTurn,
   rolloutState,
   rolloutSummary,
@@ -15,10 +16,12 @@ import {
   type RolloutState,
 } from '../rollout/state.ts';
 import {
+  claimRolloutEvent,
   getGeneration,
   getRollout,
   getStatuses,
   listRolloutActions,
+  markCompleted,
   recordRolloutAction,
   rejectedDigests,
   rolloutOfDelivery,
@@ -76,6 +79,24 @@ export async function readRolloutState(
     current ? waveGates(rollout, current.revision, deps, now) : new Map<number, BlockingGate | undefined>(),
   ]);
   return rolloutState({ rollout, generation: current, statuses, waveGates: gates, actions, now });
+}
+
+/**
+ * The state as a member's run needs it: of a generation recorded as completed, without reading the
+ * fleet; otherwise computed, and recorded as completed when it is.
+ */
+async function memberState(
+  rollout: Rollout,
+  deps: ReconcileDeps,
+  now: Date,
+  generation: RolloutGeneration | undefined,
+): Promise<RolloutState> {
+  const current = generation ?? (await getGeneration(deps.db, rollout.name));
+  if (current?.completedAt) return completedState(rollout, current);
+  const state = await readRolloutState(rollout, deps, now, current);
+  if (state.phase === 'Complete' && current)
+    await markCompleted(deps.db, rollout.name, current.generation, now);
+  return state;
 }
 
 /** How a member's run goes on: as any delivery, with the rollout's digest, or held. */
@@ -163,7 +184,7 @@ export async function rolloutTarget(
       deps.log?.(`rollout '${rollout.name}': could not resolve its source: ${String(error)}`);
       return undefined;
     });
-  let state = generation ? await readRolloutState(rollout, deps, now, generation) : undefined;
+  let state = generation ? await memberState(rollout, deps, now, generation) : undefined;
   // A rollout added again remembers what was rolled back before it was removed.
   const rejected = generation ? (generation.rejected ?? []) : await rejectedDigests(deps.db, rollout.name);
   const next = resolved && nextGeneration(rollout, resolved, generation, state, now, rejected);
@@ -171,7 +192,7 @@ export async function rolloutTarget(
     if (!(await startGeneration(deps.db, rollout.name, next, generation)))
       deps.log?.(`rollout '${rollout.name}': another run started a generation first`);
     generation = await getGeneration(deps.db, rollout.name);
-    state = await readRolloutState(rollout, deps, now, generation);
+    state = await memberState(rollout, deps, now, generation);
     await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   }
   if (!generation && resolved && rejected.includes(resolved.digest))
@@ -238,6 +259,25 @@ async function recordHalt(
 }
 
 /**
+ * While a wave soaks: arranges the retry of the next wave's first members at the soak's end, once
+ * per soak end (the first run that sees it), so the next wave starts on time even if none of its
+ * members runs during the soak. Their own held runs arrange the same schedule (same name: one).
+ */
+async function wakeAtSoakEnd(rollout: Rollout, state: RolloutState, deps: ReconcileDeps): Promise<void> {
+  if (!state.nextAt || !deps.retryTimer || !state.generation) return;
+  const key = `${state.generation.generation}#soak-end#${state.nextAt}`;
+  if (!(await claimRolloutEvent(deps.db, rollout.name, key))) return;
+  const next = state.waves[state.activeWave ?? 0]?.members ?? [];
+  const at = new Date(state.nextAt);
+  for (const member of next.filter((m) => wakesAtSoakEnd(state, m.name, rollout.maxParallel)))
+    await deps.retryTimer
+      .retryAt(member.name, at)
+      .catch((error: unknown) =>
+        deps.log?.(`could not arrange the soak-end retry of '${member.name}': ${String(error)}`),
+      );
+}
+
+/**
  * After a member's run: records a halt it caused, publishes the rollout's events it shows
  * (rollout-events.ts), and reconciles the members that may take the
  * digest now but are held waiting (the next in the wave, or the next wave). Their interval runs
@@ -253,19 +293,25 @@ export async function followRollout(
   const rollout = name && (await getRollout(deps.db, name));
   if (!rollout) return;
   const now = deps.clock.now();
-  let state = await readRolloutState(rollout, deps, now);
-  if (state.halt && !state.halt.recorded) state = await recordHalt(rollout, state, deps, now);
-  await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
-  if (!deps.reconcileNow || state.halt) return;
-  const statuses = await getStatuses(deps.db, [...state.mayTake]);
+  const generation = await getGeneration(deps.db, rollout.name);
+  if (!generation) return;
   // A run that applied another digest than the generation's (a generation, such as a rollback,
   // started while it applied the one it had taken, and its lease held off that one's reconcile)
   // is reconciled again, now that its lease is free: it does not keep the replaced digest.
-  const stale =
-    result?.outcome === 'Succeeded' &&
-    state.generation !== undefined &&
-    state.mayTake.has(delivery) &&
-    !result.revision?.endsWith(state.generation.digest);
+  const applied = result?.outcome === 'Succeeded' ? result.revision : undefined;
+  const stale = applied !== undefined && !applied.endsWith(generation.digest);
+  // Completed before this run: every member takes the digest by itself, there is no one to wait for.
+  if (generation.completedAt) {
+    if (stale) await deps.reconcileNow?.([delivery]);
+    return;
+  }
+  let state = await memberState(rollout, deps, now, generation);
+  if (state.halt && !state.halt.recorded) state = await recordHalt(rollout, state, deps, now);
+  await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
+  if (state.halt) return;
+  await wakeAtSoakEnd(rollout, state, deps);
+  if (!deps.reconcileNow) return;
+  const statuses = await getStatuses(deps.db, [...state.mayTake]);
   const waiting = [...state.mayTake].filter((member) => {
     const status = statuses.get(member);
     return member === delivery ? stale : !status || status.reason === 'RolloutWaiting';

@@ -296,6 +296,13 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
     });
     earlierComplete = complete;
   });
+  // Recorded as completed: it stays complete; a member failing since fails alone (its row says so).
+  if (generation.completedAt)
+    return {
+      ...completedState(rollout, generation),
+      waves: views,
+      actionsSeen: lastSequence(inputs.actions),
+    };
   return {
     rollout: rollout.name,
     phase: halt ? 'Halted' : earlierComplete ? 'Complete' : 'Progressing',
@@ -306,6 +313,27 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
     ...(halt && { halt }),
     ...(nextAt && !halt && { nextAt }),
     actionsSeen: lastSequence(inputs.actions),
+  };
+}
+
+/**
+ * The state of a generation recorded as completed: every wave Complete, every member may take (and
+ * keep) the digest. Computed without the members' statuses: a run of a member of a fleet of
+ * thousands reads one item, not thousands.
+ */
+export function completedState(rollout: Rollout, generation: RolloutGeneration): RolloutState {
+  const waves = wavesOf(rollout, generation);
+  return {
+    rollout: rollout.name,
+    phase: 'Complete',
+    generation,
+    waves: waves.map((wave, index) => ({
+      number: index + 1,
+      phase: 'Complete',
+      members: wave.deliveries.map((name) => ({ name, phase: 'Done' })),
+    })),
+    mayTake: new Set(waves.flatMap((wave) => wave.deliveries)),
+    actionsSeen: 0,
   };
 }
 

@@ -121,6 +121,29 @@ export async function startGeneration(
   }
 }
 
+/** Records that the generation completed, once (a newer generation replaced it: nothing is written). */
+export async function markCompleted(
+  db: TableClient,
+  name: string,
+  generation: number,
+  at: Date,
+): Promise<void> {
+  try {
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: rolloutKey(name), sk: 'generation' },
+        UpdateExpression: 'SET #g.completedAt = :at',
+        ConditionExpression: '#n = :generation AND attribute_not_exists(#g.completedAt)',
+        ExpressionAttributeNames: { '#g': 'generation', '#n': 'number' },
+        ExpressionAttributeValues: { ':generation': generation, ':at': at.toISOString() },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
 /**
  * Takes the right to publish one event of a rollout (`key`, e.g. `3#wave#2`), once: false when a
  * run took it before. Kept in the rollout's partition, so removing the rollout removes them.

@@ -15,6 +15,7 @@ import {
   putRollout,
   removeRollout,
 } from '../../../functions/core/store/rollouts.ts';
+import { countedTableOf } from '../../support/counted-table.ts';
 import { fleet } from '../../support/rollouts.ts';
 import { testbed } from '../../support/testbed.ts';
 
@@ -137,5 +138,47 @@ describe('rollout history', () => {
         },
       },
     ]);
+  });
+});
+
+describe('a rollout at scale', () => {
+  it("once a generation completed, a member's run reads its record, not the fleet's statuses", async () => {
+    const counted = countedTableOf(bed);
+    const f = await fleet(bed, { waves: [1, 2], deps: { db: counted.db } });
+    const [[canary], [eu1]] = f.waves as [[string], [string, string]];
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(await getGeneration(f.deps.db, f.name)).toMatchObject({ completedAt: expect.any(String) });
+
+    counted.sent.length = 0;
+    expect(await reconcile(eu1, f.deps)).toMatchObject({ outcome: 'Succeeded', rollout: f.name });
+    expect(counted.sent).not.toContain('BatchGetItem');
+  });
+
+  it('the run that makes a wave Ready arranges the next wave’s start at the soak’s end, once, even if none of its members runs meanwhile', async () => {
+    const wakes: { delivery: string; at: string }[] = [];
+    const f = await fleet(bed, {
+      waves: [1, 3],
+      soak: '30m',
+      maxParallel: 2,
+      deps: {
+        retryTimer: {
+          retryAt: async (delivery, at) => {
+            wakes.push({ delivery, at: at.toISOString() });
+            return at;
+          },
+        },
+      },
+    });
+    const [[canary], [first, second]] = f.waves as [[string], [string, string, string]];
+    f.loseEvents();
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(wakes).toEqual([
+      { delivery: first, at: '2026-04-01T10:30:00.000Z' },
+      { delivery: second, at: '2026-04-01T10:30:00.000Z' },
+    ]);
+    // Its next runs during the soak arrange nothing more.
+    f.clock.advance(5 * MINUTE);
+    await reconcile(canary, f.deps);
+    expect(wakes).toHaveLength(2);
   });
 });
