@@ -208,6 +208,27 @@ async function recordHalt(name: string, state: RolloutState, deps: ReconcileDeps
 }
 
 /**
+ * While a wave soaks: the next wave's members retried at the soak's end (wakesAtSoakEnd) that have
+ * no retry scheduled for it are reconciled now, so that their held runs schedule it. Without this,
+ * members whose runs came before the soak started (an ECR push reconciles every member at once)
+ * would wait for their interval. Only with a retry timer: without one there is nothing to schedule.
+ */
+async function wakeAtSoakEnd(rollout: Rollout, state: RolloutState, deps: ReconcileDeps): Promise<void> {
+  const soakEnd = state.nextAt;
+  const next = state.activeWave !== undefined ? state.waves[state.activeWave] : undefined;
+  if (!soakEnd || !deps.retryTimer || !deps.reconcileNow || !next) return;
+  const wakers = next.members
+    .map((member) => member.name)
+    .filter((member) => wakesAtSoakEnd(state, member, rollout.maxParallel));
+  const statuses = await getStatuses(deps.db, wakers);
+  const unscheduled = wakers.filter((member) => {
+    const retry = statuses.get(member)?.nextRetryAt;
+    return !retry || Date.parse(retry) < Date.parse(soakEnd);
+  });
+  if (unscheduled.length > 0) await deps.reconcileNow(unscheduled);
+}
+
+/**
  * After a member's run: records a halt it caused, publishes the rollout's events it shows
  * (rollout-events.ts), and reconciles the members that may take the
  * digest now but are held waiting (the next in the wave, or the next wave). Their interval runs
@@ -227,6 +248,7 @@ export async function followRollout(
   if (state.halt && !state.halt.recorded) await recordHalt(rollout.name, state, deps, now);
   await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   if (!deps.reconcileNow || state.halt) return;
+  await wakeAtSoakEnd(rollout, state, deps);
   const statuses = await getStatuses(deps.db, [...state.mayTake]);
   // A run that applied another digest than the generation's (a generation, such as a rollback,
   // started while it applied the one it had taken, and its lease held off that one's reconcile)

@@ -36,8 +36,13 @@ describe('rollouts', () => {
     const generation = await getGeneration(f.deps.db, f.name);
     expect(first.revision).toBe(generation!.revision);
     expect(await f.value(canary)).toBe('v1');
-    // Soaking: nobody of wave 2 is asked yet.
-    expect(f.asked).toEqual([]);
+    // Soaking: wave 2's members are asked once, and their held runs schedule a retry at the soak's end.
+    expect(f.asked).toEqual([[eu1, eu2]]);
+    expect(f.followed).toMatchObject([
+      { delivery: eu1, reason: 'RolloutWaiting', nextRetryAt: '2026-04-01T10:30:00.000Z' },
+      { delivery: eu2, reason: 'RolloutWaiting', nextRetryAt: '2026-04-01T10:30:00.000Z' },
+    ]);
+    f.followed.length = 0;
     expect(rolloutSummary(await f.state())).toMatch(
       /wave 1 of 3 soaking \(1 of 1 Ready, soaking until 2026-04-01T10:30:00/,
     );
@@ -62,7 +67,7 @@ describe('rollouts', () => {
       outcome: 'Succeeded',
       revision: generation!.revision,
     });
-    expect(f.asked).toEqual([[eu2], [last]]);
+    expect(f.asked.slice(1)).toEqual([[eu2], [last]]);
     expect(f.followed).toMatchObject([
       { delivery: last, outcome: 'Succeeded', revision: generation!.revision },
       { delivery: eu2, outcome: 'Succeeded', revision: generation!.revision },
@@ -223,6 +228,8 @@ describe('rollouts', () => {
     const f = await fleet(bed, { waves: [1, 3], soak: '30m', maxParallel: 1 });
     const [[canary], [a, b, c]] = f.waves as [[string], [string, string, string]];
     await reconcile(canary, f.deps);
+    // The soak began: only a is asked (its held run schedules the retry), b and c follow it later.
+    expect(f.asked).toEqual([[a]]);
     for (const member of [a, b, c]) await reconcile(member, f.deps);
     const retries = await Promise.all(
       [a, b, c].map(async (m) => (await getStatus(f.deps.db, m))?.nextRetryAt),
@@ -231,7 +238,38 @@ describe('rollouts', () => {
     // At the soak's end a's retry takes the digest, and each success asks for the next member.
     f.clock.advance(30 * MINUTE);
     expect(await reconcile(a, f.deps)).toMatchObject({ outcome: 'Succeeded' });
-    expect(f.asked).toEqual([[b], [c]]);
+    expect(f.asked).toEqual([[a], [b], [c]]);
+    expect((await f.state()).phase).toBe('Complete');
+  });
+
+  it("retries the next wave at the soak's end though its members' runs came before the soak began", async () => {
+    const scheduled: [string, string][] = [];
+    const retryTimer = {
+      retryAt: async (delivery: string, at: Date) => (scheduled.push([delivery, at.toISOString()]), at),
+    };
+    const f = await fleet(bed, { waves: [1, 2], soak: '30m', deps: { retryTimer } });
+    const [[canary], [a, b]] = f.waves as [[string], [string, string]];
+    // A push reconciles every member at once: the next wave's runs find wave 1 not started, and
+    // there is no soak yet to retry them at.
+    for (const member of [a, b])
+      expect(await reconcile(member, f.deps)).toMatchObject({ reason: 'RolloutWaiting' });
+    expect(scheduled).toEqual([]);
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    // The soak began: a and b are reconciled once, and their held runs schedule a retry at its end.
+    const soakEnd = '2026-04-01T10:30:00.000Z';
+    expect(f.asked).toEqual([[a, b]]);
+    expect(scheduled).toEqual([
+      [a, soakEnd],
+      [b, soakEnd],
+    ]);
+    expect(await getStatus(f.deps.db, a)).toMatchObject({ reason: 'RolloutWaiting', nextRetryAt: soakEnd });
+    // The canary's next run (its interval) asks nobody again: their retries are scheduled.
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(f.asked).toHaveLength(1);
+    // The retries fire at the soak's end: wave 2 takes the digest.
+    f.clock.advance(30 * MINUTE);
+    for (const member of [a, b])
+      expect(await reconcile(member, f.deps)).toMatchObject({ outcome: 'Succeeded' });
     expect((await f.state()).phase).toBe('Complete');
   });
 
