@@ -1,56 +1,74 @@
+// More local API servers, each standing for a cluster of its own: the scale bench's fleet and the
+// demo's (`npm run demo -- --fleet`).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kubeconfigYaml, type Components } from '../../dev/components.ts';
-import { startKubeApiServer } from '../../dev/kube-apiserver.ts';
-import { stopDaemon } from '../../dev/processes.ts';
-import { kubeBinaries } from '../../dev/provision.ts';
+import { kubeconfigYaml, type Components } from './components.ts';
+import { startKubeApiServer } from './kube-apiserver.ts';
+import { allStarted, stopDaemon } from './processes.ts';
+import { kubeBinaries } from './provision.ts';
 
 /** One local API server standing for a cluster. */
-export interface SimCluster {
+export interface LocalCluster {
   readonly name: string;
+  readonly server: string;
+  /** base64 of the CA PEM, as in kubeconfig. */
+  readonly caData: string;
+  /** Bearer token of a member of system:masters. */
+  readonly token: string;
+  /** A kubeconfig reaching this cluster alone. */
   readonly kubeconfig: string;
   readonly auditLog: string;
   readonly pid: number;
 }
 
 /**
- * `count` clusters: the bed's own API server, and `count - 1` more kube-apiservers on the same
- * etcd under prefixes of their own (each a separate cluster: its own objects, CA, tokens, audit
- * log). Service IP ranges of 4,096 addresses, for a Service per delivery.
+ * A cluster per name: the first is the components' own API server; each other is a kube-apiserver
+ * on the same etcd under a prefix of its own (a separate cluster: its own objects, CA, tokens,
+ * audit log), with its state in `dir/<name>`, started side by side. Service IP ranges of 4,096
+ * addresses, for a Service per delivery. If one fails to start, those that did are stopped.
  */
 export async function startClusters(
   components: Components,
-  count: number,
+  names: readonly string[],
   dir: string,
-): Promise<SimCluster[]> {
-  const clusters: SimCluster[] = [];
-  const own = {
-    name: 'cluster-1',
+): Promise<LocalCluster[]> {
+  const [own, ...more] = names;
+  if (own === undefined) throw new Error('startClusters: name at least one cluster');
+  const first: LocalCluster = {
+    name: own,
+    server: components.kube.server,
+    caData: components.kube.caData,
+    token: components.kube.token,
     kubeconfig: components.kube.kubeconfig,
     auditLog: components.kube.auditLog,
+    pid: components.pids.kubeApiserver!,
   };
-  clusters.push({ ...own, pid: components.pids.kubeApiserver! });
   const binary = kubeBinaries().kubeApiserver;
-  for (let i = 2; i <= count; i++) {
-    const clusterDir = join(dir, `cluster-${i}`);
+  const started: LocalCluster[] = [];
+  const start = async (name: string, index: number): Promise<LocalCluster> => {
+    const clusterDir = join(dir, name);
     mkdirSync(clusterDir, { recursive: true });
     const api = await startKubeApiServer(binary, components.etcd.url, clusterDir, {
-      etcdPrefix: `/cluster-${i}`,
-      serviceIpRange: `10.${i}.0.0/20`,
+      etcdPrefix: `/${name}`,
+      serviceIpRange: `10.${index + 2}.0.0/20`,
     });
+    const kube = { ...api, caData: readFileSync(api.caFile).toString('base64') };
     const kubeconfig = join(clusterDir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      kubeconfigYaml({ ...api, caData: readFileSync(api.caFile).toString('base64') }),
-      { mode: 0o600 },
-    );
-    clusters.push({ name: `cluster-${i}`, kubeconfig, auditLog: api.auditLog, pid: api.pid });
+    writeFileSync(kubeconfig, kubeconfigYaml(kube), { mode: 0o600 });
+    const cluster = { name, ...kube, kubeconfig, auditLog: api.auditLog, pid: api.pid };
+    started.push(cluster);
+    return cluster;
+  };
+  try {
+    return [first, ...(await allStarted(more.map(start)))];
+  } catch (error) {
+    await stopClusters(started, components);
+    throw error;
   }
-  return clusters;
 }
 
-/** Stops the API servers startClusters started (not the bed's own), by process id. */
-export async function stopClusters(clusters: readonly SimCluster[], components: Components): Promise<void> {
+/** Stops the API servers startClusters started (not the components' own), by process id. */
+export async function stopClusters(clusters: readonly LocalCluster[], components: Components): Promise<void> {
   for (const cluster of clusters)
     if (cluster.pid !== components.pids.kubeApiserver) await stopDaemon(cluster.pid);
 }
