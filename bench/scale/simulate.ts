@@ -20,8 +20,8 @@ import type { Components } from '../../dev/components.ts';
 import { appFile, podinfoApp, pool } from '../apps.ts';
 import { cpuMeter, ownCpuSeconds } from '../cpu.ts';
 import { pushFiles } from '../delivery.ts';
-import type { SimCluster } from './clusters.ts';
-import { SimLambda, simScheduler } from './lambda.ts';
+import type { LocalCluster } from '../../dev/clusters.ts';
+import { SimLambda, simScheduler } from '../../dev/lambda.ts';
 import { InFlight, meteredDynamoDb, peakInFlightRequests, type TableUse } from './meter.ts';
 
 export interface ScaleOptions {
@@ -112,11 +112,11 @@ export function appFiles(name: string): Record<string, string> {
 }
 
 /** Audit-log lines (API requests) written since `sizes` was taken, per cluster. */
-function auditSizes(clusters: readonly SimCluster[]): Map<string, number> {
+function auditSizes(clusters: readonly LocalCluster[]): Map<string, number> {
   return new Map(clusters.map((c) => [c.name, statSync(c.auditLog).size]));
 }
 function auditSince(
-  clusters: readonly SimCluster[],
+  clusters: readonly LocalCluster[],
   sizes: Map<string, number>,
 ): { requests: Record<string, number>; peak: Record<string, number> } {
   const requests: Record<string, number> = {};
@@ -139,7 +139,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function simulate(
   components: Components,
-  clusters: readonly SimCluster[],
+  clusters: readonly LocalCluster[],
   options: ScaleOptions,
   say: (line: string) => void,
 ): Promise<Omit<ScaleResult, 'machine'>> {

@@ -11,7 +11,8 @@ import { startAwsRecorder } from '../support/aws-recorder.ts';
 import { sluice, sluiceAs } from '../support/cli.ts';
 import { REGION, startFunctionUrls, type FunctionUrls, type TestPrincipal } from '../support/function-url.ts';
 import { fleet } from '../support/rollouts.ts';
-import { testbed } from '../support/testbed.ts';
+import { registerGate } from '../support/gates.ts';
+import { testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
 const { alice } = TEST_IDENTITIES;
@@ -77,6 +78,30 @@ describe('sluice rollout halt|resume|rollback', () => {
     ]);
     const after = await sluice('rollout', 'status', f.name);
     expect(after.stdout).toContain(' resume by bob (unverified): INC-9 fixed');
+  });
+
+  it("locally, opening a wave's gate reconciles its members here and the next wave follows them, as deployed", async () => {
+    const gate = uniqueName('eu-approval');
+    const f = await fleet(bed, {
+      waves: [1, 1, 1],
+      waveGate: { wave: 1, gate },
+      start: new Date().toISOString(),
+    });
+    await registerGate(f.deps, { name: gate, default: 'closed' });
+    const [[canary], [eu], [last]] = f.waves as [[string], [string], [string]];
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(await reconcile(eu, f.deps)).toMatchObject({
+      reason: 'RolloutWaiting',
+      message: expect.stringContaining(`gate '${gate}' holds wave 2`),
+    });
+
+    const opened = await sluice('gate', 'open', gate, '--reason', 'CHG-7', '--by', 'bob');
+    expect(opened.code).toBe(0);
+    expect(opened.stderr).toContain(`${eu}: Succeeded`);
+    // eu's success asks for the last wave, whose run follows here, not at its next interval.
+    expect(opened.stderr).toContain(`${last}: Succeeded`);
+    expect(await f.value(last)).toBe('v1');
+    expect((await f.state()).phase).toBe('Complete');
   });
 
   it('refuses a blank reason before anything is sent, and says why an action cannot be done', async () => {

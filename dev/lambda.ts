@@ -1,4 +1,6 @@
-import type { RetryTimer } from '../../functions/core/reconcile/retry.ts';
+// Stand-ins for Lambda's asynchronous invocations and EventBridge Scheduler's one-time schedules,
+// in this process: the reconcile function run as deployed, by the scale bench and the fleet demo.
+import type { RetryTimer } from '../functions/core/reconcile/retry.ts';
 
 /**
  * Lambda's asynchronous invocations, in this process: invocations queue and at most `concurrency`
@@ -37,7 +39,9 @@ export class SimLambda<E> {
       this.peakRunning = Math.max(this.peakRunning, this.running);
       const id = this.invocations;
       void this.run(event, id)
-        .catch((error: unknown) => process.stderr.write(`[scale] invocation failed: ${String(error)}\n`))
+        .catch((error: unknown) =>
+          process.stderr.write(`[lambda] invocation ${id} failed: ${String(error)}\n`),
+        )
         .finally(() => {
           this.running--;
           this.pump();
@@ -50,29 +54,39 @@ export class SimLambda<E> {
 
 /**
  * EventBridge Scheduler's one-time schedules, in this process: a retry is created (counted as one
- * CreateSchedule) and fires at the whole minute Scheduler would fire it, as an invocation.
+ * CreateSchedule) and fires at the whole minute Scheduler would fire it, as an invocation
+ * (`granularityMs` 1,000: at the whole second, for a demo's soak of seconds).
  */
-export function simScheduler(fire: (delivery: string) => void): RetryTimer & {
+export function simScheduler(
+  fire: (delivery: string) => void,
+  granularityMs = 60_000,
+): RetryTimer & {
   readonly created: () => number;
   readonly pending: () => number;
+  /** Deletes the schedules that have not fired. */
+  readonly cancel: () => void;
 } {
   let created = 0;
-  let pending = 0;
+  const timers = new Set<NodeJS.Timeout>();
   return {
     created: () => created,
-    pending: () => pending,
+    pending: () => timers.size,
+    cancel: () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+    },
     retryAt: async (delivery, at) => {
       created++;
-      pending++;
-      const minute = new Date(Math.ceil(at.getTime() / 60_000) * 60_000);
-      setTimeout(
+      const firing = new Date(Math.ceil(at.getTime() / granularityMs) * granularityMs);
+      const timer = setTimeout(
         () => {
-          pending--;
+          timers.delete(timer);
           fire(delivery);
         },
-        Math.max(0, minute.getTime() - Date.now()),
+        Math.max(0, firing.getTime() - Date.now()),
       );
-      return minute;
+      timers.add(timer);
+      return firing;
     },
   };
 }
