@@ -29,6 +29,8 @@ export interface FleetOptions {
   readonly waves: readonly number[];
   /** The first wave's soak. */
   readonly soak?: string;
+  /** Each wave's soak (instead of `soak`). */
+  readonly soaks?: readonly (string | undefined)[];
   /** A gate on the given wave (0-based index). */
   readonly waveGate?: { readonly wave: number; readonly gate: string };
   readonly supersede?: 'wait' | 'restart';
@@ -79,6 +81,7 @@ export async function fleet(bed: ReturnType<typeof testbed>, options: FleetOptio
     waves: waves.map((deliveries, w) => ({
       deliveries,
       ...(w === 0 && options.soak && { soak: options.soak }),
+      ...(options.soaks?.[w] && { soak: options.soaks[w] }),
       ...(options.waveGate?.wave === w && { gate: options.waveGate.gate }),
     })),
     ...(options.supersede && { supersede: options.supersede }),
@@ -114,8 +117,9 @@ export async function fleet(bed: ReturnType<typeof testbed>, options: FleetOptio
       reason: string,
       who: TestIdentity = TEST_IDENTITIES.alice,
     ) => signedRolloutAction(handler, { rollout: name, action, reason }, who),
-    loseEvents: () => {
-      lost = true;
+    /** Follow-up reconciles are lost from now on (`false`: they run again). */
+    loseEvents: (lose = true) => {
+      lost = lose;
     },
   };
 }
