@@ -94,8 +94,7 @@ async function memberState(
   const current = generation ?? (await getGeneration(deps.db, rollout.name));
   if (current?.completedAt) return completedState(rollout, current);
   const state = await readRolloutState(rollout, deps, now, current);
-  if (state.phase === 'Complete' && current)
-    await markCompleted(deps.db, rollout.name, current.generation, now);
+  if (state.phase === 'Complete' && current) await markCompleted(deps.db, rollout.name, current, now);
   return state;
 }
 
@@ -124,11 +123,18 @@ function nextGeneration(
   if (current?.digest === resolved.digest) return undefined;
   if (rejected.includes(resolved.digest)) return undefined;
   const finished = state?.phase === 'Complete' || state?.phase === 'Halted';
-  if (current && !finished && rollout.supersede === 'wait') return undefined;
+  // A rollback is not superseded before it finished: the members it did not return yet would keep
+  // (and re-apply) the rolled-back digest while they wait for their wave of the newer revision.
+  const waits = rollout.supersede === 'wait' || current?.kind === 'rollback';
+  if (current && !finished && waits) return undefined;
   const previous =
     current && state?.phase === 'Complete'
       ? { digest: current.digest, revision: current.revision }
       : current?.previous;
+  // A halted revision a push supersedes is given up, as a rolled-back one: tagged again, it would
+  // go on through the waves (its first waves Ready at it already) without a resume.
+  const givenUp = current?.kind === 'rollout' && state?.phase === 'Halted' ? [current.digest] : [];
+  const rejecting = [...rejected, ...givenUp];
   return {
     generation: (current?.generation ?? 0) + 1,
     digest: resolved.digest,
@@ -137,7 +143,7 @@ function nextGeneration(
     kind: 'rollout',
     startedBy: 'source',
     ...(previous && { previous }),
-    ...(rejected.length > 0 && { rejected }),
+    ...(rejecting.length > 0 && { rejected: rejecting }),
   };
 }
 
@@ -215,7 +221,11 @@ export async function rolloutTarget(
       ? new Date(state.nextAt!)
       : undefined;
   const superseded =
-    resolved && resolved.digest !== generation.digest ? `; ${resolved.revision} waits for it` : '';
+    resolved && resolved.digest !== generation.digest
+      ? generation.rejected?.includes(resolved.digest)
+        ? `; ${resolved.revision} was halted or rolled back before: it is not rolled out again (push a newer revision)`
+        : `; ${resolved.revision} waits for it`
+      : '';
   return {
     kind: 'hold',
     reason: turn.halted ? 'RolloutHalted' : 'RolloutWaiting',

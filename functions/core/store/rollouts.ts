@@ -91,6 +91,20 @@ export async function getGeneration(db: TableClient, name: string): Promise<Roll
 }
 
 /**
+ * The condition that the stored generation is still `generation`: its number, and when and what it
+ * started (a rollout removed and added again numbers its generations from 1 again).
+ */
+const stillGeneration = (generation: RolloutGeneration) => ({
+  ConditionExpression: '#n = :number AND #g.startedAt = :startedAt AND #g.digest = :digest',
+  ExpressionAttributeNames: { '#n': 'number', '#g': 'generation' },
+  ExpressionAttributeValues: {
+    ':number': generation.generation,
+    ':startedAt': generation.startedAt,
+    ':digest': generation.digest,
+  },
+});
+
+/**
  * Writes the next generation if the stored one is still `seen` (none: there is none yet); false
  * when another writer came first (read it again).
  */
@@ -105,13 +119,7 @@ export async function startGeneration(
       new PutCommand({
         TableName: db.table,
         Item: { pk: rolloutKey(name), sk: 'generation', generation: next, number: next.generation },
-        ...(seen
-          ? {
-              ConditionExpression: '#n = :seen',
-              ExpressionAttributeNames: { '#n': 'number' },
-              ExpressionAttributeValues: { ':seen': seen.generation },
-            }
-          : { ConditionExpression: 'attribute_not_exists(pk)' }),
+        ...(seen ? stillGeneration(seen) : { ConditionExpression: 'attribute_not_exists(pk)' }),
       }),
     );
     return true;
@@ -121,22 +129,26 @@ export async function startGeneration(
   }
 }
 
-/** Records that the generation completed, once (a newer generation replaced it: nothing is written). */
+/**
+ * Records that the generation completed, once (another generation replaced it, even one of the
+ * same number: nothing is written).
+ */
 export async function markCompleted(
   db: TableClient,
   name: string,
-  generation: number,
+  generation: RolloutGeneration,
   at: Date,
 ): Promise<void> {
+  const still = stillGeneration(generation);
   try {
     await db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: { pk: rolloutKey(name), sk: 'generation' },
         UpdateExpression: 'SET #g.completedAt = :at',
-        ConditionExpression: '#n = :generation AND attribute_not_exists(#g.completedAt)',
-        ExpressionAttributeNames: { '#g': 'generation', '#n': 'number' },
-        ExpressionAttributeValues: { ':generation': generation, ':at': at.toISOString() },
+        ConditionExpression: `${still.ConditionExpression} AND attribute_not_exists(#g.completedAt)`,
+        ExpressionAttributeNames: still.ExpressionAttributeNames,
+        ExpressionAttributeValues: { ...still.ExpressionAttributeValues, ':at': at.toISOString() },
       }),
     );
   } catch (error) {

@@ -51,7 +51,7 @@ describe('rollout history', () => {
     expect((await f.state()).phase).toBe('Progressing');
   });
 
-  it('a rollout that restarts over an unfinished rollback can still be rolled back to the last revision the fleet completed', async () => {
+  it('a rollout that supersedes an unfinished (halted) rollback can still be rolled back to the last revision the fleet completed', async () => {
     const f = await fleet(bed, { waves: [1, 1], supersede: 'restart', start: new Date().toISOString() });
     const [[canary], [rest]] = f.waves as [[string], [string]];
     await reconcile(canary, f.deps);
@@ -68,6 +68,8 @@ describe('rollout history', () => {
       previous: { digest: v1.digest },
     });
     expect((await f.state()).phase).toBe('Progressing');
+    // A push does not restart over a rollback under way; halted, the rollback has finished.
+    await local(f, 'halt', 'carol', { ...f.gateDeps, reconcileNow: undefined });
 
     await f.push('v3');
     await reconcile(rest, f.deps);
