@@ -249,7 +249,9 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
     const gateHolds = gate !== undefined;
     if (earlierComplete && !complete && !halt && !gateHolds) {
       const open = classified.filter((member) => member.phase !== 'Done');
-      for (const member of open.slice(0, rollout.maxParallel ?? open.length)) admitted.add(member.name);
+      // A rollback goes to every member at once: maxParallel paces a new revision, not a return.
+      const limit = rollback ? open.length : (rollout.maxParallel ?? open.length);
+      for (const member of open.slice(0, limit)) admitted.add(member.name);
     }
     if (earlierComplete && !complete && !halt && gateHolds)
       // A gate that closes mid-wave admits no one new; who took the digest goes on with it.

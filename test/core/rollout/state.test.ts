@@ -108,6 +108,22 @@ describe('rolloutState', () => {
     );
   });
 
+  it('a rollback admits every member at once, whatever maxParallel paces a new revision at', () => {
+    const state = rolloutState(
+      inputs({
+        rollout: { ...ROLLOUT, maxParallel: 1 },
+        generation: {
+          ...GENERATION,
+          generation: 2,
+          kind: 'rollback',
+          digest: OLD,
+          revision: `v1.1.0@${OLD}`,
+        },
+      }),
+    );
+    expect(taking(state)).toEqual(ROLLOUT.waves.flatMap((w) => w.deliveries).sort());
+  });
+
   it('admits the first wave only; the later ones keep their revision', () => {
     const state = rolloutState(inputs({}));
     expect(state).toMatchObject({ phase: 'Progressing', activeWave: 1 });
