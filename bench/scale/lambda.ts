@@ -1,4 +1,5 @@
 import type { RetryTimer } from '../../functions/core/reconcile/retry.ts';
+import type { SimClock } from './sim-clock.ts';
 
 /**
  * Lambda's asynchronous invocations, in this process: invocations queue and at most `concurrency`
@@ -50,28 +51,39 @@ export class SimLambda<E> {
 
 /**
  * EventBridge Scheduler's one-time schedules, in this process: a retry is created (counted as one
- * CreateSchedule) and fires at the whole minute Scheduler would fire it, as an invocation.
+ * CreateSchedule) and fires at the whole minute Scheduler would fire it, on `clock` (moved forward,
+ * the schedules that came due fire at once), as an invocation.
  */
-export function simScheduler(fire: (delivery: string) => void): RetryTimer & {
+export function simScheduler(
+  fire: (delivery: string) => void,
+  clock: SimClock,
+): RetryTimer & {
   readonly created: () => number;
-  readonly pending: () => number;
+  /** Schedules not fired yet that fire within `ms` of the clock's now. */
+  readonly pendingWithin: (ms: number) => number;
 } {
   let created = 0;
-  let pending = 0;
+  const pending = new Set<{ delivery: string; at: number; timer?: NodeJS.Timeout }>();
+  const arm = (schedule: { delivery: string; at: number; timer?: NodeJS.Timeout }) => {
+    clearTimeout(schedule.timer);
+    schedule.timer = setTimeout(
+      () => {
+        pending.delete(schedule);
+        fire(schedule.delivery);
+      },
+      Math.max(0, schedule.at - clock.now().getTime()),
+    );
+  };
+  clock.onAdvance(() => pending.forEach(arm));
   return {
     created: () => created,
-    pending: () => pending,
+    pendingWithin: (ms) => [...pending].filter((s) => s.at <= clock.now().getTime() + ms).length,
     retryAt: async (delivery, at) => {
       created++;
-      pending++;
       const minute = new Date(Math.ceil(at.getTime() / 60_000) * 60_000);
-      setTimeout(
-        () => {
-          pending--;
-          fire(delivery);
-        },
-        Math.max(0, minute.getTime() - Date.now()),
-      );
+      const schedule = { delivery, at: minute.getTime() };
+      pending.add(schedule);
+      arm(schedule);
       return minute;
     },
   };
