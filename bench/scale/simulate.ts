@@ -167,6 +167,10 @@ export async function simulate(
     db,
     kubectl: components.kubectl,
     clock,
+    // What a run could not do (follow its rollout, renew a slot, schedule a retry) is said, not swallowed.
+    log: (line) => {
+      if (line.startsWith('could not')) say(line);
+    },
   };
   const resultListeners: ((result: ReconcileResult, startedAt: number) => void)[] = [];
   let outcomes: Record<string, number> = {};
