@@ -6,7 +6,7 @@ import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { bundleOptions, PROJECT_ROOT } from '../lib/bundle-options.ts';
+import { packageBundleOptions, PROJECT_ROOT } from '../lib/bundle-options.ts';
 import { HANDLER_NAMES } from '../lib/bundling.ts';
 import { cliBundleOptions } from './cli-bundle.ts';
 
@@ -118,8 +118,6 @@ await buildCommonJs();
 // Without source maps: minified stack traces in the functions' logs are the price of a package
 // (and deployed assets) half the size; a clone bundles at synth with them (lib/bundle-options.ts).
 await Promise.all(
-  HANDLER_NAMES.map((name) =>
-    build({ ...bundleOptions(name, join(DIST, 'handlers', name)), sourcemap: false }),
-  ),
+  HANDLER_NAMES.map((name) => build(packageBundleOptions(name, join(DIST, 'handlers', name)))),
 );
 process.stderr.write(`dist/ built in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);

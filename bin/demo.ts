@@ -1,12 +1,20 @@
 // `npm run demo`: the whole story on real local components, each step checked.
 import { AppsV1Api, AutoscalingV2Api, CoreV1Api, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { componentsEnv, startComponents, stopComponents, type Components } from '../dev/components.ts';
 import { parseCron } from '../functions/core/config/cron.ts';
 import { dashboardUrl } from '../lib/dashboard.ts';
-import { DEMO_NAMESPACE, demoConfig, freezeDay, releaseFiles, RELEASES, type Release } from './demo/app.ts';
+import {
+  DEMO_NAMESPACE,
+  demoConfig,
+  freezeDay,
+  releaseFiles,
+  RELEASES,
+  writeReleaseDir,
+  type Release,
+} from './demo/app.ts';
 import { breakGlass, CHECKOUT_ALARM, createCheckoutAlarm, setCheckoutAlarm } from './demo/break-glass.ts';
 import { bold, check, DemoFailure, heading, say, shell, sluice } from './demo/narrate.ts';
 import {
@@ -20,15 +28,6 @@ const STEPS = 13;
 const DIR = resolve(process.env.SLUICE_DEMO_DIR ?? '.sluice/demo');
 const keep = process.argv.includes('--keep');
 const ns = DEMO_NAMESPACE;
-
-function writeRelease(root: string, release: Release): string {
-  const dir = join(root, release.version, 'deploy');
-  for (const [file, text] of Object.entries(releaseFiles(release))) {
-    mkdirSync(dirname(join(dir, file)), { recursive: true });
-    writeFileSync(join(dir, file), text);
-  }
-  return dirname(dir);
-}
 
 async function exists(read: () => Promise<unknown>): Promise<boolean> {
   try {
@@ -104,7 +103,7 @@ async function story(components: Components, work: string): Promise<void> {
   const push = (release: Release) =>
     sluice([
       'push',
-      writeRelease(work, release),
+      writeReleaseDir(work, release.version, releaseFiles(release)),
       `${registry}:${release.version}`,
       '--revision',
       `main@sha1:${release.version}`,
@@ -351,7 +350,15 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+const run = process.argv.includes('--fleet')
+  ? async () =>
+      (await import('./demo/fleet.ts')).fleetDemo(
+        resolve(process.env.SLUICE_DEMO_DIR ?? '.sluice/demo-fleet'),
+        keep,
+      )
+  : main;
+
+run().catch((error: unknown) => {
   process.stderr.write(`\ndemo failed: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exitCode = 1;
 });

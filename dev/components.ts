@@ -229,22 +229,30 @@ export function kubeconfigYaml(kube: {
   readonly caData: string;
   readonly token: string;
 }): string {
+  return contextsKubeconfigYaml([{ name: 'sluice-local', ...kube }]);
+}
+
+/** A kubeconfig with a context per API server, named after it, each as a member of system:masters; the first is current. */
+export function contextsKubeconfigYaml(
+  servers: readonly {
+    readonly name: string;
+    readonly server: string;
+    readonly caData: string;
+    readonly token: string;
+  }[],
+): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [
-      {
-        name: 'sluice-local',
-        cluster: { server: kube.server, 'certificate-authority-data': kube.caData },
-      },
-    ],
-    users: [{ name: 'sluice-admin', user: { token: kube.token } }],
-    contexts: [
-      {
-        name: 'sluice-local',
-        context: { cluster: 'sluice-local', user: 'sluice-admin', namespace: 'default' },
-      },
-    ],
-    'current-context': 'sluice-local',
+    clusters: servers.map((s) => ({
+      name: s.name,
+      cluster: { server: s.server, 'certificate-authority-data': s.caData },
+    })),
+    users: servers.map((s) => ({ name: `${s.name}-admin`, user: { token: s.token } })),
+    contexts: servers.map((s) => ({
+      name: s.name,
+      context: { cluster: s.name, user: `${s.name}-admin`, namespace: 'default' },
+    })),
+    'current-context': servers[0]?.name,
   });
 }

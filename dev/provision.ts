@@ -1,5 +1,14 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -9,6 +18,8 @@ import {
   DYNAMODB_SIMULATOR_PACKAGE,
   ETCD_VERSION,
   KUBERNETES_VERSION,
+  LAMBDA_RIC_PACKAGE,
+  LAMBDA_RIE_VERSION,
   LOCAL_KMS_VERSION,
 } from './versions.ts';
 
@@ -206,15 +217,95 @@ export function localKmsBinary(): string {
     );
   }
   say(`building local-kms ${LOCAL_KMS_VERSION} from Go modules into ${dir} (first run only)`);
-  const build = spawnSync('bash', [join(here, 'build-local-kms.sh'), dir, LOCAL_KMS_VERSION], {
+  const failed = buildFailure('build-local-kms.sh', dir, LOCAL_KMS_VERSION, binary);
+  if (failed)
+    throw new MissingComponentError(
+      `building local-kms from Go modules (github.com/nsmithuk/local-kms@${LOCAL_KMS_VERSION}) failed ${failed}`,
+    );
+  return binary;
+}
+
+/**
+ * Runs dev/<script> OUT_DIR VERSION; when it fails or leaves no executable `binary`, what to say
+ * after "failed": its exit code, that the Go module proxy must be reachable, and its last lines.
+ */
+function buildFailure(script: string, dir: string, version: string, binary: string): string | undefined {
+  const build = spawnSync('bash', [join(here, script), dir, version], {
     encoding: 'utf8',
     maxBuffer: 16 * 1024 * 1024,
   });
-  if (build.status !== 0 || !isExecutable(binary)) {
-    const tail = `${build.stdout}\n${build.stderr}`.trim().split('\n').slice(-15).join('\n');
+  if (build.status === 0 && isExecutable(binary)) return undefined;
+  const tail = `${build.stdout}\n${build.stderr}`.trim().split('\n').slice(-15).join('\n');
+  return `(exit ${build.status}); the Go module proxy must be reachable. Last output:\n${tail}`;
+}
+
+/** aws-lambda-rie (the AWS Lambda Runtime Interface Emulator), built once from its Go module and cached. */
+export function lambdaRieBinary(): string {
+  const dir = join(cacheRoot(), `aws-lambda-rie-${LAMBDA_RIE_VERSION}`);
+  const binary = join(dir, 'aws-lambda-rie');
+  if (isExecutable(binary)) return binary;
+  const module = `github.com/aws/aws-lambda-runtime-interface-emulator@${LAMBDA_RIE_VERSION}`;
+  if (!onPath('go')) {
     throw new MissingComponentError(
-      `building local-kms from Go modules (github.com/nsmithuk/local-kms@${LOCAL_KMS_VERSION}) failed (exit ${build.status}); the Go module proxy must be reachable. Last output:\n${tail}`,
+      `aws-lambda-rie (the AWS Lambda Runtime Interface Emulator) is not cached in ${dir}, and Go is not installed to build it from the module ${module}. Install Go (1.26 or later) and run again.`,
     );
   }
+  say(`building aws-lambda-rie from the Go module ${module} into ${dir} (first run only)`);
+  const failed = buildFailure('build-lambda-rie.sh', dir, LAMBDA_RIE_VERSION, binary);
+  if (failed)
+    throw new MissingComponentError(`building aws-lambda-rie from the Go module ${module} failed ${failed}`);
   return binary;
+}
+
+/** What aws-lambda-ric's native build (its own curl and aws-lambda-cpp) needs: Debian package → a file it installs. */
+const LAMBDA_RIC_BUILD_DEPS: Readonly<Record<string, string>> = {
+  autoconf: '/usr/bin/autoconf',
+  automake: '/usr/bin/automake',
+  libtool: '/usr/bin/libtoolize',
+  'libcurl4-openssl-dev': '/usr/include/x86_64-linux-gnu/curl/curl.h',
+  cmake: '/usr/bin/cmake',
+  'g++': '/usr/bin/g++',
+  make: '/usr/bin/make',
+  python3: '/usr/bin/python3',
+};
+
+/**
+ * The aws-lambda-ric entry point (`bin/index.mjs`), installed once from npm into its own cached
+ * folder (never the repository's node_modules). Its install compiles native code: the Debian
+ * packages it needs are installed first (as root), or named.
+ */
+export function lambdaRicEntry(): string {
+  const dir = join(cacheRoot(), LAMBDA_RIC_PACKAGE.replace('@', '-'));
+  const pkg = join(dir, 'node_modules', 'aws-lambda-ric');
+  const entry = join(pkg, 'bin', 'index.mjs');
+  const installed = join(dir, 'installed');
+  if (existsSync(installed) && existsSync(entry)) return entry;
+  for (const [debian, file] of Object.entries(LAMBDA_RIC_BUILD_DEPS))
+    if (!existsSync(file) && !(debian === 'libcurl4-openssl-dev' && existsSync('/usr/include/curl/curl.h')))
+      aptInstall(debian, `building ${LAMBDA_RIC_PACKAGE} (native code)`);
+  say(
+    `installing ${LAMBDA_RIC_PACKAGE} from npm into ${dir} (first run only; compiles native code, takes minutes)`,
+  );
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
+  const install = spawnSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--no-save', '--foreground-scripts', LAMBDA_RIC_PACKAGE],
+    {
+      cwd: dir,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, npm_config_ignore_scripts: 'false' },
+    },
+  );
+  if (install.status !== 0 || !existsSync(entry)) {
+    const tail = `${install.stdout}\n${install.stderr}`.trim().split('\n').slice(-20).join('\n');
+    rmSync(dir, { recursive: true, force: true });
+    throw new MissingComponentError(
+      `installing ${LAMBDA_RIC_PACKAGE} from npm failed (exit ${install.status}); it compiles native code with autoconf, automake, libtool, cmake, g++ and libcurl4-openssl-dev. Last output:\n${tail}`,
+    );
+  }
+  writeFileSync(installed, `${LAMBDA_RIC_PACKAGE}\n`);
+  return entry;
 }

@@ -6,6 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { urlEntry } from './function-entry.ts';
 import { Construct } from 'constructs';
 import { BREAK_GLASS_ALIAS, GATE_OVERRIDE } from '../functions/core/gates/override.ts';
 import { GATE_METRICS } from '../functions/gate/metrics.ts';
@@ -40,11 +41,7 @@ export class BreakGlass extends Construct {
 
   constructor(scope: Construct, id: string, props: BreakGlassProps) {
     super(scope, id);
-    this.alias = new lambda.Alias(this, 'Alias', {
-      aliasName: BREAK_GLASS_ALIAS,
-      version: props.gateFunction.currentVersion,
-    });
-    this.url = this.alias.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+    ({ alias: this.alias, url: this.url } = urlEntry(this, 'Alias', props.gateFunction, BREAK_GLASS_ALIAS));
     this.runbook = new BreakGlassRunbook(this, 'Runbook', {
       entry: this.alias,
       gateFunction: props.gateFunction,

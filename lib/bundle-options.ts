@@ -59,3 +59,11 @@ export function bundleOptions(name: HandlerName, outdir: string): BuildOptions {
     logLevel: 'error',
   };
 }
+
+/**
+ * A handler bundled as the package ships it (dist/handlers/<name>, `npm run build`): without source
+ * maps, so deployed assets are half the size.
+ */
+export function packageBundleOptions(name: HandlerName, outdir: string): BuildOptions {
+  return { ...bundleOptions(name, outdir), sourcemap: false };
+}

@@ -15,18 +15,23 @@ export interface ReconcileLogs {
 }
 
 /** One Logs Insights widget: its title, query lines, how it shows them, and its size (12 × 6 unless told). */
-interface LogQuery {
+export interface LogQuery {
   readonly title: string;
   readonly lines: string[];
   readonly view: cloudwatch.LogQueryVisualizationType;
   readonly width?: number;
   readonly height?: number;
+  /** Log groups queried besides the reconcile function's (the gate function's). */
+  readonly alsoIn?: readonly ReconcileLogs[];
 }
 
-const query = (logs: ReconcileLogs, { title, lines, view, width = 12, height = 6 }: LogQuery) =>
+export const query = (
+  logs: ReconcileLogs,
+  { title, lines, view, width = 12, height = 6, alsoIn = [] }: LogQuery,
+) =>
   new cloudwatch.LogQueryWidget({
     title,
-    logGroupNames: [logs.logGroupName],
+    logGroupNames: [logs.logGroupName, ...alsoIn.map((group) => group.logGroupName)],
     queryLines: lines,
     view,
     width,

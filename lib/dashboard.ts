@@ -3,7 +3,8 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { Delivery, Gate } from '../functions/core/config/index.ts';
+import type { Delivery, Gate, Rollout } from '../functions/core/config/index.ts';
+import { rolloutWidgets } from './dashboard-rollouts.ts';
 import { deliveriesTable, deliveryWidgets, gateWidgets } from './dashboard-widgets.ts';
 
 /** Past this many deliveries (or gates), the dashboard shows them in one table each instead of a row each. */
@@ -12,7 +13,10 @@ export const DASHBOARD_ROWS_MAX = 25;
 export interface SluiceDashboardProps {
   readonly deliveries: readonly Delivery[];
   readonly gates: readonly Gate[];
+  /** A row each (their members' latest runs, revisions applied, halts and resumes). */
+  readonly rollouts: readonly Rollout[];
   readonly reconcileLogs: logs.ILogGroup;
+  readonly gateLogs: logs.ILogGroup;
   readonly gateFunction: lambda.IFunction;
   /** A gate's Systems Manager runbook, if it has one (asked at synthesis, after the grants). */
   readonly runbookOf: (gate: string) => string | undefined;
@@ -29,8 +33,8 @@ export function dashboardUrl(region: string, name: string): string {
  * A CloudWatch dashboard of the deployment: how to approve a release; each delivery's latest run
  * (outcome, revision, time since its last success), outcomes, run durations, objects applied and
  * pruned; each gate open or closed, its requests and pending approvals, and the releases that came
- * to wait at it. Log widgets query the reconcile function's log lines (no custom metrics); the
- * stack outputs the console URL.
+ * to wait at it; each rollout's members, the revisions they applied and its halts and resumes. Log
+ * widgets query the functions' log lines (no custom metrics); the stack outputs the console URL.
  */
 export class SluiceDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -56,6 +60,9 @@ export class SluiceDashboard extends Construct {
         this.dashboard.addWidgets(...deliveryWidgets(delivery, reconcileLogs, props.fleet));
     for (const gate of props.gates.slice(0, DASHBOARD_ROWS_MAX))
       this.dashboard.addWidgets(...gateWidgets(gate, reconcileLogs));
+    const gateLogs = { logGroupName: props.gateLogs.logGroupName };
+    for (const rollout of props.rollouts)
+      this.dashboard.addWidgets(...rolloutWidgets(rollout, reconcileLogs, gateLogs));
     new CfnOutput(this, 'Url', {
       description: 'sluice: the CloudWatch dashboard of deliveries and gates',
       value: dashboardUrl(Aws.REGION, this.dashboard.dashboardName),
@@ -76,7 +83,7 @@ function approvalText(props: SluiceDashboardProps): string {
     },
   });
   return [
-    '# sluice: deliveries and gates',
+    '# sluice: deliveries, gates and rollouts',
     'A release held at a closed gate waits for approval: `sluice status` (or the tables below) names the revision, and a `Release Waiting` event is published when it starts to wait.',
     `**Approve in the console**: Systems Manager → Automation → Execute automation → the gate's runbook (${runbooks}); give the revision and a reason; the gate's approvers approve the step, and the gate opens.`,
     `**Approve with the CLI**: \`sluice gate open <gate> --revision <tag@sha256:…> --reason <why> --function ${gateFunction}\``,

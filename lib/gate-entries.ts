@@ -1,5 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { urlEntry } from './function-entry.ts';
 import { Construct } from 'constructs';
 import type { Gate, GateAction } from '../functions/core/config/index.ts';
 import { gateAliasName } from '../functions/core/gates/entry.ts';
@@ -30,13 +31,10 @@ export class GateEntries extends Construct {
 
   constructor(scope: Construct, id: string, props: GateEntriesProps) {
     super(scope, id);
-    const version = props.gateFunction.currentVersion;
     for (const gate of props.gates) {
       for (const action of ACTIONS) {
         const aliasName = gateAliasName(gate.name, action);
-        const alias = new lambda.Alias(this, aliasName, { aliasName, version });
-        const url = alias.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
-        this.entries.set(aliasName, { alias, url });
+        this.entries.set(aliasName, urlEntry(this, aliasName, props.gateFunction, aliasName));
       }
     }
   }

@@ -1,5 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { urlEntry } from './function-entry.ts';
 import { Construct } from 'constructs';
 import { ROLLOUTS_ALIAS } from '../functions/core/gates/rollout-action-event.ts';
 
@@ -18,11 +19,7 @@ export class RolloutControl extends Construct {
 
   constructor(scope: Construct, id: string, props: RolloutControlProps) {
     super(scope, id);
-    this.alias = new lambda.Alias(this, 'Alias', {
-      aliasName: ROLLOUTS_ALIAS,
-      version: props.gateFunction.currentVersion,
-    });
-    this.url = this.alias.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+    ({ alias: this.alias, url: this.url } = urlEntry(this, 'Alias', props.gateFunction, ROLLOUTS_ALIAS));
   }
 
   /** Lets `grantee` send signed rollout actions: invoke the entry's URL, and look it up. */

@@ -3,6 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
+import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import type { Gate } from '../functions/core/config/index.ts';
@@ -240,10 +241,7 @@ export class GateRunbooks extends Construct {
   /** The role Automation runs the runbooks as (it may invoke the `runbooks` alias and nothing else), made once. */
   private automationParts(): { role: iam.Role; alias: lambda.Alias } {
     if (this.automation) return this.automation;
-    const alias = new lambda.Alias(this, 'RunbooksAlias', {
-      aliasName: 'runbooks',
-      version: this.props.gateFunction.currentVersion,
-    });
+    const alias = entryAlias(this, 'RunbooksAlias', this.props.gateFunction, 'runbooks');
     const role = automationRole(
       this,
       'AutomationRole',

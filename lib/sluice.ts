@@ -8,6 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
+import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
 import { RolloutControl } from './rollout-control.ts';
@@ -340,10 +341,7 @@ export class Sluice extends Construct {
     // the entries' aliases (open_<gate>, close_<gate>) nor the runbooks'.
     let scheduleTarget: lambda.IFunction = gate;
     if (config.gates.some((g) => g.schedules.length > 0)) {
-      scheduleTarget = new lambda.Alias(this, 'GateSchedulesAlias', {
-        aliasName: 'schedules',
-        version: gate.currentVersion,
-      });
+      scheduleTarget = entryAlias(this, 'GateSchedulesAlias', gate, 'schedules');
       // Scheduler invokes asynchronously, and an alias has its own asynchronous invocation config.
       failures.routeAsyncInvocations(scheduleTarget, ASYNC_MAX_EVENT_AGE);
     }
@@ -432,7 +430,9 @@ export class Sluice extends Construct {
       this.dashboard = new SluiceDashboard(this, 'Dashboard', {
         deliveries: config.deliveries,
         gates: config.gates,
+        rollouts: config.rollouts,
         reconcileLogs: reconcileFunction.logGroup,
+        gateLogs: gate.logGroup,
         gateFunction: gate,
         runbookOf,
         fleet: fleetMonitoring,

@@ -3,6 +3,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
 import type { Delivery } from '../functions/core/config/index.ts';
 import { PUSH_RECORDS_ALIAS } from '../functions/core/gates/entry.ts';
@@ -109,10 +110,7 @@ export class ImagePushRecords extends Construct {
 
   constructor(scope: Construct, id: string, props: ImagePushRecordsProps) {
     super(scope, id);
-    this.entry = new lambda.Alias(this, 'Entry', {
-      aliasName: PUSH_RECORDS_ALIAS,
-      version: props.gateFunction.currentVersion,
-    });
+    this.entry = entryAlias(this, 'Entry', props.gateFunction, PUSH_RECORDS_ALIAS);
     this.rule = new events.Rule(this, 'PutImage', {
       description: 'sluice: record who pushed each image digest (gates with preventSelfApproval)',
       eventPattern: {

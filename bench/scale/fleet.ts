@@ -17,7 +17,7 @@ import type { TableClient } from '../../functions/core/store/table-client.ts';
 import type { Components } from '../../dev/components.ts';
 import { pool } from '../apps.ts';
 import { pushFiles } from '../delivery.ts';
-import type { SimCluster } from './clusters.ts';
+import type { LocalCluster } from '../../dev/clusters.ts';
 
 export const FLEET_REPOSITORY = 'scale/fleet';
 export const FLEET_ROLLOUT = 'fleet';
@@ -104,8 +104,8 @@ export const fleetPushEvent = () => ({
   detail: { 'action-type': 'PUSH', result: 'SUCCESS', 'repository-name': FLEET_REPOSITORY, 'image-tag': TAG },
 });
 
-const clusterOf = (clusters: readonly SimCluster[], index: number) => clusters[index % clusters.length]!;
-const api = <T>(cluster: SimCluster, kind: new (...args: never[]) => T): T => {
+const clusterOf = (clusters: readonly LocalCluster[], index: number) => clusters[index % clusters.length]!;
+const api = <T>(cluster: LocalCluster, kind: new (...args: never[]) => T): T => {
   const config = new KubeConfig();
   config.loadFromFile(cluster.kubeconfig);
   return config.makeApiClient(kind as never) as T;
@@ -119,7 +119,7 @@ const api = <T>(cluster: SimCluster, kind: new (...args: never[]) => T): T => {
 export async function registerFleet(
   db: TableClient,
   components: Components,
-  clusters: readonly SimCluster[],
+  clusters: readonly LocalCluster[],
   members: readonly string[],
   options: { readonly soak: string; readonly maxParallel: number; readonly clusterConcurrency: number },
 ): Promise<Rollout> {
@@ -167,7 +167,7 @@ export async function registerFleet(
 
 /** Each member's Deployment version on its API server (undefined: not there). */
 export async function liveVersions(
-  clusters: readonly SimCluster[],
+  clusters: readonly LocalCluster[],
   members: readonly string[],
 ): Promise<Map<string, string | undefined>> {
   const apps = clusters.map((cluster) => api(cluster, AppsV1Api));
@@ -194,7 +194,7 @@ export const POLICY_MESSAGE = 'this namespace is frozen at podinfo 6.7.0 (CVE re
  * that refuses any image but v1's in its namespace; resolves once the API server enforces it.
  */
 export async function freezeImage(
-  clusters: readonly SimCluster[],
+  clusters: readonly LocalCluster[],
   members: readonly string[],
   member: string,
 ) {

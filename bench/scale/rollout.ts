@@ -8,7 +8,7 @@ import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import type { ReconcileResult } from '../../functions/core/reconcile/outcomes.ts';
 import type { ReconcileTrigger } from '../../functions/core/reconcile/triggers.ts';
 import type { Components } from '../../dev/components.ts';
-import type { SimCluster } from './clusters.ts';
+import type { LocalCluster } from '../../dev/clusters.ts';
 import {
   faultyMember,
   fleetPushEvent,
@@ -33,7 +33,7 @@ import type { Phase } from './simulate.ts';
 export interface Harness {
   readonly deps: ReconcileDeps;
   readonly components: Components;
-  readonly clusters: readonly SimCluster[];
+  readonly clusters: readonly LocalCluster[];
   readonly clock: SimClock;
   readonly clusterConcurrency: number;
   readonly say: (line: string) => void;

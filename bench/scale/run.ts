@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { startBenchBed } from '../bed.ts';
 import { describeMachine } from '../machine.ts';
-import { startClusters, stopClusters } from './clusters.ts';
+import { startClusters, stopClusters } from '../../dev/clusters.ts';
 import { writeScaleDocs } from './docs.ts';
 import type { ScaleOptions, ScaleResult } from './simulate.ts';
 
@@ -38,7 +38,11 @@ async function simulateOnce(): Promise<ScaleResult> {
   const bed = await startBenchBed();
   try {
     say(`starting ${clusterCount - 1} more API servers (${clusterCount} clusters)`);
-    const clusters = await startClusters(bed.components, clusterCount, bed.dir);
+    const clusters = await startClusters(
+      bed.components,
+      Array.from({ length: clusterCount }, (_, i) => `cluster-${i + 1}`),
+      bed.dir,
+    );
     try {
       const machine = await describeMachine(bed.components);
       // Imported once the log level is set: the handler's logger reads it when it is created.

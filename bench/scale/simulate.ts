@@ -20,8 +20,8 @@ import type { Components } from '../../dev/components.ts';
 import { appFile, podinfoApp, pool } from '../apps.ts';
 import { cpuMeter, ownCpuSeconds } from '../cpu.ts';
 import { pushFiles } from '../delivery.ts';
-import type { SimCluster } from './clusters.ts';
-import { SimLambda, simScheduler } from './lambda.ts';
+import type { LocalCluster } from '../../dev/clusters.ts';
+import { SimLambda, simScheduler } from '../../dev/lambda.ts';
 import { simulateRollout, type Harness, type RolloutRun } from './rollout.ts';
 import { simClock } from './sim-clock.ts';
 import { InFlight, meteredDynamoDb, peakInFlightRequests, type TableUse } from './meter.ts';
@@ -122,11 +122,11 @@ export function appFiles(name: string): Record<string, string> {
 }
 
 /** Audit-log lines (API requests) written since `sizes` was taken, per cluster. */
-function auditSizes(clusters: readonly SimCluster[]): Map<string, number> {
+function auditSizes(clusters: readonly LocalCluster[]): Map<string, number> {
   return new Map(clusters.map((c) => [c.name, statSync(c.auditLog).size]));
 }
 function auditSince(
-  clusters: readonly SimCluster[],
+  clusters: readonly LocalCluster[],
   sizes: Map<string, number>,
 ): { requests: Record<string, number>; peak: Record<string, number> } {
   const requests: Record<string, number> = {};
@@ -151,7 +151,7 @@ const SETTLE_HORIZON_MS = 5 * 60_000;
 
 export async function simulate(
   components: Components,
-  clusters: readonly SimCluster[],
+  clusters: readonly LocalCluster[],
   options: ScaleOptions,
   say: (line: string) => void,
 ): Promise<Omit<ScaleResult, 'machine'>> {
@@ -202,7 +202,7 @@ export async function simulate(
     return lambda;
   };
   let lambda = lambdaOf(options.lambdaConcurrency);
-  const scheduler = simScheduler((delivery) => lambda.invoke({ delivery }), clock);
+  const scheduler = simScheduler((delivery) => lambda.invoke({ delivery }), 60_000, clock);
 
   /** Until nothing runs and no retry is pending. */
   const settle = async () => {

@@ -1,18 +1,17 @@
 import { Command } from 'commander';
-import { randomUUID } from 'node:crypto';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { checkHealthCheckExprs } from '../../functions/core/cel/check-config.ts';
 import { loadConfigFile, type Delivery } from '../../functions/core/config/index.ts';
-import { reconcileDepsFromEnvironment, tableFromEnvironment } from '../../functions/core/environment.ts';
+import { tableFromEnvironment } from '../../functions/core/environment.ts';
 import { describeKept } from '../../functions/core/kube/cascade.ts';
 import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
-import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { getDelivery, listDeliveryNames, putDelivery } from '../../functions/core/store/deliveries.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
 import { putRollout } from '../../functions/core/store/rollouts.ts';
 import { getStatus, type DeliveryStatus } from '../../functions/core/store/status.ts';
 import { formatInstant } from '../../functions/core/gates/messages.ts';
+import { localReconcileDeps } from './local-runs.ts';
 import { ago, EXIT, paintState, printJson, printTable, relative } from './output.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
@@ -67,16 +66,8 @@ export function reconcileCommand(): Command {
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nExample:\n  sluice reconcile oddy-test')
     .action(async (name: string, opts: { json?: boolean }) => {
-      const deps: ReconcileDeps = {
-        ...reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
-        // Deliveries that were waiting on one that just succeeded (dependsOn) follow it here too.
-        reconcileNow: async (waiting) => {
-          for (const dependent of waiting) {
-            const followed = await reconcile(dependent, deps);
-            log(`${dependent} (was waiting on it): ${followed.outcome}: ${followed.message}`);
-          }
-        },
-      };
+      // Deliveries that were waiting on it (dependsOn, the next members of its rollout) follow it here.
+      const deps = localReconcileDeps(log, (waiting) => `${waiting} (was waiting on it)`);
       const result = await reconcile(name, deps);
       if (opts.json) printJson(result);
       else {
@@ -156,16 +147,8 @@ export function unregisterCommand(): Command {
     .option('--json', 'print what was deleted and kept as JSON')
     .addHelpText('after', '\nExample:\n  sluice unregister oddy-test')
     .action(async (name: string, opts: { json?: boolean }) => {
-      const deps: ReconcileDeps = {
-        ...reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log }),
-        // Deliveries that kept some of its objects take them over here, now.
-        reconcileNow: async (keepers) => {
-          for (const keeper of keepers) {
-            const followed = await reconcile(keeper, deps);
-            log(`${keeper} (takes over objects of ${name}): ${followed.outcome}: ${followed.message}`);
-          }
-        },
-      };
+      // Deliveries that kept some of its objects take them over here, now.
+      const deps = localReconcileDeps(log, (keeper) => `${keeper} (takes over objects of ${name})`);
       const result = await deleteDelivery(name, deps);
       if (opts.json) return printJson({ delivery: name, ...result });
       const skipped = result.skipped.map((s) => `\n  kept ${s.id}: ${s.reason}`).join('');

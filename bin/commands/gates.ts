@@ -1,11 +1,9 @@
 import { Command, Option } from 'commander';
-import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
 import { formatDuration, type GateAction } from '../../functions/core/config/index.ts';
 import {
   gateConditionReadersFromEnvironment,
-  reconcileDepsFromEnvironment,
   tableFromEnvironment,
 } from '../../functions/core/environment.ts';
 import { alarmHoldsText } from '../../functions/core/gates/alarms.ts';
@@ -19,8 +17,8 @@ import {
   type GateDeps,
   type GateRequestResult,
 } from '../../functions/core/gates/requests.ts';
-import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { listGateAudit, listGateNames } from '../../functions/core/store/gates.ts';
+import { localReconcileDeps } from './local-runs.ts';
 import { gateEntry, sendSignedGateRequest } from './signed-gate-request.ts';
 import { overrideCommand } from './override.ts';
 import { ago, paintState, printJson, printTable, relative } from './output.ts';
@@ -89,20 +87,19 @@ export function gatesCommand(): Command {
     });
 }
 
-/** Gate dependencies for this process: opening a gate reconciles the deliveries using it right here. */
+/**
+ * Gate dependencies for this process: opening a gate (or a rollout action) reconciles the
+ * deliveries it concerns right here, and the runs they ask for (the next members of a rollout,
+ * deliveries waiting on them) follow them here too.
+ */
 export function localGateDeps(): GateDeps {
-  const deps = reconcileDepsFromEnvironment({ runId: `cli-${randomUUID()}`, log });
+  const deps = localReconcileDeps(log);
   return {
     db: deps.db,
     clock: deps.clock,
     alarmStates: deps.alarmStates,
     changeCalendarStates: deps.changeCalendarStates,
-    reconcileNow: async (deliveries) => {
-      for (const delivery of deliveries) {
-        const result = await reconcile(delivery, { ...deps, runId: `cli-${randomUUID()}` });
-        log(`${delivery}: ${result.outcome}: ${result.message}`);
-      }
-    },
+    reconcileNow: deps.reconcileNow,
   };
 }
 

@@ -19,17 +19,30 @@ import {
   type RolloutActionResult,
 } from '../../functions/core/reconcile/rollout-actions.ts';
 import { readRolloutState } from '../../functions/core/reconcile/rollout-target.ts';
+import { readablePrincipal } from '../../functions/core/gates/caller.ts';
+import type { RolloutAction } from '../../functions/core/model/rollout.ts';
 import { rolloutSummary, type RolloutState } from '../../functions/core/rollout/state.ts';
 import { getRollout, listRolloutActions } from '../../functions/core/store/rollouts.ts';
 import { localGateDeps } from './gates.ts';
 import { printJson, printTable } from './output.ts';
 import { entryTarget, sendSigned } from './signed-gate-request.ts';
 
-/** The state as people read it: a summary, the halt and what to do, then a row per member. */
-function printState(state: RolloutState): void {
+/** The state as people read it: a summary, the halt and what to do, a row per member, then who acted on this revision. */
+function printState(state: RolloutState, actions: readonly RolloutAction[]): void {
   process.stdout.write(`rollout ${state.rollout}: ${rolloutSummary(state)}\n`);
+  const generation = state.generation;
+  if (generation?.completedAt)
+    process.stdout.write(
+      `completed at ${generation.completedAt}: its members take it by themselves; a member failing since fails alone (its row below)\n`,
+    );
+  if (generation?.kind === 'rollback')
+    process.stdout.write(
+      `a rollback, started by ${readablePrincipal(generation.startedBy, generation.verified)}: ${generation.reason ?? ''}\n`,
+    );
   if (state.halt) {
-    const by = state.halt.by ? ` (recorded by ${state.halt.by} at ${state.halt.at})` : '';
+    const by = state.halt.by
+      ? ` (recorded by ${readablePrincipal(state.halt.by, state.halt.verified)} at ${state.halt.at})`
+      : '';
     process.stdout.write(
       `halted in wave ${state.halt.wave}${by}: ${state.halt.why}\nto do: ${state.halt.todo}\n`,
     );
@@ -45,6 +58,11 @@ function printState(state: RolloutState): void {
       ]),
     ),
   );
+  const own = actions.filter((action) => action.generation === generation?.generation);
+  if (own.length > 0)
+    process.stdout.write(
+      `\n${own.map((action) => `${action.at} ${action.action} by ${readablePrincipal(action.by, action.verified)}: ${action.reason}`).join('\n')}\n`,
+    );
 }
 
 interface ActionOptions {
@@ -127,13 +145,9 @@ export function rolloutCommand(): Command {
         { db, ...gateConditionReadersFromEnvironment() },
         new Date(),
       );
-      if (opts.json)
-        printJson({
-          ...state,
-          mayTake: [...state.mayTake].sort(),
-          actions: await listRolloutActions(db, name),
-        });
-      else printState(state);
+      const actions = await listRolloutActions(db, name);
+      if (opts.json) printJson({ ...state, mayTake: [...state.mayTake].sort(), actions });
+      else printState(state, actions);
     });
   return command;
 }

@@ -1,4 +1,6 @@
 /** The seed app of the demo: a Deployment, its Service, an HPA and a PDB, in three releases. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export const DEMO_NAMESPACE = 'sluice-demo';
 
@@ -17,14 +19,17 @@ export const RELEASES: readonly Release[] = [
 
 const ns = DEMO_NAMESPACE;
 
-/** The release's files, path → YAML, as a team would keep them in a `deploy/` folder. */
-export function releaseFiles(release: Release): Record<string, string> {
-  const files: Record<string, string> = {
-    'deployment.yaml': `apiVersion: apps/v1
+/** web's Deployment in `namespace`, running `image`, its container's `resources` as a YAML flow map. */
+export function webDeploymentYaml(
+  namespace: string,
+  image: string,
+  resources = '{ requests: { cpu: 100m, memory: 64Mi } }',
+): string {
+  return `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
-  namespace: ${ns}
+  namespace: ${namespace}
   labels: { app: web }
 spec:
   selector:
@@ -35,19 +40,38 @@ spec:
     spec:
       containers:
         - name: web
-          image: ${release.image}
+          image: ${image}
           ports: [{ containerPort: 80 }]
-          resources: { requests: { cpu: 100m, memory: 64Mi } }
-`,
-    'service.yaml': `apiVersion: v1
+          resources: ${resources}
+`;
+}
+
+/** web's Service in `namespace`. */
+export const webServiceYaml = (namespace: string): string => `apiVersion: v1
 kind: Service
 metadata:
   name: web
-  namespace: ${ns}
+  namespace: ${namespace}
 spec:
   selector: { app: web }
   ports: [{ port: 80, targetPort: 80 }]
-`,
+`;
+
+/** Writes a release's files under `root/<version>/deploy/` (a team's `deploy/` folder); returns `root/<version>`. */
+export function writeReleaseDir(root: string, version: string, files: Record<string, string>): string {
+  const dir = join(root, version, 'deploy');
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  return dirname(dir);
+}
+
+/** The release's files, path → YAML, as a team would keep them in a `deploy/` folder. */
+export function releaseFiles(release: Release): Record<string, string> {
+  const files: Record<string, string> = {
+    'deployment.yaml': webDeploymentYaml(ns, release.image),
+    'service.yaml': webServiceYaml(ns),
     'hpa.yaml': `apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:

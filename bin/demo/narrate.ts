@@ -41,11 +41,15 @@ function indent(text: string): string {
     .join('\n');
 }
 
+/** A command line as a user would type it: `name` (kubectl, not its full path) and the arguments quoted. */
+export const commandLine = (name: string, args: readonly string[]): string =>
+  `${name} ${args.map(quoted).join(' ')}`;
+
 /** Runs a command, shows it and its output, and returns the output and exit code. */
 export async function shell(
   command: string,
   args: readonly string[],
-  shown = `${command} ${args.map(quoted).join(' ')}`,
+  shown = commandLine(command, args),
 ): Promise<{ code: number; output: string }> {
   process.stdout.write(`${cyan('$')} ${shown}\n`);
   const child = spawn(command, args, { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -62,11 +66,7 @@ export async function shell(
 
 /** Runs the sluice CLI (the same one users run) and checks its exit code. */
 export async function sluice(args: readonly string[], expectedCode = 0): Promise<string> {
-  const { code, output } = await shell(
-    process.execPath,
-    [CLI, ...args],
-    `sluice ${args.map(quoted).join(' ')}`,
-  );
+  const { code, output } = await shell(process.execPath, [CLI, ...args], commandLine('sluice', args));
   if (code !== expectedCode) {
     throw new DemoFailure(`sluice ${args.join(' ')} exited ${code}, expected ${expectedCode}`);
   }

@@ -35,6 +35,7 @@ import { lazyDecryptor } from './sops/lazy.ts';
 import type { OneTimeScheduleTarget } from './aws/one-time-schedule.ts';
 import { stsCallerIdentity, stsEndpoint } from './aws/sts-caller-identity.ts';
 import type { ReconcileDeps } from './reconcile/deps.ts';
+import type { RolloutActionDeps } from './reconcile/rollout-actions.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from './runtime-contract.ts';
 
@@ -206,16 +207,22 @@ function kubectlFromEnvironment(): string {
  * reconcile function to invoke when a gate opens (SLUICE_RECONCILE_FUNCTION) and the schedule
  * group for window ends (SLUICE_WINDOW_SCHEDULE_GROUP with SLUICE_SCHEDULER_ROLE_ARN).
  */
-export function gateDepsFromEnvironment(options: { log?: (message: string) => void } = {}): GateDeps {
+export function gateDepsFromEnvironment(
+  options: { log?: (message: string) => void } = {},
+): GateDeps & Pick<RolloutActionDeps, 'rolloutEvents'> {
   const reconcileFunction = process.env[RUNTIME_ENV.reconcileFunction];
   const windowTarget = oneTimeScheduleTarget(reconcileFunction);
   const eventBus = process.env[RUNTIME_ENV.eventBus];
+  const publish = eventBus
+    ? eventBridgePublisher(new EventBridgeClient({}), eventBus, systemClock)
+    : undefined;
   return {
     db: tableFromEnvironment(),
     clock: systemClock,
     reconcileNow: reconcileFunction ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction) : undefined,
     windowTimer: windowTarget ? schedulerWindowTimer(new SchedulerClient({}), windowTarget) : undefined,
-    publish: eventBus ? eventBridgePublisher(new EventBridgeClient({}), eventBus, systemClock) : undefined,
+    publish,
+    rolloutEvents: publish && { rollout: (detailType, event) => publish(detailType, event) },
     log: options.log,
     sts: stsCallerIdentity(
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),

@@ -14,7 +14,11 @@ import {
 import { ProofRefused } from '../core/gates/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
 import { isRolloutActionEvent, isRolloutsEntry } from '../core/gates/rollout-action-event.ts';
-import { handleProvenRolloutAction, type RolloutActionResult } from '../core/reconcile/rollout-actions.ts';
+import {
+  handleProvenRolloutAction,
+  type RolloutActionDeps,
+  type RolloutActionResult,
+} from '../core/reconcile/rollout-actions.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
 import { handleRunbookOverride } from '../core/gates/runbook-override.ts';
 import { handleRunbookApproval, isRunbookEvent, type RunbookDeps } from '../core/gates/runbook-approval.ts';
@@ -73,9 +77,12 @@ export interface GateInvocation {
   readonly invokedFunctionArn?: string;
 }
 
+/** The gate function's dependencies: the gates', and the bus a rollout action announces on. */
+export type GateFunctionDeps = GateDeps & Pick<RolloutActionDeps, 'rolloutEvents'>;
+
 /** The gate function for given dependencies (tests inject a clock, and the runbooks' SSM client). */
 export function gateHandler(
-  deps: () => GateDeps,
+  deps: () => GateFunctionDeps,
   runbookDeps: () => RunbookDeps = runbookDepsFromEnvironment,
 ): (
   event: unknown,
@@ -146,7 +153,7 @@ const asOverride = (event: unknown): unknown =>
 async function urlRequest(
   event: FunctionUrlEvent,
   context: GateInvocation | undefined,
-  deps: GateDeps,
+  deps: GateFunctionDeps,
 ): Promise<FunctionUrlAnswer> {
   try {
     const body = event.isBase64Encoded

@@ -11,7 +11,8 @@ import { startAwsRecorder } from '../support/aws-recorder.ts';
 import { sluice, sluiceAs } from '../support/cli.ts';
 import { REGION, startFunctionUrls, type FunctionUrls, type TestPrincipal } from '../support/function-url.ts';
 import { fleet } from '../support/rollouts.ts';
-import { testbed } from '../support/testbed.ts';
+import { registerGate } from '../support/gates.ts';
+import { testbed, uniqueName } from '../support/testbed.ts';
 
 const bed = testbed();
 const { alice } = TEST_IDENTITIES;
@@ -51,13 +52,19 @@ describe('sluice rollout halt|resume|rollback', () => {
       'sluice-gate',
     );
     expect(halted.stderr).toBe('');
-    expect(halted.stdout).toContain(`rollout '${f.name}': halted by ${alice.arn} (INC-9: errors); now `);
+    // People read the principal as name, role and account; the JSON keeps the ARN.
+    const aliceReads = 'alice@example.com (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012)';
+    expect(alice.arn).toBe(
+      'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Approver_0123456789abcdef/alice@example.com',
+    );
+    expect(halted.stdout).toContain(`rollout '${f.name}': halted by ${aliceReads} (INC-9: errors); now `);
     expect(recorder.requests.some((r) => r.path.includes('/url?Qualifier=rollouts'))).toBe(true);
     expect(await reconcile(rest, f.deps)).toMatchObject({ reason: 'RolloutHalted' });
     expect(await f.value(rest)).toBeUndefined();
     const status = await sluice('rollout', 'status', f.name);
-    expect(status.stdout).toContain(`halted in wave 2 (recorded by ${alice.arn} at `);
-    expect(status.stdout).toContain('INC-9: errors');
+    expect(status.stdout).toContain(`halted in wave 2 (recorded by ${aliceReads} at `);
+    expect(status.stdout).toContain(` halt by ${aliceReads}: INC-9: errors`);
+    expect(status.stdout).not.toContain(alice.arn);
 
     // Locally, without --function: a claim by --by, marked unverified; the next wave goes on here.
     const resumed = await sluice('rollout', 'resume', f.name, '--reason', 'INC-9 fixed', '--by', 'bob');
@@ -66,9 +73,35 @@ describe('sluice rollout halt|resume|rollback', () => {
     expect(resumed.stdout).toContain(`rollout '${f.name}': resumed by bob (unverified) (INC-9 fixed)`);
     expect(await f.value(rest)).toBe('v1');
     expect(await listRolloutActions(f.deps.db, f.name)).toMatchObject([
-      { action: 'halt', by: alice.arn, verified: true, source: 'url', wave: 2 },
-      { action: 'resume', by: 'bob', verified: false, source: 'cli' },
+      { action: 'halt', by: alice.arn, verified: true, source: 'url', wave: 2, sequence: 1 },
+      { action: 'resume', by: 'bob', verified: false, source: 'cli', sequence: 2 },
     ]);
+    const after = await sluice('rollout', 'status', f.name);
+    expect(after.stdout).toContain(' resume by bob (unverified): INC-9 fixed');
+  });
+
+  it("locally, opening a wave's gate reconciles its members here and the next wave follows them, as deployed", async () => {
+    const gate = uniqueName('eu-approval');
+    const f = await fleet(bed, {
+      waves: [1, 1, 1],
+      waveGate: { wave: 1, gate },
+      start: new Date().toISOString(),
+    });
+    await registerGate(f.deps, { name: gate, default: 'closed' });
+    const [[canary], [eu], [last]] = f.waves as [[string], [string], [string]];
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(await reconcile(eu, f.deps)).toMatchObject({
+      reason: 'RolloutWaiting',
+      message: expect.stringContaining(`gate '${gate}' holds wave 2`),
+    });
+
+    const opened = await sluice('gate', 'open', gate, '--reason', 'CHG-7', '--by', 'bob');
+    expect(opened.code).toBe(0);
+    expect(opened.stderr).toContain(`${eu}: Succeeded`);
+    // eu's success asks for the last wave, whose run follows here, not at its next interval.
+    expect(opened.stderr).toContain(`${last}: Succeeded`);
+    expect(await f.value(last)).toBe('v1');
+    expect((await f.state()).phase).toBe('Complete');
   });
 
   it('refuses a blank reason before anything is sent, and says why an action cannot be done', async () => {

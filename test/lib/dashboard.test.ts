@@ -4,7 +4,7 @@ import { Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT,
@@ -17,25 +17,7 @@ import {
   seedDelivery,
   synth,
 } from './synth.ts';
-
-/** The dashboard's body with the template's references written as `{Ref:…}` / `{GetAtt:…}`. */
-function dashboardBody(template: Template): string {
-  const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
-  expect(dashboards).toHaveLength(1);
-  const body = (dashboards[0]!.Properties as { DashboardBody: unknown }).DashboardBody as {
-    'Fn::Join': [string, unknown[]];
-  };
-  return body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
-}
-
-const widgetTitles = (body: string) =>
-  (
-    JSON.parse(body.replace(/\{"(Ref|Fn::GetAtt)":[^}]*\}/g, 'X')) as {
-      widgets: { properties: { title?: string } }[];
-    }
-  ).widgets
-    .map((w) => w.properties.title)
-    .filter((title): title is string => title !== undefined);
+import { dashboardBody, widgetTitles } from './dashboard-body.ts';
 
 describe('the dashboard', () => {
   const { template, sluice, stack } = synth((cluster, s) => largeVariant(cluster, s), {

@@ -4,6 +4,7 @@
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it } from 'vitest';
+import { dashboardBody, widgetTitles } from './dashboard-body.ts';
 import { ECR_URL, SEED_GATES, logicalId, refOf, seedDelivery, statementsOf, synth } from './synth.ts';
 
 const { template, sluice } = synth(
@@ -48,6 +49,30 @@ describe('the rollout spec resource', () => {
     }[];
     expect(deliveries).toHaveLength(2);
     for (const delivery of deliveries) expect(delivery.DependsOn).toContain(id);
+  });
+});
+
+describe('the dashboard', () => {
+  const body = dashboardBody(template);
+  it("has a row per rollout: its waves, its members' latest runs, members per revision, its halts and resumes", () => {
+    expect(widgetTitles(body)).toEqual(
+      expect.arrayContaining([
+        'Rollout app: members, latest run (RolloutWaiting: its wave or turn has not come; RolloutHalted: halted)',
+        'Rollout app: members per revision applied',
+        'Rollout app: halts, resumes and rollbacks',
+      ]),
+    );
+    expect(body).toContain('### Rollout app');
+    expect(body).toContain('Waves 1: `oddy-test` (1 delivery) → 2: `*` (1 delivery)');
+    // The members are found by the rollout their reconcile lines name, however many there are.
+    expect(body).toContain('filter rollout = \\"app\\" and ispresent(outcome)');
+    expect(body).toContain('stats count(*) as members by applied');
+    // Halts and resumes are read from both functions' logs.
+    const source = (prefix: string) =>
+      `SOURCE '${JSON.stringify(refOf(logicalId(template, 'AWS::Logs::LogGroup', (_, id) => id.startsWith(prefix))))}'`;
+    expect(body).toContain(
+      `${source('SluiceReconcile')} | ${source('SluiceGate')} | filter (rollout = \\"app\\" and ispresent(action))`,
+    );
   });
 });
 

@@ -1,4 +1,4 @@
-import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { stsCallerIdentity } from '../../functions/core/aws/sts-caller-identity.ts';
 import { timerSleep, type Clock } from '../../functions/core/clock.ts';
@@ -8,7 +8,7 @@ import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
 import type { Components } from '../../dev/components.ts';
-import { engineDeps, registerDelivery } from './deliveries.ts';
+import { engineDeps, pushFiles, registerDelivery } from './deliveries.ts';
 import { createNamespace, uniqueName } from './testbed.ts';
 
 /** A clock the test moves by hand: its sleep waits for real, and moves nothing. */
@@ -45,6 +45,10 @@ export interface GatedDelivery {
   readonly delivery: string;
   readonly ns: string;
   readonly repository: string;
+  /** Pushes a revision of one ConfigMap `app` whose value is `value`, at the delivery's tag; answers `<tag>@<digest>`. */
+  readonly pushValue: (value: string) => Promise<string>;
+  /** The value of the ConfigMap `app` in the cluster now (undefined: none). */
+  readonly applied: () => Promise<string | undefined>;
 }
 
 /**
@@ -61,17 +65,20 @@ export async function gatedDelivery(
     readonly gate: Record<string, unknown>;
     /** How the gate holds the delivery; unset, the delivery names the gate alone. */
     readonly blocks?: 'all' | 'revisions';
-    /** The delivery's spec, but its name, repository and gates. */
+    /** The delivery's spec, but its name, repository and gates (`tag`: its source's tag, `main` by default). */
     readonly delivery?: Record<string, unknown>;
     readonly names: { readonly gate: string; readonly delivery: string; readonly repository: string };
+    /** Engine dependencies besides the clock (a gate timer, a Change Calendar reader). */
+    readonly deps?: Partial<ReconcileDeps>;
   },
 ): Promise<GatedDelivery> {
   const clock = manualClock(options.start);
-  const deps = { ...engineDeps(), clock };
+  const deps = { ...engineDeps(), ...options.deps, clock };
   const gate = uniqueName(options.names.gate);
   const delivery = uniqueName(options.names.delivery);
   const ns = uniqueName(options.names.delivery);
   const repository = uniqueName(options.names.repository);
+  const tag = (options.delivery?.tag as string | undefined) ?? 'main';
   await createNamespace(bed.kubeConfig(), ns);
   await registerGate(deps, { name: gate, ...options.gate });
   await registerDelivery(deps, bed, {
@@ -80,7 +87,18 @@ export async function gatedDelivery(
     ...options.delivery,
     gates: [{ name: gate, ...(options.blocks && { blocks: options.blocks }) }],
   });
-  return { clock, deps, gate, delivery, ns, repository };
+  const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+  return {
+    clock,
+    deps,
+    gate,
+    delivery,
+    ns,
+    repository,
+    pushValue: async (value) =>
+      `${tag}@${await pushFiles(bed, repository, tag, { 'cm.yaml': configMapYaml('app', ns, value) })}`,
+    applied: () => configMapValue(core, 'app', ns),
+  };
 }
 
 /**

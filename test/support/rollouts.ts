@@ -15,7 +15,7 @@ import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/
 import type { RolloutActionResult } from '../../functions/core/reconcile/rollout-actions.ts';
 import { readRolloutState } from '../../functions/core/reconcile/rollout-target.ts';
 import { getRollout, putRollout } from '../../functions/core/store/rollouts.ts';
-import { gateHandler } from '../../functions/gate/handler.ts';
+import { gateHandler, type GateFunctionDeps } from '../../functions/gate/handler.ts';
 import { credentialsOf, GATE_FUNCTION } from './break-glass.ts';
 import { engineDeps, pushFiles, registerDelivery } from './deliveries.ts';
 import { configMapValue, configMapYaml, inProcessGateDeps, manualClock } from './gates.ts';
@@ -87,8 +87,9 @@ export async function fleet(bed: ReturnType<typeof testbed>, options: FleetOptio
   await putRollout(deps.db, rollout, clock.now());
   const inProcess = inProcessGateDeps(deps);
   // The reconcile function's invocation lands a moment after the action (a second here), as in AWS.
-  const gateDeps: typeof inProcess = {
+  const gateDeps: typeof inProcess & GateFunctionDeps = {
     ...inProcess,
+    rolloutEvents: deps.events,
     reconcileNow: async (names) => {
       clock.advance(1_000);
       await inProcess.reconcileNow!(names);

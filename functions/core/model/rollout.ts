@@ -23,6 +23,11 @@ export interface RolloutGeneration extends RolloutRevision {
   /** For a rollback: whether AWS verified `startedBy` (false: a claim, made locally). */
   readonly verified?: boolean;
   readonly reason?: string;
+  /**
+   * When a run first found every wave Ready (and soaked) at it. From then on the members' runs take
+   * its digest without reading the fleet's statuses; a member failing later fails alone, halting nothing.
+   */
+  readonly completedAt?: string;
 }
 
 /**
@@ -44,4 +49,6 @@ export interface RolloutAction {
   readonly automatic?: boolean;
   /** How a person's action arrived: `url` or `invoke` (signed, through the rollouts entry), `cli` (locally, a claim). */
   readonly source?: 'url' | 'invoke' | 'cli';
+  /** Its place among the rollout's actions (1, 2, …), given by the table when it is recorded. */
+  readonly sequence?: number;
 }

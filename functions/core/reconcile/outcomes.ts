@@ -49,6 +49,8 @@ export interface ReconcileResult {
   readonly kept?: readonly KeptContainer[];
   /** When a run of the delivery last succeeded (this one, if it did), if ever. */
   readonly lastSuccessAt?: string;
+  /** The rollout the delivery is a member of, when the run looked it up (every run that reached its revision). */
+  readonly rollout?: string;
 }
 
 /** What a run that applied its revision did. */

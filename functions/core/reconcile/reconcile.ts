@@ -72,7 +72,9 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     await followRollout(name, deps, result, membership).catch((error: unknown) =>
       deps.log?.(`could not follow the rollout of '${name}': ${String(error)}`),
     );
-  return result;
+  // Named when the run looked it up anyway (the dashboard's rollout widgets read it from the log line).
+  const rollout = await membership.asked()?.catch(() => undefined);
+  return rollout ? { ...result, rollout } : result;
 }
 
 function suspended(name: string): ReconcileResult {

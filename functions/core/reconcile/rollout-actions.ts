@@ -3,7 +3,7 @@
 // the request's proof; or locally by the CLI, recorded as a claim. Each is kept as the rollout's
 // audit trail, and the answer is the rollout's state after it.
 import type { Rollout } from '../config/index.ts';
-import { claimedCaller, type Caller } from '../gates/caller.ts';
+import { claimedCaller, readablePrincipal, type Caller } from '../gates/caller.ts';
 import { GateEventError } from '../gates/event.ts';
 import { ProofRefused } from '../gates/proof.ts';
 import { provenPrincipal, type Transport } from '../gates/proven-request.ts';
@@ -22,16 +22,23 @@ import {
   getGeneration,
   getRollout,
   listRolloutNames,
+  appendRolloutAction,
   recordRolloutAction,
+  rememberRejected,
   startGeneration,
 } from '../store/rollouts.ts';
+import type { EventSink } from './events.ts';
+import { announceRollout } from './rollout-events.ts';
 import { readRolloutState } from './rollout-target.ts';
 
-/** What a rollout action reaches: the table, the clock, the gate readers, and reconciling members at once. */
+/** What a rollout action reaches: the table, the clock, the gate readers, reconciling members at once, the bus. */
 export type RolloutActionDeps = Pick<
   GateDeps,
   'db' | 'clock' | 'alarmStates' | 'changeCalendarStates' | 'reconcileNow' | 'log' | 'sts'
->;
+> & {
+  /** Publishes the rollout's events after the action (a halt at once, not by the next member run). @default - none */
+  readonly rolloutEvents?: Pick<EventSink, 'rollout'>;
+};
 
 /** A rollout's state as JSON carries it. */
 export type RolloutStateView = Omit<RolloutState, 'mayTake'> & { readonly mayTake: readonly string[] };
@@ -134,21 +141,29 @@ export async function applyRolloutAction(
     source,
     ...(before.activeWave !== undefined && { wave: before.activeWave }),
   };
+  // A halt or resume is recorded only after what it was decided on: another action in between refuses it.
+  const recordAfterRead = async () => {
+    if (!(await recordRolloutAction(deps.db, rollout.name, record, before.actionsSeen)))
+      throw new RolloutActionRefused(
+        rollout.name,
+        `another halt, resume or rollback was recorded while the ${event.action} was asked for: look again (sluice rollout status ${rollout.name}); nothing was done`,
+      );
+  };
   let members: readonly string[] = [];
   if (event.action === 'halt') {
-    if (before.phase === 'Complete')
+    if (before.phase === 'Complete' || generation.completedAt)
       throw new RolloutActionRefused(
         rollout.name,
         `${generation.revision} is complete: there is nothing to halt`,
       );
-    await recordRolloutAction(deps.db, rollout.name, record);
+    await recordAfterRead();
   } else if (event.action === 'resume') {
     if (!before.halt)
       throw new RolloutActionRefused(
         rollout.name,
         `${rolloutSummary(before)}: it is not halted, there is nothing to resume`,
       );
-    await recordRolloutAction(deps.db, rollout.name, record);
+    await recordAfterRead();
     const after = await readRolloutState(rollout, deps, now, generation);
     // The members that may take the revision now and have not got it yet (the failed ones among them).
     const ready = new Set(
@@ -176,6 +191,9 @@ export async function applyRolloutAction(
         startedBy: caller.principal,
         verified: caller.verified,
         reason: event.reason,
+        // What the fleet returns to is still the last revision it completed: a rollout after this
+        // one can be rolled back to it too, whether or not the rollback completes.
+        previous: generation.previous,
         rejected: [...(generation.rejected ?? []), generation.digest],
       },
       generation,
@@ -185,7 +203,8 @@ export async function applyRolloutAction(
         rollout.name,
         `another generation started while the rollback was asked for: look again (sluice rollout status ${rollout.name}); nothing was rolled back`,
       );
-    await recordRolloutAction(deps.db, rollout.name, record);
+    await rememberRejected(deps.db, rollout.name, generation.digest);
+    await appendRolloutAction(deps.db, rollout.name, record);
     members = rollout.waves.flatMap((wave) => wave.deliveries);
   }
   let caughtUp = '';
@@ -194,7 +213,14 @@ export async function applyRolloutAction(
       caughtUp = `; its members could not be reconciled at once (${String(error)}): their next scheduled runs go on`;
     });
   const state = await readRolloutState(rollout, deps, deps.clock.now());
-  const who = caller.verified ? caller.principal : `${caller.principal} (unverified)`;
+  // A halt is announced now, not by the next member run; a rollback's first wave likewise.
+  await announceRollout(
+    rollout,
+    state,
+    { db: deps.db, events: deps.rolloutEvents, log: deps.log },
+    deps.clock.now(),
+  );
+  const who = readablePrincipal(caller.principal, caller.verified);
   const message = `rollout '${rollout.name}': ${PAST[event.action]} by ${who} (${event.reason}); now ${rolloutSummary(state)}${caughtUp}`;
   deps.log?.(message);
   return {

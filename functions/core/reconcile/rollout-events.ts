@@ -9,7 +9,7 @@ import { ROLLOUT_EVENTS, type EventSink, type RolloutEvent, type RolloutEventTyp
 
 export interface RolloutEventDeps {
   readonly db: TableClient;
-  readonly events?: EventSink;
+  readonly events?: Pick<EventSink, 'rollout'>;
   readonly log?: (message: string) => void;
 }
 
@@ -40,7 +40,7 @@ export async function announceRollout(
   const summary = `rollout '${rollout.name}': ${rolloutSummary(state)}`;
   if (state.halt) {
     const { halt } = state;
-    await once(`halt#${halt.at ?? base.time}`, ROLLOUT_EVENTS.halted, {
+    await once(`halt#${halt.sequence ?? halt.at ?? base.time}`, ROLLOUT_EVENTS.halted, {
       ...base,
       wave: halt.wave,
       ...(halt.delivery && { delivery: halt.delivery }),

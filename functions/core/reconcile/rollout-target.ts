@@ -8,6 +8,7 @@ import type { RolloutGeneration } from '../model/rollout.ts';
 import type { BlockingGate } from '../model/status.ts';
 import { resolveArtifact, verifyResolved, type Resolved } from '../oci/index.ts';
 import {
+  completedState,
   memberTurn,
   rolloutState,
   rolloutSummary,
@@ -15,11 +16,14 @@ import {
   type RolloutState,
 } from '../rollout/state.ts';
 import {
+  claimRolloutEvent,
   getGeneration,
   getRollout,
   getStatuses,
   listRolloutActions,
+  markCompleted,
   recordRolloutAction,
+  rejectedDigests,
   rolloutOfDelivery,
   startGeneration,
 } from '../store/rollouts.ts';
@@ -77,6 +81,24 @@ export async function readRolloutState(
   return rolloutState({ rollout, generation: current, statuses, waveGates: gates, actions, now });
 }
 
+/**
+ * The state as a member's run needs it: of a generation recorded as completed, without reading the
+ * fleet; otherwise computed, and recorded as completed when it is.
+ */
+async function memberState(
+  rollout: Rollout,
+  deps: ReconcileDeps,
+  now: Date,
+  generation: RolloutGeneration | undefined,
+): Promise<RolloutState> {
+  const current = generation ?? (await getGeneration(deps.db, rollout.name));
+  if (current?.completedAt) return completedState(rollout, current);
+  const state = await readRolloutState(rollout, deps, now, current);
+  if (state.phase === 'Complete' && current)
+    await markCompleted(deps.db, rollout.name, current.generation, now);
+  return state;
+}
+
 /** How a member's run goes on: as any delivery, with the rollout's digest, or held. */
 export type RolloutTarget =
   | { readonly kind: 'none' }
@@ -97,9 +119,10 @@ function nextGeneration(
   current: RolloutGeneration | undefined,
   state: RolloutState | undefined,
   now: Date,
+  rejected: readonly string[],
 ): RolloutGeneration | undefined {
   if (current?.digest === resolved.digest) return undefined;
-  if (current?.rejected?.includes(resolved.digest)) return undefined;
+  if (rejected.includes(resolved.digest)) return undefined;
   const finished = state?.phase === 'Complete' || state?.phase === 'Halted';
   if (current && !finished && rollout.supersede === 'wait') return undefined;
   const previous =
@@ -114,17 +137,21 @@ function nextGeneration(
     kind: 'rollout',
     startedBy: 'source',
     ...(previous && { previous }),
-    ...(current?.rejected && { rejected: current.rejected }),
+    ...(rejected.length > 0 && { rejected }),
   };
 }
 
 /** The rollout a delivery is a member of (its lookup), read at most once however often it is asked. */
-export type RolloutMembership = () => Promise<string | undefined>;
+export interface RolloutMembership {
+  (): Promise<string | undefined>;
+  /** The answer if a step of the run asked already, else undefined: no request of its own. */
+  readonly asked: () => Promise<string | undefined> | undefined;
+}
 
 /** A delivery's membership, looked up on the first ask: a run asks when it resolves and when it follows. */
 export function rolloutMembership(db: TableClient, delivery: string): RolloutMembership {
   let lookup: Promise<string | undefined> | undefined;
-  return () => (lookup ??= rolloutOfDelivery(db, delivery));
+  return Object.assign(() => (lookup ??= rolloutOfDelivery(db, delivery)), { asked: () => lookup });
 }
 
 /**
@@ -157,18 +184,26 @@ export async function rolloutTarget(
       deps.log?.(`rollout '${rollout.name}': could not resolve its source: ${String(error)}`);
       return undefined;
     });
-  let state = generation ? await readRolloutState(rollout, deps, now, generation) : undefined;
-  const next = resolved && nextGeneration(rollout, resolved, generation, state, now);
+  let state = generation ? await memberState(rollout, deps, now, generation) : undefined;
+  // A rollout added again remembers what was rolled back before it was removed.
+  const rejected = generation ? (generation.rejected ?? []) : await rejectedDigests(deps.db, rollout.name);
+  const next = resolved && nextGeneration(rollout, resolved, generation, state, now, rejected);
   if (next) {
     if (!(await startGeneration(deps.db, rollout.name, next, generation)))
       deps.log?.(`rollout '${rollout.name}': another run started a generation first`);
     generation = await getGeneration(deps.db, rollout.name);
-    state = await readRolloutState(rollout, deps, now, generation);
+    state = await memberState(rollout, deps, now, generation);
     await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   }
+  if (!generation && resolved && rejected.includes(resolved.digest))
+    return {
+      kind: 'hold',
+      reason: 'RolloutHalted',
+      message: `rollout '${rollout.name}': ${resolved.revision} was rolled back before: it is not rolled out again; push a newer revision`,
+    };
   if (!state || !generation) return { kind: 'none' };
   if (state.halt && !state.halt.recorded) {
-    await recordHalt(rollout.name, state, deps, now);
+    state = await recordHalt(rollout, state, deps, now);
     // A held member's run is not followed: the halt it found is announced here.
     await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   }
@@ -190,21 +225,56 @@ export async function rolloutTarget(
   };
 }
 
-/** Records the halt the state found (sluice's own action): it outlasts the failure, until a resume. */
-async function recordHalt(name: string, state: RolloutState, deps: ReconcileDeps, now: Date): Promise<void> {
+/**
+ * Records the halt the state found (sluice's own action): it outlasts the failure, until a resume.
+ * Only if no action was recorded since the state was read (a resume meanwhile wins); the state
+ * after it is read again either way.
+ */
+async function recordHalt(
+  rollout: Rollout,
+  state: RolloutState,
+  deps: ReconcileDeps,
+  now: Date,
+): Promise<RolloutState> {
   const halt = state.halt!;
-  await recordRolloutAction(deps.db, name, {
-    action: 'halt',
-    generation: state.generation!.generation,
-    at: now.toISOString(),
-    by: 'sluice',
-    verified: true,
-    reason: halt.why,
-    wave: halt.wave,
-    ...(halt.delivery && { delivery: halt.delivery }),
-    automatic: true,
-  });
-  deps.log?.(`rollout '${name}' halted: ${rolloutSummary(state)}`);
+  const recorded = await recordRolloutAction(
+    deps.db,
+    rollout.name,
+    {
+      action: 'halt',
+      generation: state.generation!.generation,
+      at: now.toISOString(),
+      by: 'sluice',
+      verified: true,
+      reason: halt.why,
+      wave: halt.wave,
+      ...(halt.delivery && { delivery: halt.delivery }),
+      automatic: true,
+    },
+    state.actionsSeen,
+  );
+  if (recorded) deps.log?.(`rollout '${rollout.name}' halted: ${rolloutSummary(state)}`);
+  else deps.log?.(`rollout '${rollout.name}': another action was recorded first; its state is read again`);
+  return readRolloutState(rollout, deps, now, state.generation);
+}
+
+/**
+ * While a wave soaks: arranges the retry of the next wave's first members at the soak's end, once
+ * per soak end (the first run that sees it), so the next wave starts on time even if none of its
+ * members runs during the soak. Their own held runs arrange the same schedule (same name: one).
+ */
+async function wakeAtSoakEnd(rollout: Rollout, state: RolloutState, deps: ReconcileDeps): Promise<void> {
+  if (!state.nextAt || !deps.retryTimer || !state.generation) return;
+  const key = `${state.generation.generation}#soak-end#${state.nextAt}`;
+  if (!(await claimRolloutEvent(deps.db, rollout.name, key))) return;
+  const next = state.waves[state.activeWave ?? 0]?.members ?? [];
+  const at = new Date(state.nextAt);
+  for (const member of next.filter((m) => wakesAtSoakEnd(state, m.name, rollout.maxParallel)))
+    await deps.retryTimer
+      .retryAt(member.name, at)
+      .catch((error: unknown) =>
+        deps.log?.(`could not arrange the soak-end retry of '${member.name}': ${String(error)}`),
+      );
 }
 
 /**
@@ -223,19 +293,25 @@ export async function followRollout(
   const rollout = name && (await getRollout(deps.db, name));
   if (!rollout) return;
   const now = deps.clock.now();
-  const state = await readRolloutState(rollout, deps, now);
-  if (state.halt && !state.halt.recorded) await recordHalt(rollout.name, state, deps, now);
-  await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
-  if (!deps.reconcileNow || state.halt) return;
-  const statuses = await getStatuses(deps.db, [...state.mayTake]);
+  const generation = await getGeneration(deps.db, rollout.name);
+  if (!generation) return;
   // A run that applied another digest than the generation's (a generation, such as a rollback,
   // started while it applied the one it had taken, and its lease held off that one's reconcile)
   // is reconciled again, now that its lease is free: it does not keep the replaced digest.
-  const stale =
-    result?.outcome === 'Succeeded' &&
-    state.generation !== undefined &&
-    state.mayTake.has(delivery) &&
-    !result.revision?.endsWith(state.generation.digest);
+  const applied = result?.outcome === 'Succeeded' ? result.revision : undefined;
+  const stale = applied !== undefined && !applied.endsWith(generation.digest);
+  // Completed before this run: every member takes the digest by itself, there is no one to wait for.
+  if (generation.completedAt) {
+    if (stale) await deps.reconcileNow?.([delivery]);
+    return;
+  }
+  let state = await memberState(rollout, deps, now, generation);
+  if (state.halt && !state.halt.recorded) state = await recordHalt(rollout, state, deps, now);
+  await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
+  if (state.halt) return;
+  await wakeAtSoakEnd(rollout, state, deps);
+  if (!deps.reconcileNow) return;
+  const statuses = await getStatuses(deps.db, [...state.mayTake]);
   const waiting = [...state.mayTake].filter((member) => {
     const status = statuses.get(member);
     return member === delivery ? stale : !status || status.reason === 'RolloutWaiting';

@@ -63,6 +63,10 @@ export interface RolloutHalt {
   readonly recorded: boolean;
   readonly at?: string;
   readonly by?: string;
+  /** Whether AWS verified `by` (false: a claim, made locally). */
+  readonly verified?: boolean;
+  /** The recorded halt's place in the rollout's actions. */
+  readonly sequence?: number;
   readonly todo: string;
 }
 
@@ -80,6 +84,8 @@ export interface RolloutState {
   readonly halt?: RolloutHalt;
   /** When the state changes by itself next (a soak ends). */
   readonly nextAt?: string;
+  /** The last action's place in the sequence (0: none): a new action is recorded only after it. */
+  readonly actionsSeen: number;
 }
 
 /** Reasons a run records while something holds it: not failures of the revision. */
@@ -105,15 +111,24 @@ export function wavesOf(rollout: Rollout, generation: RolloutGeneration | undefi
   return [{ patterns: ['*'], deliveries: everyone }];
 }
 
+/** Actions in the order recorded: by sequence (by time only for records that have none). */
+const inOrder = (a: RolloutAction, b: RolloutAction) =>
+  (a.sequence ?? 0) - (b.sequence ?? 0) || a.at.localeCompare(b.at);
+
 /** The latest resume of the generation, and the latest halt recorded after it. */
 function actionsOf(actions: readonly RolloutAction[], generation: number) {
-  const own = actions
-    .filter((action) => action.generation === generation)
-    .sort((a, b) => a.at.localeCompare(b.at));
-  const resume = own.filter((action) => action.action === 'resume').at(-1);
-  const halt = own.filter((action) => action.action === 'halt' && (!resume || action.at > resume.at)).at(-1);
-  return { resume, halt };
+  const own = actions.filter((action) => action.generation === generation).sort(inOrder);
+  const last = (kind: RolloutAction['action']) => own.findLastIndex((action) => action.action === kind);
+  const resumeAt = last('resume');
+  const haltAt = last('halt');
+  return {
+    resume: resumeAt >= 0 ? own[resumeAt] : undefined,
+    halt: haltAt > resumeAt ? own[haltAt] : undefined,
+  };
 }
+
+const lastSequence = (actions: readonly RolloutAction[]) =>
+  actions.reduce((most, action) => Math.max(most, action.sequence ?? 0), 0);
 
 interface Classified {
   readonly phase: 'Done' | 'Progressing' | 'Failed' | 'Fresh';
@@ -161,6 +176,7 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
         members: wave.deliveries.map((name) => ({ name, phase: 'Waiting', why: 'no revision resolved yet' })),
       })),
       mayTake: new Set(),
+      actionsSeen: lastSequence(inputs.actions),
     };
   const { digest } = generation;
   const { resume, halt: recordedHalt } = actionsOf(inputs.actions, generation.generation);
@@ -173,6 +189,8 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
     recorded: true,
     at: recordedHalt.at,
     by: recordedHalt.by,
+    verified: recordedHalt.verified,
+    ...(recordedHalt.sequence !== undefined && { sequence: recordedHalt.sequence }),
     todo: todoFor(rollout.name, recordedHalt.delivery),
   };
   const found = (wave: number, why: string, delivery?: string) => {
@@ -278,6 +296,13 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
     });
     earlierComplete = complete;
   });
+  // Recorded as completed: it stays complete; a member failing since fails alone (its row says so).
+  if (generation.completedAt)
+    return {
+      ...completedState(rollout, generation),
+      waves: views,
+      actionsSeen: lastSequence(inputs.actions),
+    };
   return {
     rollout: rollout.name,
     phase: halt ? 'Halted' : earlierComplete ? 'Complete' : 'Progressing',
@@ -287,6 +312,28 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
     mayTake,
     ...(halt && { halt }),
     ...(nextAt && !halt && { nextAt }),
+    actionsSeen: lastSequence(inputs.actions),
+  };
+}
+
+/**
+ * The state of a generation recorded as completed: every wave Complete, every member may take (and
+ * keep) the digest. Computed without the members' statuses: a run of a member of a fleet of
+ * thousands reads one item, not thousands.
+ */
+export function completedState(rollout: Rollout, generation: RolloutGeneration): RolloutState {
+  const waves = wavesOf(rollout, generation);
+  return {
+    rollout: rollout.name,
+    phase: 'Complete',
+    generation,
+    waves: waves.map((wave, index) => ({
+      number: index + 1,
+      phase: 'Complete',
+      members: wave.deliveries.map((name) => ({ name, phase: 'Done' })),
+    })),
+    mayTake: new Set(waves.flatMap((wave) => wave.deliveries)),
+    actionsSeen: 0,
   };
 }
 

@@ -27,10 +27,14 @@ export async function deliveriesOfRepository(
     .map((item) => item.sk as string);
 }
 
-/** The deliveries that reference a gate (in `gates`, or as the approval gate of their pruneLimit). */
+/**
+ * The deliveries that reference a gate (in `gates`, or as the approval gate of their pruneLimit),
+ * and the members of the rollout waves it holds (their items name the delivery apart from the key).
+ */
 export async function deliveriesUsingGate(db: TableClient, gate: string): Promise<string[]> {
   await ensureLookups(db);
-  return (await queryPartition(db, gateLookupKey(gate))).map((item) => item.sk as string);
+  const items = await queryPartition(db, gateLookupKey(gate));
+  return [...new Set(items.map((item) => (item.delivery ?? item.sk) as string))];
 }
 
 /** The deliveries whose `dependsOn` names `delivery`. */

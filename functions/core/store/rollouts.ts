@@ -1,13 +1,17 @@
 // A rollout's items, under `rollout#<name>`: its spec, the generation it is rolling out
-// (`generation`, replaced only conditionally), and its halts and resumes (`action#…`, kept as the
-// audit trail). A lookup item per member names the rollout it is in.
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+// (`generation`, replaced only conditionally), and its halts and resumes (`action#<sequence>`, kept
+// as the audit trail, numbered by the `actions` counter). A lookup item per member names the
+// rollout it is in. The digests rolled back live apart (`rollout-rejected#<name>`): removing the
+// rollout keeps them, so adding it again does not roll one out.
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
   DeleteCommand,
   GetCommand,
   PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { Rollout } from '../config/index.ts';
 import type { RolloutAction, RolloutGeneration } from '../model/rollout.ts';
@@ -21,12 +25,26 @@ const ROLLOUTS: SpecKind = { key: rolloutKey, index: 'rollouts' };
 /** The partition naming the rollout a delivery is in (one item, the rollout as sort key). */
 export const rolloutMemberKey = (delivery: string) => `lookup#rollout-member#${delivery}`;
 
-/** The lookup items a rollout's spec calls for: its members, and its wave gates' members (a gate that opens reconciles them). */
-function rolloutLookups(rollout: Rollout): { pk: string; sk: string }[] {
+interface RolloutLookup {
+  readonly pk: string;
+  readonly sk: string;
+  readonly delivery?: string;
+}
+
+/**
+ * The lookup items a rollout's spec calls for: its members, and its wave gates' members (a gate
+ * that opens reconciles them). A wave gate's item has a sort key of the rollout's own, so it never
+ * replaces (nor, removed, takes away) the item of a member that names the gate itself.
+ */
+function rolloutLookups(rollout: Rollout): RolloutLookup[] {
   return rollout.waves.flatMap((wave) => [
     ...wave.deliveries.map((delivery) => ({ pk: rolloutMemberKey(delivery), sk: rollout.name })),
     ...(wave.gate
-      ? wave.deliveries.map((delivery) => ({ pk: gateLookupKey(wave.gate!), sk: delivery }))
+      ? wave.deliveries.map((delivery) => ({
+          pk: gateLookupKey(wave.gate!),
+          sk: `${delivery}#rollout#${rollout.name}`,
+          delivery,
+        }))
       : []),
   ]);
 }
@@ -35,11 +53,10 @@ function rolloutLookups(rollout: Rollout): { pk: string; sk: string }[] {
 export async function putRollout(db: TableClient, rollout: Rollout, registeredAt: Date): Promise<void> {
   const before = await getRollout(db, rollout.name);
   const next = rolloutLookups(rollout);
-  const same = (a: { pk: string; sk: string }) => (b: { pk: string; sk: string }) =>
-    a.pk === b.pk && a.sk === b.sk;
+  const same = (a: RolloutLookup) => (b: RolloutLookup) => a.pk === b.pk && a.sk === b.sk;
   for (const gone of (before ? rolloutLookups(before) : []).filter((entry) => !next.some(same(entry))))
-    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: gone }));
-  for (const entry of next) await db.doc.send(new PutCommand({ TableName: db.table, Item: entry }));
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: gone.pk, sk: gone.sk } }));
+  for (const entry of next) await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...entry } }));
   await putSpec(db, ROLLOUTS, rollout, registeredAt);
 }
 
@@ -51,8 +68,8 @@ export const listRolloutNames = (db: TableClient): Promise<string[]> => listSpec
 /** Removes a rollout: its lookups, then its spec, generation and actions. */
 export async function removeRollout(db: TableClient, name: string): Promise<void> {
   const rollout = await getRollout(db, name);
-  for (const key of rollout ? rolloutLookups(rollout) : [])
-    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: key }));
+  for (const entry of rollout ? rolloutLookups(rollout) : [])
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: entry.pk, sk: entry.sk } }));
   await removeSpec(db, ROLLOUTS, name);
 }
 
@@ -104,6 +121,29 @@ export async function startGeneration(
   }
 }
 
+/** Records that the generation completed, once (a newer generation replaced it: nothing is written). */
+export async function markCompleted(
+  db: TableClient,
+  name: string,
+  generation: number,
+  at: Date,
+): Promise<void> {
+  try {
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: rolloutKey(name), sk: 'generation' },
+        UpdateExpression: 'SET #g.completedAt = :at',
+        ConditionExpression: '#n = :generation AND attribute_not_exists(#g.completedAt)',
+        ExpressionAttributeNames: { '#g': 'generation', '#n': 'number' },
+        ExpressionAttributeValues: { ':generation': generation, ':at': at.toISOString() },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
 /**
  * Takes the right to publish one event of a rollout (`key`, e.g. `3#wave#2`), once: false when a
  * run took it before. Kept in the rollout's partition, so removing the rollout removes them.
@@ -124,25 +164,97 @@ export async function claimRolloutEvent(db: TableClient, name: string, key: stri
   }
 }
 
-/** Records a halt or resume (kept: the audit trail of who stopped and started the rollout, and why). */
+const ACTIONS_COUNTER = 'actions';
+const actionKey = (sequence: number) => `action#${String(sequence).padStart(10, '0')}`;
+
+/**
+ * Records a halt, resume or rollback (kept: the audit trail of who stopped and started the
+ * rollout, and why) as the next in the rollout's sequence, if the last one recorded is still
+ * `seen` (0: none yet); false when another was recorded meanwhile (read the state again). The
+ * sequence, not the clock, orders them: a halt and a resume in the same millisecond stay in order.
+ */
 export async function recordRolloutAction(
   db: TableClient,
   name: string,
   action: RolloutAction,
+  seen: number,
+): Promise<boolean> {
+  const sequence = seen + 1;
+  try {
+    await db.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: db.table,
+              Item: { pk: rolloutKey(name), sk: ACTIONS_COUNTER, sequence },
+              ConditionExpression: seen === 0 ? 'attribute_not_exists(pk)' : '#s = :seen',
+              ...(seen > 0 && {
+                ExpressionAttributeNames: { '#s': 'sequence' },
+                ExpressionAttributeValues: { ':seen': seen },
+              }),
+            },
+          },
+          {
+            Put: {
+              TableName: db.table,
+              Item: { pk: rolloutKey(name), sk: actionKey(sequence), action: { ...action, sequence } },
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
+}
+
+/** Records an action after whatever else was recorded (a rollback's record: its generation already started). */
+export async function appendRolloutAction(
+  db: TableClient,
+  name: string,
+  action: RolloutAction,
 ): Promise<void> {
-  const id = Math.random().toString(36).slice(2, 10);
+  for (;;) {
+    const { Item } = await db.doc.send(
+      new GetCommand({
+        TableName: db.table,
+        Key: { pk: rolloutKey(name), sk: ACTIONS_COUNTER },
+        ConsistentRead: true,
+      }),
+    );
+    if (await recordRolloutAction(db, name, action, (Item?.sequence as number | undefined) ?? 0)) return;
+  }
+}
+
+/** Every halt, resume and rollback recorded for the rollout, in the order recorded. */
+export async function listRolloutActions(db: TableClient, name: string): Promise<RolloutAction[]> {
+  const items = await queryPartition(db, rolloutKey(name), { skPrefix: 'action#', consistent: true });
+  return items.map((item) => item.action as RolloutAction);
+}
+
+const rejectedKey = (name: string) => ({ pk: `rollout-rejected#${name}`, sk: 'digests' });
+
+/** Remembers a digest rolled back, beyond the rollout's removal. */
+export async function rememberRejected(db: TableClient, name: string, digest: string): Promise<void> {
   await db.doc.send(
-    new PutCommand({
+    new UpdateCommand({
       TableName: db.table,
-      Item: { pk: rolloutKey(name), sk: `action#${action.at}#${id}`, action },
+      Key: rejectedKey(name),
+      UpdateExpression: 'ADD digests :digest',
+      ExpressionAttributeValues: { ':digest': new Set([digest]) },
     }),
   );
 }
 
-/** Every halt and resume recorded for the rollout, oldest first. */
-export async function listRolloutActions(db: TableClient, name: string): Promise<RolloutAction[]> {
-  const items = await queryPartition(db, rolloutKey(name), { skPrefix: 'action#', consistent: true });
-  return items.map((item) => item.action as RolloutAction);
+/** The digests ever rolled back in a rollout of this name (read when it has no generation yet). */
+export async function rejectedDigests(db: TableClient, name: string): Promise<string[]> {
+  const { Item } = await db.doc.send(
+    new GetCommand({ TableName: db.table, Key: rejectedKey(name), ConsistentRead: true }),
+  );
+  return [...((Item?.digests as Set<string> | undefined) ?? [])].sort();
 }
 
 /** BatchGetItem's limit of keys per request. */

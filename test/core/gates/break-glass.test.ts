@@ -38,7 +38,7 @@ const credentials = credentialsOf;
 
 /** A closed gate holding one delivery, a handler with a hand-moved clock (started now: proofs are signed now). */
 async function closedGate(blocks: 'all' | 'revisions' = 'all', gateSpec: Record<string, unknown> = {}) {
-  const { clock, deps, gate, delivery, ns, repository } = await gatedDelivery(bed, {
+  const gated = await gatedDelivery(bed, {
     start: new Date().toISOString(),
     gate: { default: 'closed', window: '1h', ...gateSpec },
     blocks,
@@ -47,28 +47,14 @@ async function closedGate(blocks: 'all' | 'revisions' = 'all', gateSpec: Record<
   });
   const published: { detailType: string; detail: unknown }[] = [];
   const gateDeps = {
-    ...inProcessGateDeps(deps),
+    ...inProcessGateDeps(gated.deps),
     publish: async (detailType: string, detail: unknown) => void published.push({ detailType, detail }),
   };
   const handler = gateHandler(() => gateDeps);
   /** A signed override as `aws lambda invoke` of the break_glass alias sends it. */
   const override = (fields: Omit<OverrideFields, 'action'>, who: TestIdentity = alice) =>
     signedOverride(handler, fields, who);
-  return {
-    clock,
-    deps,
-    gate,
-    delivery,
-    ns,
-    repository,
-    gateDeps,
-    handler,
-    published,
-    override,
-    push: async (value: string) =>
-      `release@${await pushFiles(bed, repository, 'release', { 'cm.yaml': configMapYaml('app', ns, value) })}`,
-    valueIn: () => configMapValue(core, 'app', ns),
-  };
+  return { ...gated, gateDeps, handler, published, override, push: gated.pushValue, valueIn: gated.applied };
 }
 
 describe('a break-glass override', () => {

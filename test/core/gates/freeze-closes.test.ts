@@ -5,7 +5,6 @@
 // - the start of a freeze is a close: an approval given before it does not open the gate after it;
 // - a delivery held by a freeze catches up when it ends: the held run arranges the gate's
 //   `gateOpened` one-time schedule for the freeze's end, as the gate function does for a window's.
-import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseGateEvent } from '../../../functions/core/gates/event.ts';
 import { evaluateGates, verdictFor } from '../../../functions/core/gates/evaluate.ts';
@@ -13,18 +12,11 @@ import { gateStatus, handleGateEvent } from '../../../functions/core/gates/reque
 import { deliveriesForEvent } from '../../../functions/core/reconcile/triggers.ts';
 import { gateHandler } from '../../../functions/gate/handler.ts';
 import { signedOverride } from '../../support/break-glass.ts';
-import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
-import {
-  configMapValue,
-  configMapYaml,
-  inProcessGateDeps,
-  manualClock,
-  registerGate,
-} from '../../support/gates.ts';
-import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { run } from '../../support/deliveries.ts';
+import { gatedDelivery, inProcessGateDeps } from '../../support/gates.ts';
+import { testbed } from '../../support/testbed.ts';
 
 const bed = testbed();
-const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const ALICE = 'arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Approver_0123456789abcdef/alice';
@@ -35,37 +27,19 @@ const dateOf = (at: number, days: number) => new Date(at + days * DAY).toISOStri
 
 /** A delivery of one ConfigMap behind one fresh gate (`blocks: all`), with a hand-moved clock. */
 async function frozenDelivery(start: string, gateSpec: Record<string, unknown>) {
-  const clock = manualClock(start);
   const timers: { gate: string; at: string }[] = [];
-  const deps = {
-    ...engineDeps(),
-    clock,
-    gateTimer: {
-      reopenAt: async (gate: string, at: Date) => void timers.push({ gate, at: at.toISOString() }),
-    },
+  const gateTimer = {
+    reopenAt: async (gate: string, at: Date) => void timers.push({ gate, at: at.toISOString() }),
   };
-  const gate = uniqueName('frozen');
-  const delivery = uniqueName('frozen');
-  const ns = uniqueName('frozen');
-  const repository = uniqueName('frozen/app');
-  await createNamespace(bed.kubeConfig(), ns);
-  await registerGate(deps, { name: gate, ...gateSpec });
-  await registerDelivery(deps, bed, {
-    name: delivery,
-    repository,
-    tag: 'release',
-    gates: [{ name: gate, blocks: 'all' }],
+  const gated = await gatedDelivery(bed, {
+    start,
+    gate: gateSpec,
+    blocks: 'all',
+    delivery: { tag: 'release' },
+    names: { gate: 'frozen', delivery: 'frozen', repository: 'frozen/app' },
+    deps: { gateTimer },
   });
-  return {
-    clock,
-    deps,
-    timers,
-    gate,
-    delivery,
-    push: async (value: string) =>
-      `release@${await pushFiles(bed, repository, 'release', { 'cm.yaml': configMapYaml('app', ns, value) })}`,
-    valueIn: () => configMapValue(core, 'app', ns),
-  };
+  return { ...gated, timers, push: gated.pushValue, valueIn: gated.applied };
 }
 
 describe('a break-glass override and a dated freeze', () => {

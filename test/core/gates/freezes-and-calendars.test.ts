@@ -1,7 +1,6 @@
 // Dated freezes, iCalendar calendars and SSM Change Calendars on the real components (DynamoDB
 // Local, the kube-apiserver, the SSM stand-in) with an injected clock: each holds a delivery for
 // its span, an approved open request does not lift it, and the delivery goes through after it.
-import { CoreV1Api } from '@kubernetes/client-node';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,18 +9,11 @@ import { parseGateEvent } from '../../../functions/core/gates/event.ts';
 import { gateStatus, handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { createSsmEndpoint, type SsmEndpoint } from '../../../dev/ssm-endpoint.ts';
-import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
-import {
-  configMapValue,
-  configMapYaml,
-  inProcessGateDeps,
-  manualClock,
-  registerGate,
-} from '../../support/gates.ts';
-import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
+import { run } from '../../support/deliveries.ts';
+import { gatedDelivery, inProcessGateDeps } from '../../support/gates.ts';
+import { testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
-const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 
 const OPS = {
   accessKeyId: 'AKIAOPSXXXXXXXXXXXXX',
@@ -48,23 +40,14 @@ afterAll(async () => {
 
 /** A delivery of one ConfigMap in a fresh namespace behind one fresh gate; `push` makes a new revision. */
 async function setup(start: string, gateSpec: Record<string, unknown>) {
-  const clock = manualClock(start);
-  const deps = {
-    ...engineDeps(),
-    clock,
-    changeCalendarStates: ssmChangeCalendarReader(ssmClient),
-  };
-  const gate = uniqueName('frozen');
-  const delivery = uniqueName('frozen');
-  const ns = uniqueName('frozen');
-  const repository = uniqueName('freezes/app');
-  await createNamespace(bed.kubeConfig(), ns);
-  await registerGate(deps, { name: gate, ...gateSpec });
-  await registerDelivery(deps, bed, { name: delivery, repository, gates: [{ name: gate, blocks: 'all' }] });
-  const push = (value: string) =>
-    pushFiles(bed, repository, 'main', { 'cm.yaml': configMapYaml('app', ns, value) });
-  const applied = () => configMapValue(core, 'app', ns);
-  return { clock, deps, gate, delivery, push, applied };
+  const gated = await gatedDelivery(bed, {
+    start,
+    gate: gateSpec,
+    blocks: 'all',
+    names: { gate: 'frozen', delivery: 'frozen', repository: 'freezes/app' },
+    deps: { changeCalendarStates: ssmChangeCalendarReader(ssmClient) },
+  });
+  return { ...gated, push: gated.pushValue };
 }
 
 describe('a dated freeze', () => {

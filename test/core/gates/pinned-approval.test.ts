@@ -6,18 +6,17 @@ import { GateEventError, parseGateEvent } from '../../../functions/core/gates/ev
 import { gateStatus, handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { listGateAudit } from '../../../functions/core/store/gates.ts';
-import { pushFiles, run } from '../../support/deliveries.ts';
-import { configMapValue, configMapYaml, inProcessGateDeps, gatedDelivery } from '../../support/gates.ts';
+import { run } from '../../support/deliveries.ts';
+import { configMapValue, inProcessGateDeps, gatedDelivery } from '../../support/gates.ts';
 import { testbed } from '../../support/testbed.ts';
 
 const bed = testbed();
 const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 
-const configMap = (ns: string, value: string) => configMapYaml('app', ns, value);
 const valueIn = (ns: string) => configMapValue(core, 'app', ns);
 
 async function approvalGate(blocks: 'all' | 'revisions', gateSpec: Record<string, unknown> = {}) {
-  const { clock, deps, gate, delivery, ns, repository } = await gatedDelivery(bed, {
+  const { clock, deps, gate, delivery, ns, pushValue } = await gatedDelivery(bed, {
     start: '2026-06-01T09:00:00Z',
     gate: { default: 'closed', window: '1h', ...gateSpec },
     blocks,
@@ -33,8 +32,7 @@ async function approvalGate(blocks: 'all' | 'revisions', gateSpec: Record<string
     ns,
     gateDeps,
     /** Pushes `value` under the `release` tag; returns the revision sluice reports for it. */
-    push: async (value: string) =>
-      `release@${await pushFiles(bed, repository, 'release', { 'cm.yaml': configMap(ns, value) })}`,
+    push: pushValue,
     approve: (revision?: string, by = 'alice') =>
       handleGateEvent(
         parseGateEvent({

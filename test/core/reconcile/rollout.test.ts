@@ -36,7 +36,7 @@ describe('rollouts', () => {
     const generation = await getGeneration(f.deps.db, f.name);
     expect(first.revision).toBe(generation!.revision);
     expect(await f.value(canary)).toBe('v1');
-    // Soaking: nobody of wave 2 is asked yet.
+    // Soaking: nobody of wave 2 is asked yet (their start at the soak's end is scheduled).
     expect(f.asked).toEqual([]);
     expect(rolloutSummary(await f.state())).toMatch(
       /wave 1 of 3 soaking \(1 of 1 Ready, soaking until 2026-04-01T10:30:00/,
@@ -232,6 +232,37 @@ describe('rollouts', () => {
     f.clock.advance(30 * MINUTE);
     expect(await reconcile(a, f.deps)).toMatchObject({ outcome: 'Succeeded' });
     expect(f.asked).toEqual([[b], [c]]);
+    expect((await f.state()).phase).toBe('Complete');
+  });
+
+  it("retries the next wave at the soak's end though its members' runs came before the soak began", async () => {
+    const scheduled: [string, string][] = [];
+    const retryTimer = {
+      retryAt: async (delivery: string, at: Date) => (scheduled.push([delivery, at.toISOString()]), at),
+    };
+    const f = await fleet(bed, { waves: [1, 2], soak: '30m', deps: { retryTimer } });
+    const [[canary], [a, b]] = f.waves as [[string], [string, string]];
+    // A push reconciles every member at once: the next wave's runs find wave 1 not started, and
+    // there is no soak yet to retry them at.
+    for (const member of [a, b])
+      expect(await reconcile(member, f.deps)).toMatchObject({ reason: 'RolloutWaiting' });
+    expect(scheduled).toEqual([]);
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    // The soak began: the canary's run schedules a and b's retries at its end, without running them.
+    const soakEnd = '2026-04-01T10:30:00.000Z';
+    expect(f.asked).toEqual([]);
+    expect(scheduled).toEqual([
+      [a, soakEnd],
+      [b, soakEnd],
+    ]);
+    // The canary's next run (its interval) schedules nothing again.
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(scheduled).toHaveLength(2);
+    expect(f.asked).toEqual([]);
+    // The retries fire at the soak's end: wave 2 takes the digest.
+    f.clock.advance(30 * MINUTE);
+    for (const member of [a, b])
+      expect(await reconcile(member, f.deps)).toMatchObject({ outcome: 'Succeeded' });
     expect((await f.state()).phase).toBe('Complete');
   });
 

@@ -9,11 +9,13 @@ import { readInventory } from '../../../functions/core/store/inventory.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { clusterKey } from '../../../functions/core/config/index.ts';
 import { clusterSlotsKey } from '../../../functions/core/store/cluster-slots.ts';
-import { deliveryKey, queryPartition, tableClient } from '../../../functions/core/store/table-client.ts';
+import { deliveryKey, queryPartition } from '../../../functions/core/store/table-client.ts';
+import { countedTableOf } from '../../support/counted-table.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
+const countedTable = () => countedTableOf(bed);
 
 const configMaps = (ns: string, value: string, names: readonly string[]) =>
   names
@@ -22,20 +24,6 @@ const configMaps = (ns: string, value: string, names: readonly string[]) =>
         `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  k: ${value}\n`,
     )
     .join('---\n');
-
-/** A table client that records the operation of each request it sends. */
-function countedTable(): { db: ReturnType<typeof tableClient>; sent: string[] } {
-  const client = bed.dynamoDb();
-  const sent: string[] = [];
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      sent.push((context.commandName ?? '?').replace(/Command$/, ''));
-      return next(args);
-    },
-    { step: 'initialize', name: 'countTableRequests' },
-  );
-  return { db: tableClient(client, bed.dynamodb.table), sent };
-}
 
 describe('table requests of one run', () => {
   it('a new revision of a small pruning delivery, in a warm container', async () => {

@@ -86,6 +86,28 @@ describe('rolloutState', () => {
     expect(rolloutSummary(state)).toBe('no revision rolled out yet');
   });
 
+  it('a generation recorded as completed stays complete: a member failing since fails alone, halting nothing', () => {
+    const everyone = Object.fromEntries(
+      ROLLOUT.waves.flatMap((w) => w.deliveries).map((name) => [name, ready(0)]),
+    );
+    const state = rolloutState(
+      inputs({
+        generation: { ...GENERATION, completedAt: iso(200) },
+        statuses: { ...everyone, 'eu-2': failed(300) },
+        now: at(301),
+      }),
+    );
+    expect(state.phase).toBe('Complete');
+    expect(state.halt).toBeUndefined();
+    expect(taking(state)).toEqual(ROLLOUT.waves.flatMap((w) => w.deliveries).sort());
+    // Its row still says so.
+    expect(state.waves[1]!.members.find((m) => m.name === 'eu-2')).toMatchObject({ phase: 'Failed' });
+    // Without the record, the same statuses halt it.
+    expect(rolloutState(inputs({ statuses: { ...everyone, 'eu-2': failed(300) }, now: at(301) })).phase).toBe(
+      'Halted',
+    );
+  });
+
   it('admits the first wave only; the later ones keep their revision', () => {
     const state = rolloutState(inputs({}));
     expect(state).toMatchObject({ phase: 'Progressing', activeWave: 1 });

@@ -70,14 +70,19 @@ describe('spec handler: rollouts', () => {
       },
       undefined,
     );
-    await recordRolloutAction(deps.db, name, {
-      action: 'halt',
-      generation: 1,
-      at: new Date().toISOString(),
-      by: 'sluice',
-      verified: true,
-      reason: 'x',
-    });
+    await recordRolloutAction(
+      deps.db,
+      name,
+      {
+        action: 'halt',
+        generation: 1,
+        at: new Date().toISOString(),
+        by: 'sluice',
+        verified: true,
+        reason: 'x',
+      },
+      0,
+    );
     await handler(event('Delete', spec([[canary], [eu, us]]), created.PhysicalResourceId), context('r3'));
     expect(await getRollout(deps.db, name)).toBeUndefined();
     expect(await getGeneration(deps.db, name)).toBeUndefined();

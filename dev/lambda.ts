@@ -1,5 +1,6 @@
-import type { RetryTimer } from '../../functions/core/reconcile/retry.ts';
-import type { SimClock } from './sim-clock.ts';
+// Stand-ins for Lambda's asynchronous invocations and EventBridge Scheduler's one-time schedules,
+// in this process: the reconcile function run as deployed, by the scale bench and the fleet demo.
+import type { RetryTimer } from '../functions/core/reconcile/retry.ts';
 
 /**
  * Lambda's asynchronous invocations, in this process: invocations queue and at most `concurrency`
@@ -38,7 +39,9 @@ export class SimLambda<E> {
       this.peakRunning = Math.max(this.peakRunning, this.running);
       const id = this.invocations;
       void this.run(event, id)
-        .catch((error: unknown) => process.stderr.write(`[scale] invocation failed: ${String(error)}\n`))
+        .catch((error: unknown) =>
+          process.stderr.write(`[lambda] invocation ${id} failed: ${String(error)}\n`),
+        )
         .finally(() => {
           this.running--;
           this.pump();
@@ -49,22 +52,41 @@ export class SimLambda<E> {
   }
 }
 
+/** The time the schedules fire by; `onAdvance`: told when it jumps forward. */
+export interface SchedulerClock {
+  now(): Date;
+  onAdvance?(listener: () => void): void;
+}
+
+const wallClock: SchedulerClock = { now: () => new Date() };
+
+interface Schedule {
+  readonly delivery: string;
+  readonly at: number;
+  timer?: NodeJS.Timeout;
+}
+
 /**
  * EventBridge Scheduler's one-time schedules, in this process: a retry is created (counted as one
- * CreateSchedule) and fires at the whole minute Scheduler would fire it, on `clock` (moved forward,
- * the schedules that came due fire at once), as an invocation.
+ * CreateSchedule) and fires at the whole minute Scheduler would fire it, as an invocation
+ * (`granularityMs` 1,000: at the whole second, for a demo's soak of seconds). On a `clock` that can
+ * be moved forward (the scale bench's soaks), the schedules that came due when it moves fire at once.
  */
 export function simScheduler(
   fire: (delivery: string) => void,
-  clock: SimClock,
+  granularityMs = 60_000,
+  clock: SchedulerClock = wallClock,
 ): RetryTimer & {
   readonly created: () => number;
+  readonly pending: () => number;
   /** Schedules not fired yet that fire within `ms` of the clock's now. */
   readonly pendingWithin: (ms: number) => number;
+  /** Deletes the schedules that have not fired. */
+  readonly cancel: () => void;
 } {
   let created = 0;
-  const pending = new Set<{ delivery: string; at: number; timer?: NodeJS.Timeout }>();
-  const arm = (schedule: { delivery: string; at: number; timer?: NodeJS.Timeout }) => {
+  const pending = new Set<Schedule>();
+  const arm = (schedule: Schedule) => {
     clearTimeout(schedule.timer);
     schedule.timer = setTimeout(
       () => {
@@ -74,17 +96,22 @@ export function simScheduler(
       Math.max(0, schedule.at - clock.now().getTime()),
     );
   };
-  clock.onAdvance(() => pending.forEach(arm));
+  clock.onAdvance?.(() => pending.forEach(arm));
   return {
     created: () => created,
+    pending: () => pending.size,
     pendingWithin: (ms) => [...pending].filter((s) => s.at <= clock.now().getTime() + ms).length,
+    cancel: () => {
+      for (const schedule of pending) clearTimeout(schedule.timer);
+      pending.clear();
+    },
     retryAt: async (delivery, at) => {
       created++;
-      const minute = new Date(Math.ceil(at.getTime() / 60_000) * 60_000);
-      const schedule = { delivery, at: minute.getTime() };
+      const firing = new Date(Math.ceil(at.getTime() / granularityMs) * granularityMs);
+      const schedule: Schedule = { delivery, at: firing.getTime() };
       pending.add(schedule);
       arm(schedule);
-      return minute;
+      return firing;
     },
   };
 }
