@@ -68,7 +68,7 @@ interface Schedule {
 
 /**
  * EventBridge Scheduler's one-time schedules, in this process: a retry is created (counted as one
- * CreateSchedule) and fires at the whole minute Scheduler would fire it, as an invocation
+ * CreateSchedule; one per delivery and time, as their names are) and fires at the whole minute Scheduler would fire it, as an invocation
  * (`granularityMs` 1,000: at the whole second, for a demo's soak of seconds). On a `clock` that can
  * be moved forward (the scale bench's soaks), the schedules that came due when it moves fire at once.
  */
@@ -106,8 +106,10 @@ export function simScheduler(
       pending.clear();
     },
     retryAt: async (delivery, at) => {
-      created++;
       const firing = new Date(Math.ceil(at.getTime() / granularityMs) * granularityMs);
+      // Named by delivery and time, as the real ones: a second for the same one is that one.
+      for (const s of pending) if (s.delivery === delivery && s.at === firing.getTime()) return firing;
+      created++;
       const schedule: Schedule = { delivery, at: firing.getTime() };
       pending.add(schedule);
       arm(schedule);
