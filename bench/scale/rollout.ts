@@ -125,10 +125,15 @@ export async function simulateRollout(
     live: Map<string, string | undefined>,
   ) => {
     mustHold(`${version}: no member ahead of its wave`, aheadOfTheirWave(waves, live, version, through));
-    mustHold(
-      `${version}: every member of waves 1–${through} at it`,
-      behindTheirWave(waves, live, version, through),
-    );
+    const behind = behindTheirWave(waves, live, version, through);
+    if (behind.length > 0) {
+      // Why they did not move: the rollout's state and the first few members' statuses.
+      h.say(`${version}: ${rolloutSummary(await state())}`);
+      const stuck = members.filter((name) => behind.some((line) => line.startsWith(`${name} `)));
+      for (const [name, status] of await getStatuses(db, stuck.slice(0, 5)))
+        h.say(`${name}: ${status?.reason ?? 'never run'}: ${status?.message ?? ''}`);
+    }
+    mustHold(`${version}: every member of waves 1–${through} at it`, behind);
     mustHold(
       `${version}: no wave before the one before it soaked`,
       tookBeforeSoak(waves, takenAt, await readySince(), soakMs),

@@ -169,7 +169,7 @@ export async function simulate(
     clock,
     // What a run could not do (follow its rollout, renew a slot, schedule a retry) is said, not swallowed.
     log: (line) => {
-      if (line.startsWith('could not')) say(line);
+      if (line.startsWith('could not') || line.startsWith("rollout 'fleet'")) say(line);
     },
   };
   const resultListeners: ((result: ReconcileResult, startedAt: number) => void)[] = [];
