@@ -52,40 +52,67 @@ export class SimLambda<E> {
   }
 }
 
+/** The time the schedules fire by; `onAdvance`: told when it jumps forward. */
+export interface SchedulerClock {
+  now(): Date;
+  onAdvance?(listener: () => void): void;
+}
+
+const wallClock: SchedulerClock = { now: () => new Date() };
+
+interface Schedule {
+  readonly delivery: string;
+  readonly at: number;
+  timer?: NodeJS.Timeout;
+}
+
 /**
  * EventBridge Scheduler's one-time schedules, in this process: a retry is created (counted as one
- * CreateSchedule) and fires at the whole minute Scheduler would fire it, as an invocation
- * (`granularityMs` 1,000: at the whole second, for a demo's soak of seconds).
+ * CreateSchedule; one per delivery and time, as their names are) and fires at the whole minute Scheduler would fire it, as an invocation
+ * (`granularityMs` 1,000: at the whole second, for a demo's soak of seconds). On a `clock` that can
+ * be moved forward (the scale bench's soaks), the schedules that came due when it moves fire at once.
  */
 export function simScheduler(
   fire: (delivery: string) => void,
   granularityMs = 60_000,
+  clock: SchedulerClock = wallClock,
 ): RetryTimer & {
   readonly created: () => number;
   readonly pending: () => number;
+  /** Schedules not fired yet that fire within `ms` of the clock's now. */
+  readonly pendingWithin: (ms: number) => number;
   /** Deletes the schedules that have not fired. */
   readonly cancel: () => void;
 } {
   let created = 0;
-  const timers = new Set<NodeJS.Timeout>();
+  const pending = new Set<Schedule>();
+  const arm = (schedule: Schedule) => {
+    clearTimeout(schedule.timer);
+    schedule.timer = setTimeout(
+      () => {
+        pending.delete(schedule);
+        fire(schedule.delivery);
+      },
+      Math.max(0, schedule.at - clock.now().getTime()),
+    );
+  };
+  clock.onAdvance?.(() => pending.forEach(arm));
   return {
     created: () => created,
-    pending: () => timers.size,
+    pending: () => pending.size,
+    pendingWithin: (ms) => [...pending].filter((s) => s.at <= clock.now().getTime() + ms).length,
     cancel: () => {
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+      for (const schedule of pending) clearTimeout(schedule.timer);
+      pending.clear();
     },
     retryAt: async (delivery, at) => {
-      created++;
       const firing = new Date(Math.ceil(at.getTime() / granularityMs) * granularityMs);
-      const timer = setTimeout(
-        () => {
-          timers.delete(timer);
-          fire(delivery);
-        },
-        Math.max(0, firing.getTime() - Date.now()),
-      );
-      timers.add(timer);
+      // Named by delivery and time, as the real ones: a second for the same one is that one.
+      for (const s of pending) if (s.delivery === delivery && s.at === firing.getTime()) return firing;
+      created++;
+      const schedule: Schedule = { delivery, at: firing.getTime() };
+      pending.add(schedule);
+      arm(schedule);
       return firing;
     },
   };

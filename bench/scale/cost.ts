@@ -113,3 +113,25 @@ export function costPerDeliveryMonth(
 }
 
 export const total = (lines: readonly CostLine[]) => lines.reduce((sum, line) => sum + line.usd, 0);
+
+/** What a number of runs used, measured (the Lambda time estimated from the runs' CPU and round trips). */
+export interface RunsUse {
+  readonly lambdaSeconds: number;
+  readonly memoryGb: number;
+  readonly invocations: number;
+  readonly readUnits: number;
+  readonly writeUnits: number;
+  /** One-time schedules created (each fires once: a Scheduler invocation). */
+  readonly schedules: number;
+}
+
+/** Dollars that a number of runs cost, by item (the table's units, Lambda, Scheduler). */
+export function costOfRuns(use: RunsUse): CostLine[] {
+  return [
+    { item: 'Lambda duration', usd: use.lambdaSeconds * use.memoryGb * PRICES.lambdaGbSecond.usd },
+    { item: 'Lambda requests', usd: use.invocations * PRICES.lambdaRequest.usd },
+    { item: 'DynamoDB writes', usd: use.writeUnits * PRICES.dynamoWrite.usd },
+    { item: 'DynamoDB reads', usd: use.readUnits * PRICES.dynamoRead.usd },
+    { item: 'Scheduler invocations', usd: use.schedules * PRICES.schedulerInvocation.usd },
+  ];
+}

@@ -5,7 +5,8 @@ import { DEFAULTS } from '../../functions/core/config/index.ts';
 import { APPLY_CONCURRENCY } from '../../functions/core/kube/pool.ts';
 import { table } from '../report.ts';
 import { formatMs } from '../stats.ts';
-import { costPerDeliveryMonth, PRICES, runsPerMonth, total, type PerRun } from './cost.ts';
+import { costOfRuns, costPerDeliveryMonth, PRICES, runsPerMonth, total, type PerRun } from './cost.ts';
+import { rolloutSection } from './docs-rollout.ts';
 import type { Phase, ScaleResult } from './simulate.ts';
 
 /** Flux's published figure for the same shape (fluxcd/flux-benchmark RESULTS.md, Flux v2.6.0). */
@@ -27,8 +28,8 @@ const LOG_BYTES = 1_100;
 const MEMORY_GB = 1;
 
 const perRun = (phase: Phase, n: number) => n / phase.runs;
-const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
-const usd = (value: number) => (value >= 0.1 ? `$${value.toFixed(2)}` : `$${value.toFixed(4)}`);
+export const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
+export const usd = (value: number) => (value >= 0.1 ? `$${value.toFixed(2)}` : `$${value.toFixed(4)}`);
 
 /** A steady-state run's billed Lambda seconds: its local time on a slower CPU, plus the round trips AWS adds. */
 export function lambdaSecondsOf(result: ScaleResult): { seconds: number; how: string } {
@@ -46,6 +47,32 @@ export function lambdaSecondsOf(result: ScaleResult): { seconds: number; how: st
     `${REGISTRY_REQUESTS} registry requests × ${RTT_MS.registry} ms = ${Math.round(ms)} ms`;
   return { seconds: ms / 1000, how };
 }
+
+/**
+ * A phase's billed Lambda seconds, estimated as a steady run's are: its runs' CPU time (this
+ * process) on a slower CPU, plus the round trips AWS adds to its requests. Not the runs' wall
+ * time, which 50 runs sharing 2 cores stretch many times over.
+ */
+export function phaseLambdaSeconds(phase: Phase): number {
+  const trips =
+    sum(phase.table.requests) * RTT_MS.dynamodb +
+    sum(phase.apiRequests) * RTT_MS.apiServer +
+    phase.runs * REGISTRY_REQUESTS * RTT_MS.registry;
+  return phase.cpuSeconds.runs * CPU_FACTOR + trips / 1000;
+}
+
+/** What a phase's runs cost in AWS, in dollars (Lambda, the table, Scheduler). */
+export const phaseCost = (phase: Phase): number =>
+  total(
+    costOfRuns({
+      lambdaSeconds: phaseLambdaSeconds(phase),
+      memoryGb: MEMORY_GB,
+      invocations: phase.invocations,
+      readUnits: phase.table.readUnits,
+      writeUnits: phase.table.writeUnits,
+      schedules: phase.schedulesCreated,
+    }),
+  );
 
 export function steadyRun(result: ScaleResult): PerRun {
   const { steady } = result;
@@ -65,7 +92,7 @@ const requestsText = (phase: Phase) =>
     .map(([op, n]) => `${(n / phase.runs).toFixed(2).replace(/\.00$/, '')} ${op.replace(/Command$/, '')}`)
     .join(', ');
 
-const peaks = (record: Record<string, number>) => {
+export const peaks = (record: Record<string, number>) => {
   const values = Object.values(record);
   return values.length === 0 ? '—' : `${Math.max(...values)} (each cluster: ${values.join(', ')})`;
 };
@@ -252,6 +279,7 @@ export function scaleDoc(result: ScaleResult): string {
     '',
     `DynamoDB requests of a steady-state run: ${requestsText(steady)}. Its writes: the lease taken and given back, the status; no event (a run that changed nothing records none) and no cluster slot (a run takes one only when it has something to write). Its reads: the spec (twice: before and under the lease), the lease, the status, the gate and its last request, the inventory. Scheduler: one invocation per interval run (the schedule), and a one-time schedule only for a retry.`,
     '',
+    ...rolloutSection(result),
     '## Cost model',
     '',
     `Prices: AWS list prices for **us-east-1** as published on AWS's pricing pages in 2025 (DynamoDB's after the November 2024 on-demand cut), taken as unchanged on ${result.machine.date.slice(0, 10)}, the date of this run; free tiers are not counted (Lambda's 400,000 GB-s and 1 million requests, Scheduler's 14 million invocations a month would make small installations cheaper still).`,

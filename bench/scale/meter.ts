@@ -27,10 +27,17 @@ export function meteredDynamoDb(
       requests[operation] = (requests[operation] ?? 0) + 1;
       (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
       const result = await next(args);
-      const input = args.input as { Item?: { pk?: unknown }; Key?: { pk?: unknown } };
+      const input = args.input as {
+        Item?: { pk?: unknown };
+        Key?: { pk?: unknown };
+        TransactItems?: { Delete?: { Key?: { pk?: unknown } } }[];
+      };
       const slot = (key: unknown) => typeof key === 'string' && key.startsWith('cluster#');
       if (operation === 'PutItemCommand' && slot(input.Item?.pk)) onSlot(input.Item!.pk as string, 1);
       if (operation === 'DeleteItemCommand' && slot(input.Key?.pk)) onSlot(input.Key!.pk as string, -1);
+      // A run may free its slot in the transaction that writes its status.
+      for (const item of operation === 'TransactWriteItemsCommand' ? (input.TransactItems ?? []) : [])
+        if (slot(item.Delete?.Key?.pk)) onSlot(item.Delete!.Key!.pk as string, -1);
       const consumed = (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] })
         .ConsumedCapacity;
       for (const c of [consumed ?? []].flat()) {

@@ -22,6 +22,9 @@ const options: ScaleOptions = {
   lambdaConcurrency: number('SLUICE_SCALE_CONCURRENCY', 50),
   clusterConcurrency: number('SLUICE_SCALE_CLUSTER_CONCURRENCY', 10),
   soloSample: number('SLUICE_SCALE_SOLO', 50),
+  rolloutMembers: number('SLUICE_SCALE_ROLLOUT', 1000),
+  rolloutMaxParallel: number('SLUICE_SCALE_ROLLOUT_MAX_PARALLEL', 50),
+  rolloutSoakMinutes: number('SLUICE_SCALE_ROLLOUT_SOAK', 30),
 };
 const clusterCount = number('SLUICE_SCALE_CLUSTERS', 4);
 const json = process.env.SLUICE_SCALE_JSON ?? join(root, 'bench', 'scale', 'last-run.json');

@@ -4,11 +4,11 @@
 // per delivery, run by a stand-in for Lambda with bounded concurrency, against DynamoDB Local.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { systemClock } from '../../functions/core/clock.ts';
 import { clusterKey, parseDelivery, parseGate } from '../../functions/core/config/index.ts';
 import { reconcileDepsFromEnvironment } from '../../functions/core/environment.ts';
 import { handleGateEvent } from '../../functions/core/gates/requests.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
+import type { ReconcileResult } from '../../functions/core/reconcile/outcomes.ts';
 import type { ReconcileTrigger } from '../../functions/core/reconcile/triggers.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
 import { clusterSlotsKey } from '../../functions/core/store/cluster-slots.ts';
@@ -22,6 +22,8 @@ import { cpuMeter, ownCpuSeconds } from '../cpu.ts';
 import { pushFiles } from '../delivery.ts';
 import type { LocalCluster } from '../../dev/clusters.ts';
 import { SimLambda, simScheduler } from '../../dev/lambda.ts';
+import { simulateRollout, type Harness, type RolloutRun } from './rollout.ts';
+import { simClock } from './sim-clock.ts';
 import { InFlight, meteredDynamoDb, peakInFlightRequests, type TableUse } from './meter.ts';
 
 export interface ScaleOptions {
@@ -31,6 +33,10 @@ export interface ScaleOptions {
   readonly clusterConcurrency: number;
   /** Deliveries whose steady-state run is timed alone, for the per-run duration of the cost model. */
   readonly soloSample: number;
+  /** Deliveries of the rollout phase (0: none). */
+  readonly rolloutMembers: number;
+  readonly rolloutMaxParallel: number;
+  readonly rolloutSoakMinutes: number;
 }
 
 /** What one phase cost. */
@@ -61,12 +67,14 @@ export interface Durations {
   readonly p50: number;
   readonly p90: number;
   readonly max: number;
+  /** All the runs' wall times added up, ms (absent from runs recorded before it was kept). */
+  readonly total?: number;
 }
 
 function durationsOf(values: readonly number[]): Durations {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  return { p50: at(0.5), p90: at(0.9), max: sorted.at(-1) ?? 0 };
+  return { p50: at(0.5), p90: at(0.9), max: sorted.at(-1) ?? 0, total: values.reduce((a, b) => a + b, 0) };
 }
 
 export interface ScaleResult {
@@ -86,6 +94,8 @@ export interface ScaleResult {
   readonly steady: Phase;
   /** Steady-state runs one at a time: a run's own duration. */
   readonly solo: Phase;
+  /** A rollout of three waves over a fleet of its own (absent from runs recorded before it). */
+  readonly rollout?: RolloutRun;
 }
 
 const GATE = 'release';
@@ -136,6 +146,8 @@ function auditSince(
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Retries due within this long are waited for (a busy cluster's); a soak's end is not. */
+const SETTLE_HORIZON_MS = 5 * 60_000;
 
 export async function simulate(
   components: Components,
@@ -149,11 +161,18 @@ export async function simulate(
   const inFlight = new InFlight();
   const meter = meteredDynamoDb((pk, change) => inFlight.change(clusterNames.get(pk) ?? pk, change));
   const db = tableClient(meter.client, components.dynamodb.table);
+  const clock = simClock();
   const base: ReconcileDeps = {
     ...reconcileDepsFromEnvironment({ runId: 'scale' }),
     db,
     kubectl: components.kubectl,
+    clock,
+    // What a run could not do (follow its rollout, renew a slot, schedule a retry) is said, not swallowed.
+    log: (line) => {
+      if (line.startsWith('could not') || line.startsWith("rollout 'fleet'")) say(line);
+    },
   };
+  const resultListeners: ((result: ReconcileResult, startedAt: number) => void)[] = [];
   let outcomes: Record<string, number> = {};
   let durations: number[] = [];
   const readyAt = new Map<string, number>();
@@ -169,10 +188,12 @@ export async function simulate(
         },
       };
       const started = performance.now();
+      const startedAt = clock.now().getTime();
       const answer = await reconcileHandler(() => deps)(event, { awsRequestId: `invocation-${id}` });
       if (!Array.isArray(answer)) return;
       durations.push(performance.now() - started);
       for (const result of answer) {
+        for (const listener of resultListeners) listener(result, startedAt);
         const key = result.reason === 'ClusterBusy' ? 'ClusterBusy' : result.outcome;
         outcomes[key] = (outcomes[key] ?? 0) + 1;
         if (result.outcome === 'Succeeded') readyAt.set(result.delivery, performance.now());
@@ -181,13 +202,13 @@ export async function simulate(
     return lambda;
   };
   let lambda = lambdaOf(options.lambdaConcurrency);
-  const scheduler = simScheduler((delivery) => lambda.invoke({ delivery }));
+  const scheduler = simScheduler((delivery) => lambda.invoke({ delivery }), 60_000, clock);
 
   /** Until nothing runs and no retry is pending. */
   const settle = async () => {
     for (;;) {
       await lambda.drained();
-      if (scheduler.pending() === 0) return;
+      if (scheduler.pendingWithin(SETTLE_HORIZON_MS) === 0) return;
       await sleep(500);
     }
   };
@@ -278,7 +299,7 @@ export async function simulate(
     openedAt = performance.now();
     await handleGateEvent(
       { gate: GATE, action: 'open', source: 'cli', requestedBy: 'scale-simulation', reason: 'Monday' },
-      { db, clock: systemClock },
+      { db, clock },
     );
     lambda.invoke({ gateOpened: GATE });
   });
@@ -300,7 +321,36 @@ export async function simulate(
     names.slice(0, options.soloSample).forEach((delivery) => lambda.invoke({ delivery })),
   );
   meter.take();
-  return { options, clusters: clusters.length, held, wave: { ...wave, readyMs, notReady }, steady, solo };
+
+  let rollout: RolloutRun | undefined;
+  if (options.rolloutMembers > 0) {
+    lambda = lambdaOf(options.lambdaConcurrency);
+    const harness: Harness = {
+      deps: base,
+      components,
+      clusters,
+      clock,
+      clusterConcurrency: options.clusterConcurrency,
+      say,
+      invoke: (event) => lambda.invoke(event),
+      phase,
+      onResult: (listener) => resultListeners.push(listener),
+    };
+    rollout = await simulateRollout(harness, {
+      members: options.rolloutMembers,
+      maxParallel: options.rolloutMaxParallel,
+      soakMinutes: options.rolloutSoakMinutes,
+    });
+  }
+  return {
+    options,
+    clusters: clusters.length,
+    held,
+    wave: { ...wave, readyMs, notReady },
+    steady,
+    solo,
+    ...(rollout && { rollout }),
+  };
 }
 
 /** The simulation's result with when and where it ran. */

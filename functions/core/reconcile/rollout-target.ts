@@ -287,11 +287,39 @@ async function wakeAtSoakEnd(rollout: Rollout, state: RolloutState, deps: Reconc
       );
 }
 
+/** Takes the right to wake `member` for `generation`, once: false when a run took it before. */
+const claimWake = (db: TableClient, rollout: string, generation: number, member: string) =>
+  claimRolloutEvent(db, rollout, `${generation}#wake#${member}`);
+
+/**
+ * Of the members admitted and waiting (held before their turn came, or never run), those no run
+ * has woken yet, each taken once. They are admitted in the waves' order, so the newest are last:
+ * claimed from the last, up to the first that a run claimed before (it, and those before it, were
+ * woken when they were admitted). The first members of a wave that a soak's end woke (wakeAtSoakEnd)
+ * are woken once more by the first run that follows, should that schedule be lost. Without this every run of the wave woke every admitted member
+ * still showing its held status (in flight, or queued behind other invocations): duplicate runs
+ * that, when they found nothing left to do, woke the others again.
+ */
+async function wakeAdmitted(
+  db: TableClient,
+  rollout: string,
+  generation: number,
+  waiting: readonly string[],
+): Promise<string[]> {
+  const woken: string[] = [];
+  for (const member of [...waiting].reverse()) {
+    if (!(await claimWake(db, rollout, generation, member))) break;
+    woken.unshift(member);
+  }
+  return woken;
+}
+
 /**
  * After a member's run: records a halt it caused, publishes the rollout's events it shows
  * (rollout-events.ts), and reconciles the members that may take the
- * digest now but are held waiting (the next in the wave, or the next wave). Their interval runs
- * do the same when this is lost: the state is computed, not carried by events.
+ * digest now but are held waiting (the next in the wave, or the next wave), each once
+ * (wakeAdmitted). A member whose wake-up is lost takes the digest at its own next run: the state
+ * is computed, not carried by events.
  */
 export async function followRollout(
   delivery: string,
@@ -324,7 +352,9 @@ export async function followRollout(
   const statuses = await getStatuses(deps.db, [...state.mayTake]);
   const waiting = [...state.mayTake].filter((member) => {
     const status = statuses.get(member);
-    return member === delivery ? stale : !status || status.reason === 'RolloutWaiting';
+    return member !== delivery && (!status || status.reason === 'RolloutWaiting');
   });
-  if (waiting.length > 0) await deps.reconcileNow(waiting);
+  const woken = await wakeAdmitted(deps.db, rollout.name, generation.generation, waiting);
+  const again = stale ? [delivery] : [];
+  if (woken.length + again.length > 0) await deps.reconcileNow([...again, ...woken]);
 }

@@ -280,4 +280,26 @@ describe('rollouts', () => {
     expect(await reconcile(b, f.deps)).toMatchObject({ outcome: 'Succeeded' });
     expect(await reconcile(c, f.deps)).toMatchObject({ outcome: 'Succeeded' });
   });
+
+  it('wakes each admitted member once, however many runs of its wave follow (no duplicate follow-ups)', async () => {
+    // Follow-ups queue (Lambda's asynchronous invocations): they have not run when the next run follows.
+    const f = await fleet(bed, { waves: [4], maxParallel: 2 });
+    const [[a, b, c, d]] = f.waves as [[string, string, string, string]];
+    f.loseEvents();
+    for (const member of [c, d])
+      expect(await reconcile(member, f.deps)).toMatchObject({ reason: 'RolloutWaiting' });
+    expect(await reconcile(a, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    // a is done: b (never run) and c (held before its turn) are admitted and woken.
+    expect(f.asked).toEqual([[b, c]]);
+    // a's next run (an interval run, a duplicate) finds them still showing their held status: not woken again.
+    expect(await reconcile(a, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(f.asked).toEqual([[b, c]]);
+    // b is done: d is admitted, and woken alone (c's run is under way).
+    expect(await reconcile(b, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(f.asked).toEqual([[b, c], [d]]);
+    for (const member of [c, d])
+      expect(await reconcile(member, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(f.asked).toEqual([[b, c], [d]]);
+    expect((await f.state()).phase).toBe('Complete');
+  });
 });
