@@ -9,6 +9,11 @@ out=${1:?usage: build-local-kms.sh OUT_DIR VERSION}
 version=${2:?local-kms module version}
 command -v go >/dev/null || { echo "go is not installed: Go is needed to build local-kms" >&2; exit 3; }
 mkdir -p "$out"
+# Two first runs at once (the demo beside the tests) take turns: the second waits here, then finds
+# the binaries built; each build writes its own temporary file.
+exec 9>"$out/.build.lock"
+flock 9
+[ -x "$out/local-kms" ] && { echo "$out"; exit 0; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
@@ -59,6 +64,6 @@ func main() {
 }
 GO
 go mod tidy >/dev/null
-go build -trimpath -ldflags "-s -w" -o "$out/local-kms.tmp" .
-mv "$out/local-kms.tmp" "$out/local-kms"
+go build -trimpath -ldflags "-s -w" -o "$out/local-kms.tmp.$$" .
+mv "$out/local-kms.tmp.$$" "$out/local-kms"
 echo "$out"
