@@ -27,9 +27,11 @@ const { alice, mallory, outsider } = TEST_IDENTITIES;
 
 describe('rollout actions: the signer must be a grantee of the rollouts entry', () => {
   it('halt, resume and rollback signed by a non-grantee or another account are refused; nothing is recorded', async () => {
-    const f = await fleet(bed, { waves: [1], start: new Date().toISOString() });
-    const [[only]] = f.waves as [[string]];
-    await reconcile(only, f.deps);
+    const f = await fleet(bed, { waves: [1, 1], start: new Date().toISOString() });
+    const [[canary]] = f.waves as [[string], [string]];
+    // The canary took v1; wave 2 has not: the rollout is in progress, so a halt is possible.
+    f.loseEvents();
+    await reconcile(canary, f.deps);
     const generation = await getGeneration(f.deps.db, f.name);
     const handler = gateHandler(() => ({
       ...f.gateDeps,
