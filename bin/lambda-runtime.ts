@@ -32,6 +32,8 @@ import { componentsEnv, startComponents, stopComponents, type Components } from 
 import { freePort, onFreshPortsIfTaken, startDaemon, stopDaemon, waitUntilReady } from '../dev/processes.ts';
 import { lambdaRicEntry, lambdaRieBinary } from '../dev/provision.ts';
 import { TEST_IDENTITIES } from '../dev/sigv4-identity.ts';
+import { accountOf } from '../functions/core/gates/signers.ts';
+import { IDENTITY_CENTER_APPROVER } from './demo/grants.ts';
 import { LAMBDA_RIC_PACKAGE, LAMBDA_RIE_VERSION } from '../dev/versions.ts';
 
 const DIR = resolve(process.env.SLUICE_LAMBDA_CHECK_DIR ?? '.sluice/lambda-check');
@@ -280,7 +282,13 @@ async function scenario(
     started,
     `${GATE_NAME}:${ROLLOUTS_ALIAS}`,
     bundles.gate,
-    { ...common, [RUNTIME_ENV.reconcileFunction]: `${RIE_ARN_PREFIX}${RECONCILE_NAME}` },
+    {
+      ...common,
+      [RUNTIME_ENV.reconcileFunction]: `${RIE_ARN_PREFIX}${RECONCILE_NAME}`,
+      // As grantRolloutControl(alice's Identity Center role) would set them: alice may act, in her account.
+      [RUNTIME_ENV.trustedAccounts]: JSON.stringify([accountOf(TEST_IDENTITIES.alice.arn)]),
+      [RUNTIME_ENV.entryGrantees]: JSON.stringify({ [ROLLOUTS_ALIAS]: [IDENTITY_CENTER_APPROVER] }),
+    },
     512,
   );
 

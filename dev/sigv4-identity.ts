@@ -13,11 +13,13 @@ export interface TestIdentity {
 }
 
 const ACCOUNT = '123456789012';
-const role = (name: string, session: string, key: string): TestIdentity => ({
+/** An account the stack does not trust: anyone may open one and sign with its credentials. */
+export const OUTSIDE_ACCOUNT = '999999999999';
+const role = (name: string, session: string, key: string, account = ACCOUNT): TestIdentity => ({
   accessKeyId: `ASIA${key.padEnd(16, '0').toUpperCase()}`,
   secretAccessKey: `${session}/secret/EXAMPLEKEY/${key}`.padEnd(40, '0'),
   sessionToken: `session-token-of-${name}-${session}`,
-  arn: `arn:aws:sts::${ACCOUNT}:assumed-role/${name}/${session}`,
+  arn: `arn:aws:sts::${account}:assumed-role/${name}/${session}`,
 });
 
 /**
@@ -36,6 +38,15 @@ export const TEST_IDENTITIES = {
     arn: `arn:aws:iam::${ACCOUNT}:user/carol`,
   },
   ci: role('ci-pusher', 'github-actions', 'cipusher'),
+  /** A user of another (free) account, signing as a role named like an Identity Center one: bob's name. */
+  outsiderAsBob: role(
+    'AWSReservedSSO_Approver_0123456789abcdef',
+    'bob@example.com',
+    'outsiderbob',
+    OUTSIDE_ACCOUNT,
+  ),
+  /** A plain role of another account. */
+  outsider: role('Personal', 'eve', 'outsider', OUTSIDE_ACCOUNT),
 } satisfies Record<string, TestIdentity>;
 
 /** How far a signing time may be from the verifier's clock. */

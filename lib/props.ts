@@ -632,6 +632,14 @@ export interface SluiceProps {
    * @default - CloudWatch Logs' own encryption
    */
   readonly logEncryptionKey?: kms.IKey;
+  /**
+   * Accounts besides the stack's own whose principals may sign gate requests, overrides and
+   * rollout actions (a grantee's role in another account signs as a principal of that account).
+   * The gate function refuses a proof signed in any other account, whoever it names, and counts an
+   * IAM Identity Center role (`AWSReservedSSO_*`) as a person only from these accounts.
+   * @default - the stack's own account only
+   */
+  readonly trustedAccounts?: string[];
 }
 
 // The props mirror the config schema field for field: a field added to the schema fails here until added above.

@@ -26,6 +26,10 @@ import { resolveSpecs, type SluiceSpecs } from './config.ts';
 import { sluicePropsFromConfigFile, type SluiceConfigFileOverrides } from './config-file.ts';
 import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
+import { EntryGrantees } from './entry-grantees.ts';
+import { gateAliasName } from '../functions/core/gates/entry.ts';
+import { BREAK_GLASS_ALIAS } from '../functions/core/gates/override.ts';
+import { ROLLOUTS_ALIAS } from '../functions/core/gates/rollout-action-event.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
   clusterStatements,
@@ -105,6 +109,7 @@ export class Sluice extends Construct {
    */
   readonly releaseWaitingRules: ReadonlyMap<string, events.Rule>;
   private readonly gateEntries: GateEntries;
+  private readonly entryGrantees: EntryGrantees;
   private readonly gateRunbooks: GateRunbooks;
   private readonly breakGlassProps: BreakGlassProps;
   private breakGlass?: BreakGlass;
@@ -271,6 +276,10 @@ export class Sluice extends Construct {
     this.gateFunction = gate;
     failures.routeAsyncInvocations(gate, ASYNC_MAX_EVENT_AGE);
     this.gateEntries = new GateEntries(this, 'GateEntries', { gates: config.gates, gateFunction: gate });
+    this.entryGrantees = new EntryGrantees(this, 'EntryGrantees', {
+      gateFunction: gate,
+      trustedAccounts: props.trustedAccounts,
+    });
     this.breakGlassProps = {
       gateFunction: gate,
       gateRole,
@@ -481,6 +490,11 @@ export class Sluice extends Construct {
    */
   grantGateRequests(grantee: iam.IGrantable, gate: string, options?: GateRequestGrantOptions): iam.Grant {
     const grant = this.gateEntries.grant(grantee, gate, options);
+    this.entryGrantees.add(
+      grantee,
+      (options?.actions ?? ['open', 'close']).map((action) => gateAliasName(gate, action)),
+      `grantGateRequests(…, '${gate}')`,
+    );
     if (!(options?.actions ?? ['open']).includes('open')) return grant;
     return grant.combine(this.gateRunbooks.addApprover(grantee, gate));
   }
@@ -508,6 +522,7 @@ export class Sluice extends Construct {
   grantBreakGlass(grantee: iam.IGrantable): iam.Grant {
     if (this.specs.config.gates.length === 0)
       throw new Error('grantBreakGlass: this Sluice has no gates, so there is nothing to override');
+    this.entryGrantees.add(grantee, [BREAK_GLASS_ALIAS], 'grantBreakGlass');
     this.breakGlass ??= new BreakGlass(this, 'BreakGlass', this.breakGlassProps);
     return this.breakGlass.grant(grantee);
   }
@@ -521,6 +536,7 @@ export class Sluice extends Construct {
   grantRolloutControl(grantee: iam.IGrantable): iam.Grant {
     if (this.specs.config.rollouts.length === 0)
       throw new Error('grantRolloutControl: this Sluice has no rollouts, so there is nothing to control');
+    this.entryGrantees.add(grantee, [ROLLOUTS_ALIAS], 'grantRolloutControl');
     this.rolloutControl ??= new RolloutControl(this, 'RolloutControl', {
       gateFunction: this.breakGlassProps.gateFunction,
     });

@@ -10,6 +10,8 @@ import { tableFromEnvironment } from '../../functions/core/environment.ts';
 import { overrideRequestDigest, type OverrideFields } from '../../functions/core/gates/override-event.ts';
 import { handleProvenOverride } from '../../functions/core/gates/override-request.ts';
 import { proveRequest } from '../commands/signed-gate-request.ts';
+import { BREAK_GLASS_ALIAS } from '../../functions/core/gates/override.ts';
+import { demoSigners } from './grants.ts';
 import { check, say } from './narrate.ts';
 
 const FUNCTION = 'arn:aws:lambda:eu-west-1:123456789012:function:sluice-gate';
@@ -42,7 +44,12 @@ export async function setCheckoutAlarm(state: 'OK' | 'ALARM', reason: string): P
 
 /** Alice, on call and granted break-glass, lets `revision` through every gate of `delivery` for an hour. */
 export async function breakGlass(stsEndpoint: string, delivery: string, revision: string): Promise<void> {
-  const deps = { db: tableFromEnvironment(), clock: systemClock, sts: stsCallerIdentity(stsEndpoint) };
+  const deps = {
+    db: tableFromEnvironment(),
+    clock: systemClock,
+    sts: stsCallerIdentity(stsEndpoint),
+    signers: demoSigners([BREAK_GLASS_ALIAS]),
+  };
   const fields: OverrideFields = {
     action: 'override',
     allGates: true,

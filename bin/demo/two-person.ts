@@ -13,6 +13,7 @@ import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
 import { proveIdentity } from '../commands/signed-gate-request.ts';
+import { demoSigners } from './grants.ts';
 import { check, say } from './narrate.ts';
 
 const FUNCTION = 'arn:aws:lambda:eu-west-1:123456789012:function:sluice-gate';
@@ -26,7 +27,12 @@ export async function twoPersonApproval(stsEndpoint: string, revision: string): 
     parseGate({ name: TWO_PERSON_GATE, default: 'closed', window: '1h', approvers: 2 }),
     systemClock.now(),
   );
-  const deps = { db, clock: systemClock, sts: stsCallerIdentity(stsEndpoint) };
+  const deps = {
+    db,
+    clock: systemClock,
+    sts: stsCallerIdentity(stsEndpoint),
+    signers: demoSigners([`open_${TWO_PERSON_GATE}`]),
+  };
   const entry = `${FUNCTION}:open_${TWO_PERSON_GATE}`;
   const approve = async (name: keyof typeof TEST_IDENTITIES, who: TestIdentity) => {
     const fields = { gate: TWO_PERSON_GATE, action: 'open' as const, revision, reason: 'CAB-7' };
@@ -49,6 +55,15 @@ export async function twoPersonApproval(stsEndpoint: string, revision: string): 
     (error: Error) => error.message,
   );
   check(forged.includes('is not verified'), `a claim to be bob is refused: ${forged}`, forged);
+  const outsider = await approve('outsiderAsBob', TEST_IDENTITIES.outsiderAsBob).then(
+    (result) => `${result.outcome}: ${result.message}`,
+    (error: Error) => error.message,
+  );
+  check(
+    /is not one this stack trusts/.test(outsider),
+    `bob's name on an Identity Center-like role of another account is refused: ${outsider}`,
+    outsider,
+  );
   const opened = await approve('bob', TEST_IDENTITIES.bob);
   check(
     opened.outcome === 'accepted' &&
@@ -77,7 +92,12 @@ export async function selfApprovalRefused(stsEndpoint: string, revision: string)
     }),
     systemClock.now(),
   );
-  const deps = { db, clock: systemClock, sts: stsCallerIdentity(stsEndpoint) };
+  const deps = {
+    db,
+    clock: systemClock,
+    sts: stsCallerIdentity(stsEndpoint),
+    signers: demoSigners([`open_${SELF_APPROVAL_GATE}`]),
+  };
   const digest = revision.slice(revision.lastIndexOf('sha256:'));
   const pushRecord = {
     'detail-type': 'AWS API Call via CloudTrail',

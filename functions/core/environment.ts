@@ -19,6 +19,7 @@ import type { GateConditionReaders } from './gates/conditions.ts';
 import { lazyAlarmStates } from './gates/lazy-alarms.ts';
 import type { GateDeps } from './gates/requests.ts';
 import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
+import { parseSignerRules, type SignerRules } from './gates/signers.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
 import { ClusterSessions } from './kube/cluster-sessions.ts';
 import { ArtifactCache } from './oci/artifact-cache.ts';
@@ -227,8 +228,18 @@ export function gateDepsFromEnvironment(
     sts: stsCallerIdentity(
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
     ),
+    signers: signerRulesFromEnvironment(),
     ...gateConditionReadersFromEnvironment(),
   };
+}
+
+/**
+ * Who may act through which entry (SLUICE_ENTRY_GRANTEES) and the accounts trusted
+ * (SLUICE_TRUSTED_ACCOUNTS), as the construct set them; none when neither is set, and then no
+ * signer may act.
+ */
+export function signerRulesFromEnvironment(): SignerRules | undefined {
+  return parseSignerRules(process.env[RUNTIME_ENV.trustedAccounts], process.env[RUNTIME_ENV.entryGrantees]);
 }
 
 /**

@@ -23,6 +23,10 @@ export const RUNTIME_ENV = {
   gateRunbooks: 'SLUICE_GATE_RUNBOOKS',
   /** The break-glass runbook's document name (gate function), set once grantBreakGlass is called. */
   breakGlassRunbook: 'SLUICE_BREAK_GLASS_RUNBOOK',
+  /** The accounts whose principals may sign gate requests, JSON `["<account>", …]` (gate function). */
+  trustedAccounts: 'SLUICE_TRUSTED_ACCOUNTS',
+  /** Who the stack granted each entry, JSON `{"<entry alias>": ["<principal ARN or account>", …]}` (gate function). */
+  entryGrantees: 'SLUICE_ENTRY_GRANTEES',
 } as const;
 
 /** Where the kubectl Lambda layer puts its binary. */

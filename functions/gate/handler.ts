@@ -13,6 +13,7 @@ import {
 } from '../core/gates/override-request.ts';
 import { ProofRefused } from '../core/gates/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
+import { SignerRefused, type UrlCaller } from '../core/gates/signers.ts';
 import { isRolloutActionEvent, isRolloutsEntry } from '../core/gates/rollout-action-event.ts';
 import {
   handleProvenRolloutAction,
@@ -91,6 +92,20 @@ export function gateHandler(
   GateRequestResult | OverrideResult | RolloutActionResult | FunctionUrlAnswer | ImagePushOutcome
 > {
   return async (event, context) => {
+    try {
+      return await handle(event, context);
+    } catch (error) {
+      logRefusal(error, context);
+      throw error;
+    }
+  };
+
+  async function handle(
+    event: unknown,
+    context?: GateInvocation,
+  ): Promise<
+    GateRequestResult | OverrideResult | RolloutActionResult | FunctionUrlAnswer | ImagePushOutcome
+  > {
     if (isImagePushRecord(event)) {
       checkPushRecordEntry(context?.invokedFunctionArn);
       const { db, clock } = deps();
@@ -122,7 +137,18 @@ export function gateHandler(
         ? await handleProvenRequest(event, 'invoke', context?.invokedFunctionArn, deps())
         : await handleGateEvent(parseGateEvent(event), deps()),
     );
-  };
+  }
+}
+
+/** A refused signer is logged as a warning naming who signed, who called (through the URL) and the entry. */
+function logRefusal(error: unknown, context: GateInvocation | undefined): void {
+  if (error instanceof SignerRefused)
+    logger.warn(error.message, {
+      refused: true,
+      signer: error.signer,
+      ...(error.caller !== undefined && { caller: error.caller }),
+      entry: context?.invokedFunctionArn?.split(':')[7],
+    });
 }
 
 function isFunctionUrlEvent(event: unknown): event is FunctionUrlEvent {
@@ -146,9 +172,13 @@ const asOverride = (event: unknown): unknown =>
   typeof event === 'object' && event !== null ? { ...event, action: 'override' } : event;
 
 /**
- * A request through a gate's function URL. What the event says of its caller (even
- * `requestContext.authorizer`, which a direct invocation can forge) is never read: the body's
- * proof is what names the author.
+ * A request through a gate's function URL. The body's proof names the author, and it must be the
+ * caller IAM authenticated for the URL (`requestContext.authorizer.iam`): one grantee cannot act on
+ * a second identity's proof. A direct invocation by someone IAM lets invoke the alias can forge a
+ * URL-shaped event, authorizer included, and the function cannot tell the two apart (Lambda's
+ * context carries no mark of the URL); so the caller check only catches a real URL request whose
+ * proof another principal signed, and what holds on every path is the signer check: a grantee of
+ * this entry, of a trusted account (signers.ts).
  */
 async function urlRequest(
   event: FunctionUrlEvent,
@@ -171,18 +201,29 @@ async function urlRequest(
       throw new GateEventError('the request body must be a JSON object');
     const proven = raw as Record<string, unknown>;
     const arn = context?.invokedFunctionArn;
+    const caller = urlCallerOf(event);
+    const calledBy = { caller: caller.userArn };
     const result = isRolloutsEntry(arn)
-      ? reportRolloutAction(await handleProvenRolloutAction(proven, 'url', arn, deps))
+      ? reportRolloutAction(await handleProvenRolloutAction(proven, 'url', arn, deps, caller))
       : isOverride(proven) || isBreakGlassEntry(arn)
-        ? reportOverride(await handleProvenOverride(proven, 'url', arn, deps))
-        : report(await handleProvenRequest(proven, 'url', arn, deps));
+        ? reportOverride(await handleProvenOverride(proven, 'url', arn, deps, caller), calledBy)
+        : report(await handleProvenRequest(proven, 'url', arn, deps, caller), calledBy);
     return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(result) };
   } catch (error) {
+    logRefusal(error, context);
     if (error instanceof ProofRefused) return answer(403, error.message);
     if (error instanceof GateEventError) return answer(400, error.message);
     logger.error('gate request failed', { error: error as Error });
     return answer(500, `the gate request failed: ${(error as Error).message}`);
   }
+}
+
+/** The caller IAM authenticated for the URL, as Lambda puts it in the event (payload format 2.0). */
+function urlCallerOf(event: FunctionUrlEvent): UrlCaller {
+  const iam = (event.requestContext as { authorizer?: { iam?: Partial<Record<string, unknown>> } }).authorizer
+    ?.iam;
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  return { userArn: text(iam?.userArn), accountId: text(iam?.accountId), callerId: text(iam?.callerId) };
 }
 
 function answer(statusCode: number, message: string): FunctionUrlAnswer {

@@ -4,12 +4,44 @@ import { stsCallerIdentity } from '../../functions/core/aws/sts-caller-identity.
 import { timerSleep, type Clock } from '../../functions/core/clock.ts';
 import { parseGate, type Gate } from '../../functions/core/config/index.ts';
 import type { GateDeps, WindowTimer } from '../../functions/core/gates/requests.ts';
+import type { SignerRules } from '../../functions/core/gates/signers.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putGate } from '../../functions/core/store/gates.ts';
 import type { Components } from '../../dev/components.ts';
 import { engineDeps, pushFiles, registerDelivery } from './deliveries.ts';
 import { createNamespace, uniqueName } from './testbed.ts';
+
+/** The account of the test identities (dev/sigv4-identity.ts) and of the stand-ins. */
+export const TEST_ACCOUNT = '123456789012';
+/** The account of the SSM stand-in's identities (test/support/ssm-stand-in.ts). */
+const SSM_TEST_ACCOUNT = '000000000000';
+
+/** An entry → grantees map that grants every entry to the same principals. */
+class EveryEntry extends Map<string, readonly string[]> {
+  constructor(private readonly principals: readonly string[]) {
+    super();
+  }
+  override get(): readonly string[] {
+    return this.principals;
+  }
+}
+
+/**
+ * The test accounts (123456789012, every test identity's but the outsiders'; the SSM stand-in's
+ * 000000000000) trusted and granted
+ * every entry, as `grantGateRequests(new AccountRootPrincipal(), …)` for each gate would: the setup
+ * of tests about what happens once a signer may act. Tests of who may act give precise rules.
+ */
+export const TEST_ACCOUNT_SIGNERS: SignerRules = {
+  trustedAccounts: [TEST_ACCOUNT, SSM_TEST_ACCOUNT],
+  grantees: new EveryEntry([TEST_ACCOUNT, SSM_TEST_ACCOUNT]),
+};
+
+/** Rules trusting the test account and granting each entry exactly the principals given. */
+export function signersGranting(grantees: Readonly<Record<string, readonly string[]>>): SignerRules {
+  return { trustedAccounts: [TEST_ACCOUNT], grantees: new Map(Object.entries(grantees)) };
+}
 
 /** A clock the test moves by hand: its sleep waits for real, and moves nothing. */
 export interface ManualClock extends Clock {
@@ -126,6 +158,7 @@ export function inProcessGateDeps(deps: ReconcileDeps): GateDeps & {
     },
     windowTimer,
     sts: stsCallerIdentity(inject('components').sts.endpoint),
+    signers: TEST_ACCOUNT_SIGNERS,
     reconciled,
     timers,
   };

@@ -23,6 +23,7 @@ import { BREAK_GLASS_ALIAS, GATE_OVERRIDE, overrideMessage, type GateOverrideEve
 import { ProofRefused } from './proof.ts';
 import { provenPrincipal, type Transport } from './proven-request.ts';
 import type { GateDeps } from './requests.ts';
+import type { UrlCaller } from './signers.ts';
 
 /** What making an override answers. */
 export interface OverrideResult {
@@ -53,6 +54,7 @@ export async function handleProvenOverride(
   transport: Transport,
   invokedFunctionArn: string | undefined,
   deps: GateDeps,
+  urlCaller?: UrlCaller,
 ): Promise<OverrideResult> {
   const { proof, ...fields } = raw;
   if (!invokedFunctionArn || !isBreakGlassEntry(invokedFunctionArn))
@@ -65,6 +67,7 @@ export async function handleProvenOverride(
     overrideRequestDigest(fields as unknown as OverrideFields),
     invokedFunctionArn,
     deps,
+    { what: 'the break-glass override', transport, urlCaller },
   );
   return makeOverride(event, { principal, verified: true }, transport, deps);
 }

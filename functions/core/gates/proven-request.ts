@@ -9,6 +9,7 @@ import {
   type ProvenFields,
 } from './proof.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
+import { authorizeSigner, type UrlCaller } from './signers.ts';
 
 /** How a proven request arrived: through the gate's function URL, or a direct invocation of its alias. */
 export type Transport = 'url' | 'invoke';
@@ -17,7 +18,8 @@ export type Transport = 'url' | 'invoke';
  * A gate request that carries a proof of its sender (`{"gate","action",…,"proof":{query,nonce}}`),
  * by either transport: the function URL is a way in, not the proof. It must come through the
  * entry of its gate and action (alias `<action>_<gate>`, which IAM lets only that action's
- * grantees invoke); its author is the principal STS names for the proof, whatever the event says.
+ * grantees invoke); its author is the principal STS names for the proof, whatever the event says,
+ * and it must be one the stack granted that entry (and through the URL, the URL's caller).
  * A bad event throws GateEventError, a proof that does not hold ProofRefused; nothing is written.
  */
 export async function handleProvenRequest(
@@ -25,6 +27,7 @@ export async function handleProvenRequest(
   transport: Transport,
   invokedFunctionArn: string | undefined,
   deps: GateDeps,
+  urlCaller?: UrlCaller,
 ): Promise<GateRequestResult> {
   const { proof, ...fields } = raw;
   const entry = gateEntryOf(invokedFunctionArn);
@@ -41,6 +44,7 @@ export async function handleProvenRequest(
     gateRequestDigest(fields as unknown as ProvenFields),
     invokedFunctionArn,
     deps,
+    { what: `gate '${request.gate}': ${request.action}`, transport, urlCaller },
   );
   return handleGateEvent({ ...request, source: transport }, deps, { principal, verified: true });
 }
@@ -62,19 +66,29 @@ export function parseProof(raw: unknown): CallerProof {
 
 /**
  * Who STS says signed `proof` for the request whose digest is `digest`, sent to
- * `invokedFunctionArn` (the nonce is taken once): never a name from the payload.
+ * `invokedFunctionArn` (the nonce is taken once): never a name from the payload. The signer must
+ * be a grantee of the entry the request came through (the alias of `invokedFunctionArn`), of an
+ * account the stack trusts, and through the URL the caller IAM authenticated there; otherwise
+ * SignerRefused names both.
  */
 export async function provenPrincipal(
   proof: unknown,
   digest: string,
   invokedFunctionArn: string,
-  deps: Pick<GateDeps, 'sts' | 'db' | 'clock'>,
+  deps: Pick<GateDeps, 'sts' | 'db' | 'clock' | 'signers'>,
+  options: { readonly what: string; readonly transport: Transport; readonly urlCaller?: UrlCaller },
 ): Promise<Awaited<ReturnType<typeof verifyProof>>> {
   if (!deps.sts) throw new Error('the gate function has no STS endpoint to verify proofs with');
-  return verifyProof(parseProof(proof), digest, {
+  const signer = await verifyProof(parseProof(proof), digest, {
     functionArn: unqualifiedArn(invokedFunctionArn),
     sts: deps.sts,
     db: deps.db,
     now: deps.clock.now(),
   });
+  authorizeSigner(signer, invokedFunctionArn.split(':')[7] ?? '', deps.signers, {
+    what: options.what,
+    // Through the URL, the event's authorizer names the caller; a direct invocation has none to compare.
+    ...(options.transport === 'url' && { urlCaller: options.urlCaller ?? 'absent' }),
+  });
+  return signer;
 }

@@ -29,6 +29,7 @@ import { describeGate, requestAuthors } from './messages.ts';
 import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
 import type { GateOverrideEvent } from './override.ts';
 import type { CallerIdentityService } from './proof.ts';
+import type { SignerRules } from './signers.ts';
 import { gateStateAt, lastClosedAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
 /** Arranges for the deliveries waiting on a gate to reconcile when its window ends and it reopens. */
@@ -55,6 +56,8 @@ export interface GateDeps extends GateConditionReaders {
   readonly log?: (message: string) => void;
   /** Verifies the proofs that signed requests carry (STS in AWS). */
   readonly sts?: CallerIdentityService;
+  /** Who may act through which entry, and the accounts trusted (the construct's grants); none: no signer may act. */
+  readonly signers?: SignerRules;
 }
 
 export interface GateChangedEvent {

@@ -5,6 +5,8 @@ import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
 import { lastClosedAt } from './state.ts';
 import { datedPeriodsOf } from './conditions.ts';
+import { gateAliasName } from './entry.ts';
+import { authorizeSigner } from './signers.ts';
 
 /** The names the construct gives a gate runbook's steps; the gate function reads them back from AWS's record. */
 export const RUNBOOK_STEPS = { approve: 'approve', openGate: 'openGate' } as const;
@@ -187,7 +189,8 @@ function approversOf(step: AutomationStep, id: string): string[] {
 }
 
 /**
- * Opens a gate on a verified runbook approval: the execution id is claimed first (once only, so a
+ * Opens a gate on a verified runbook approval: every approver must be a grantee of the gate's open
+ * entry (else SignerRefused, nothing claimed); the execution id is claimed first (once only, so a
  * replay changes nothing), then each approver counts as one verified approval of the runbook's
  * request, toward the gate's `approvers`.
  */
@@ -198,6 +201,12 @@ export async function handleRunbookApproval(
 ): Promise<GateRequestResult> {
   const now = deps.clock.now();
   const approval = await verifyRunbookApproval(event, runbooks, now);
+  // Systems Manager lets the approvers the runbook lists signal it; each must also be a grantee of
+  // the gate's open entry now, of a trusted account (a document may outlive a grant).
+  for (const approver of approval.approvers)
+    authorizeSigner(approver, gateAliasName(approval.gate, 'open'), deps.signers, {
+      what: `gate '${approval.gate}': the approval of Automation execution ${approval.executionId}`,
+    });
   const used = await claimRunbookExecution(deps.db, approval.executionId, approval.gate, now);
   if (used)
     throw new GateEventError(

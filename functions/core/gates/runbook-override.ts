@@ -13,6 +13,7 @@ import { BREAK_GLASS_ALIAS } from './override.ts';
 import { parseOverrideEvent, type OverrideEvent } from './override-event.ts';
 import { isBreakGlassEntry, makeOverride, type OverrideResult } from './override-request.ts';
 import type { GateDeps } from './requests.ts';
+import { authorizeSigner } from './signers.ts';
 import {
   readExecution,
   type AutomationRecord,
@@ -107,6 +108,10 @@ export async function handleRunbookOverride(
   const now = deps.clock.now();
   const override = await verifyRunbookOverride(event, runbooks, now);
   const id = override.executionId;
+  // IAM let its starter start the runbook; the starter must also be a grantee of break_glass now.
+  authorizeSigner(override.startedBy, BREAK_GLASS_ALIAS, deps.signers, {
+    what: `the break-glass override of Automation execution ${id}`,
+  });
   const alreadyUsed = (used: RunbookExecutionUse) =>
     new GateEventError(
       `Automation execution ${id} was already used (${used.gate}, ${used.usedAt}): an execution makes one override; a replay changes nothing`,

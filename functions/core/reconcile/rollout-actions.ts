@@ -8,6 +8,7 @@ import { GateEventError } from '../gates/event.ts';
 import { ProofRefused } from '../gates/proof.ts';
 import { provenPrincipal, type Transport } from '../gates/proven-request.ts';
 import type { GateDeps } from '../gates/requests.ts';
+import type { UrlCaller } from '../gates/signers.ts';
 import {
   parseRolloutAction,
   ROLLOUTS_ALIAS,
@@ -34,7 +35,7 @@ import { readRolloutState } from './rollout-target.ts';
 /** What a rollout action reaches: the table, the clock, the gate readers, reconciling members at once, the bus. */
 export type RolloutActionDeps = Pick<
   GateDeps,
-  'db' | 'clock' | 'alarmStates' | 'changeCalendarStates' | 'reconcileNow' | 'log' | 'sts'
+  'db' | 'clock' | 'alarmStates' | 'changeCalendarStates' | 'reconcileNow' | 'log' | 'sts' | 'signers'
 > & {
   /** Publishes the rollout's events after the action (a halt at once, not by the next member run). @default - none */
   readonly rolloutEvents?: Pick<EventSink, 'rollout'>;
@@ -82,6 +83,7 @@ export async function handleProvenRolloutAction(
   transport: Transport,
   invokedFunctionArn: string | undefined,
   deps: RolloutActionDeps,
+  urlCaller?: UrlCaller,
 ): Promise<RolloutActionResult> {
   const { proof, ...fields } = raw;
   if (!invokedFunctionArn || !isRolloutsEntry(invokedFunctionArn))
@@ -98,6 +100,7 @@ export async function handleProvenRolloutAction(
     rolloutActionDigest(fields as unknown as RolloutActionFields),
     invokedFunctionArn,
     deps,
+    { what: `rollout '${event.rollout}': ${event.action}`, transport, urlCaller },
   );
   return applyRolloutAction(event, { principal, verified: true }, transport, deps);
 }
