@@ -66,7 +66,7 @@ export function runbookContent(options: RunbookContentOptions): Record<string, u
         onFailure: 'Abort',
         inputs: {
           ...(options.notificationArn && { NotificationArn: options.notificationArn }),
-          Message: `sluice: open gate '${gate.name}' for revision {{revision}} (window {{window}}): {{reason}}`,
+          Message: `sluice: open gate '${gate.name}' for revision {{revision}} (as the requester wrote it: the gate opens for the digest after the @; its tag is not checked against the registry; empty means any revision) (window {{window}}): {{reason}}`,
           MinRequiredApprovals: gate.approvers,
           Approvers: [...options.approvers],
         },

@@ -22,6 +22,7 @@ import { localReconcileDeps } from './local-runs.ts';
 import { gateEntry, sendSignedGateRequest } from './signed-gate-request.ts';
 import { overrideCommand } from './override.ts';
 import { ago, paintState, printJson, printTable, relative } from './output.ts';
+import { revisionText } from '../../functions/core/model/revision-text.ts';
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
@@ -73,7 +74,7 @@ export function gatesCommand(): Command {
               ? `${nextChange.state === 'open' ? 'opens' : 'closes'} ${relative(nextChange.at, now)} (${formatInstant(nextChange.at)}, ${nextChange.reason ? printable(nextChange.reason) : nextChange.cause})`
               : '-',
             last
-              ? `${last.action}${last.revision ? ` ${last.revision}` : ''} by ${requestAuthors(last)} ${ago(last.requestedAt, now)}${last.reason ? `: ${printable(last.reason)}` : ''}${pendingApprovals ? `; ${pendingApprovals.approvals.length} approval(s) pending` : ''}`
+              ? `${last.action}${last.action === 'open' ? ` for ${revisionText(last.revision, 'claimed')}` : ''} by ${requestAuthors(last)} ${ago(last.requestedAt, now)}${last.reason ? `: ${printable(last.reason)}` : ''}${pendingApprovals ? `; ${pendingApprovals.approvals.length} approval(s) pending` : ''}`
               : '-',
           ];
         }),
@@ -217,7 +218,7 @@ function historyCommand(): Command {
         records.map((r) => [
           formatInstant(r.requestedAt),
           r.action === 'override' ? 'OVERRIDE' : r.action,
-          r.revision ?? '-',
+          r.action === 'close' ? '-' : revisionText(r.revision, 'claimed'),
           r.windowMs === undefined ? '-' : formatDuration(r.windowMs),
           requestAuthors(r),
           r.source,

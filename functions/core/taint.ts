@@ -1,51 +1,154 @@
-// Decrypted values are tainted: one run's set of them (and of the forms they could be echoed in)
-// is scrubbed from every message the run writes out: status, events, logs, diff, CLI, CloudFormation.
+// Secret values are tainted: one run's set of them (the values it decrypted, the Secrets its
+// revision holds, and, learned when a message is about to be written, the values of every Secret
+// the delivery owns in the cluster) is scrubbed from every message the run writes out: status,
+// events, logs, diff, CLI, CloudFormation. Scrubbed whole or in part: any run of FRAGMENT_LENGTH
+// characters of a value, in any form it could be echoed in, is redacted.
 
-/** Shorter values are not scrubbed (they would mangle every message); none is ever quoted either. */
+/** Values shorter than this are not scrubbed (they would mangle every message). */
 export const MIN_TAINTED_LENGTH = 4;
+/**
+ * Any FRAGMENT_LENGTH characters in a row of a value's form are a quote of it (8 characters: 6
+ * bytes of its base64, 48 bits of a random token). A form shorter than this is matched whole.
+ */
+export const FRAGMENT_LENGTH = 8;
+/**
+ * How many fragments one run keeps at most (about 8 per character of the Secrets' values).
+ * Past it, every message is withheld whole: the run cannot check it.
+ */
+export const MAX_TAINTED_FRAGMENTS = 2_000_000;
 const REDACTED = '[redacted]';
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-/** The forms a value may be echoed in: as is, JSON/Go-escaped, base64, base64-decoded, line by line. */
+/**
+ * The forms a value may be echoed in: as is, JSON/Go-escaped, its base64 and base64url (from each
+ * of the three byte alignments, so that the base64 of any part of it is a part of one of them), a
+ * base64 value decoded, line by line.
+ */
 function formsOf(value: string): string[] {
-  const forms = [value, JSON.stringify(value).slice(1, -1), Buffer.from(value).toString('base64')];
-  forms.push(Buffer.from(value).toString('base64url'));
+  const texts = [value];
   if (value.length % 4 === 0 && BASE64.test(value)) {
     const decoded = Buffer.from(value, 'base64').toString('utf8');
-    if (!decoded.includes('\uFFFD')) forms.push(decoded, JSON.stringify(decoded).slice(1, -1));
+    if (!decoded.includes('\uFFFD')) texts.push(decoded);
   }
-  for (const form of [...forms]) forms.push(...form.split(/\r?\n|\\n/));
+  const forms: string[] = [];
+  for (const text of texts) {
+    const escaped = JSON.stringify(text).slice(1, -1);
+    forms.push(text, escaped, ...text.split(/\r?\n/), ...escaped.split('\\n'));
+    const bytes = Buffer.from(text);
+    forms.push(bytes.toString('base64'), bytes.toString('base64url'));
+    for (let offset = 0; offset < Math.min(3, bytes.length); offset++) {
+      const aligned = bytes.subarray(offset);
+      // The last group of an encoding depends on where the quoted part ends: left out. Parts of
+      // an encoding are only matched by fragment (a short one would match by chance).
+      for (const encoded of [aligned.toString('base64'), aligned.toString('base64url')]) {
+        const part = withoutLastGroup(encoded);
+        if (part.length >= FRAGMENT_LENGTH) forms.push(part);
+      }
+    }
+  }
   return forms.filter((form) => form.trim().length >= MIN_TAINTED_LENGTH);
 }
 
-/** The decrypted values of one run, and `scrub` for whatever the run writes out. */
-export class Taint {
-  private readonly forms = new Set<string>();
-  private sorted: string[] | undefined;
+const withoutLastGroup = (encoded: string) =>
+  encoded.length > 4 ? encoded.slice(0, encoded.length - 4) : encoded;
 
-  /** Taints a decrypted value (a string, number or boolean leaf). */
+/** The secret values of one run, and `scrub` for whatever the run writes out. */
+export class Taint {
+  /** Every FRAGMENT_LENGTH-character part of every form of a value. */
+  private readonly fragments = new Set<string>();
+  /** Forms shorter than FRAGMENT_LENGTH, matched whole. */
+  private readonly shortForms = new Set<string>();
+  private values = 0;
+  /** Why messages are withheld whole, once the taint cannot check them. */
+  private withheld: string | undefined;
+  private learner: (() => Promise<void>) | undefined;
+  private learning: Promise<void> | undefined;
+
+  /** Taints a secret value (a string, number or boolean leaf). */
   add(value: unknown): void {
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return;
-    for (const form of formsOf(String(value))) this.forms.add(form);
-    this.sorted = undefined;
+    const forms = formsOf(String(value));
+    if (forms.length > 0) this.values++;
+    for (const form of forms) {
+      if (form.length < FRAGMENT_LENGTH) {
+        this.shortForms.add(form);
+        continue;
+      }
+      for (let index = 0; index + FRAGMENT_LENGTH <= form.length; index++)
+        this.fragments.add(form.slice(index, index + FRAGMENT_LENGTH));
+    }
+    if (this.fragments.size > MAX_TAINTED_FRAGMENTS)
+      this.withhold(
+        `the delivery's Secrets hold more than ${MAX_TAINTED_FRAGMENTS} characters to check it against`,
+      );
   }
 
+  /** Taints every value of a Secret (`data`, base64, and `stringData`); other objects are left alone. */
+  addSecret(object: { readonly kind?: string; readonly apiVersion?: string } | undefined): void {
+    if (!object || object.kind !== 'Secret' || object.apiVersion !== 'v1') return;
+    const { data, stringData } = object as { data?: unknown; stringData?: unknown };
+    for (const values of [data, stringData])
+      if (values !== null && typeof values === 'object')
+        for (const value of Object.values(values as Record<string, unknown>)) this.add(value);
+    // (A data value is base64: add() taints it decoded as well.)
+  }
+
+  /**
+   * From now on every message is withheld whole, saying `why` (the run could not learn what it
+   * must scrub): deny what it cannot check.
+   */
+  withhold(why: string): void {
+    this.withheld ??= why;
+  }
+
+  /**
+   * `learn` taints the values this run did not see itself (the Secrets the delivery owns in the
+   * cluster); it is run once, by `learned()`, when a message that may quote the API server is about
+   * to be written. A learner that fails withholds every message.
+   */
+  learnWith(learn: () => Promise<void>): void {
+    this.learner = learn;
+  }
+
+  /** Runs the learner once (later calls wait for the same run). */
+  learned(): Promise<void> {
+    const learner = this.learner;
+    if (!learner) return Promise.resolve();
+    this.learning ??= learner().catch((error: unknown) =>
+      this.withhold(`the values of the delivery's Secrets could not be read to check it: ${describe(error)}`),
+    );
+    return this.learning;
+  }
+
+  /** How many values are tainted. */
   get size(): number {
-    return this.forms.size;
+    return this.values;
   }
 
-  /** `text` with every tainted form replaced by `[redacted]`, the longest first. */
+  /** `text` with every quote of a tainted value (whole or any FRAGMENT_LENGTH of it) replaced by `[redacted]`. */
   scrub(text: string): string {
-    if (this.forms.size === 0) return text;
-    this.sorted ??= [...this.forms].sort((a, b) => b.length - a.length);
-    let result = text;
-    for (const form of this.sorted) if (result.includes(form)) result = result.split(form).join(REDACTED);
+    if (this.withheld !== undefined && text.length > 0)
+      return `[message withheld: it may quote a Secret's value, and ${this.withheld}]`;
+    if (this.values === 0 || text.length === 0) return text;
+    const quoted = new Uint8Array(text.length);
+    for (let index = 0; index + FRAGMENT_LENGTH <= text.length; index++)
+      if (this.fragments.has(text.slice(index, index + FRAGMENT_LENGTH)))
+        quoted.fill(1, index, index + FRAGMENT_LENGTH);
+    for (const form of this.shortForms)
+      for (let index = text.indexOf(form); index >= 0; index = text.indexOf(form, index + 1))
+        quoted.fill(1, index, index + form.length);
+    if (!quoted.includes(1)) return text;
+    let result = '';
+    for (let index = 0; index < text.length; index++) {
+      if (!quoted[index]) result += text[index];
+      else if (index === 0 || !quoted[index - 1]) result += REDACTED;
+    }
     return result;
   }
 
   /** Every string in `value` (objects and arrays walked) scrubbed. */
   scrubValue<T>(value: T): T {
-    if (this.forms.size === 0) return value;
+    if (this.values === 0 && this.withheld === undefined) return value;
     if (typeof value === 'string') return this.scrub(value) as T;
     if (Array.isArray(value)) return value.map((item: unknown) => this.scrubValue(item)) as T;
     if (value !== null && typeof value === 'object' && !(value instanceof Date))
@@ -73,3 +176,6 @@ export class Taint {
     return copy;
   }
 }
+
+// The learner's error is about reading Secrets (a status code, a name), never their values.
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 300);

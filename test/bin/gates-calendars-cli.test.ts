@@ -76,3 +76,85 @@ describe('sluice gates with freezes and calendars', () => {
     );
   });
 });
+
+/** A calendar of `events` (each a VEVENT's lines) around the usual header. */
+const calendarOf = (...components: string[][]) =>
+  [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//sluice//test//EN',
+    ...components.flat(),
+    'END:VCALENDAR',
+  ].join('\r\n');
+
+/** Writes a config of one gate with the calendar file `ics`; registers it. */
+async function registerCalendar(gate: string, ics: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+  writeFileSync(join(dir, 'freezes.ics'), ics);
+  writeFileSync(
+    join(dir, 'sluice.yaml'),
+    `gates:\n  - name: ${gate}\n    default: open\n    calendars:\n      - { file: freezes.ics }\n`,
+  );
+  return sluice('register', '-f', join(dir, 'sluice.yaml'));
+}
+
+describe('sluice register and sluice gates with what a calendar client exports', () => {
+  it('a single instance without its master ("this occurrence only") closes the gate on its dates', async () => {
+    const gate = uniqueName('moved');
+    const registered = await registerCalendar(
+      gate,
+      calendarOf([
+        'BEGIN:VEVENT',
+        'UID:weekly@sluice.test',
+        'DTSTAMP:20260101T000000Z',
+        'RECURRENCE-ID:20270105T090000Z',
+        'DTSTART:20270106T090000Z',
+        'DTEND:20270106T170000Z',
+        'SUMMARY:Freeze (moved)',
+        'END:VEVENT',
+      ]),
+    );
+    expect(registered.stdout).toContain(`gate ${gate} registered`);
+    const during = JSON.parse((await sluice('gates', gate, '--at', '2027-01-06T12:00:00Z', '--json')).stdout);
+    expect(during).toMatchObject({
+      status: { state: 'closed', since: '2027-01-06T09:00:00.000Z', closedBy: { cause: 'calendar' } },
+      nextChange: { at: '2027-01-06T17:00:00.000Z', state: 'open' },
+    });
+  });
+
+  it.each([
+    [
+      'a VTODO',
+      calendarOf([
+        'BEGIN:VTODO',
+        'UID:todo@sluice.test',
+        'DTSTAMP:20260101T000000Z',
+        'SUMMARY:t',
+        'END:VTODO',
+      ]),
+      /calendar "freezes\.ics" has a VTODO UID "todo@sluice\.test" \("t"\) component: sluice reads only VEVENTs/,
+    ],
+    [
+      'only a cancelled event',
+      calendarOf([
+        'BEGIN:VEVENT',
+        'UID:off@sluice.test',
+        'DTSTAMP:20260101T000000Z',
+        'DTSTART:20270106T090000Z',
+        'DTEND:20270106T170000Z',
+        'STATUS:CANCELLED',
+        'END:VEVENT',
+      ]),
+      /calendar "freezes\.ics" has no occurrence between 1970 and 2100/,
+    ],
+  ])(
+    '%s: refused at register, naming the file and the component; nothing registered',
+    async (_, ics, message) => {
+      const gate = uniqueName('refused');
+      const result = await registerCalendar(gate, ics);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(message);
+      expect(result.stdout).not.toContain(`gate ${gate} registered`);
+    },
+  );
+});

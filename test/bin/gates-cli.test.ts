@@ -96,13 +96,34 @@ describe('sluice gates', () => {
     const closed = await sluice('gate', 'close', gate, '--reason', 'done', '--by', 'carol', '--json');
     expect(JSON.parse(closed.stdout)).toMatchObject({ outcome: 'accepted', status: { state: 'closed' } });
 
+    // An approval pinned to the applied digest under a tag the requester made up: shown digest
+    // first, the tag marked as claimed (it was never checked against the registry).
+    const digest = /Applied revision: v1@(sha256:[a-f0-9]{64})/.exec(opened.stderr)![1]!;
+    const pinned = await sluice(
+      'gate',
+      'open',
+      gate,
+      '--revision',
+      `release-9@${digest}`,
+      '--reason',
+      'CHG-43',
+    );
+    expect(pinned.code).toBe(0);
+    const claimedText = `${digest} (tag "release-9" claimed, not checked against the registry)`;
+    expect(pinned.stdout).toContain(`gate '${gate}' is open for ${claimedText} only until`);
+    const table = await sluice('gates', gate);
+    expect(table.stdout).toContain(`open for ${claimedText} by ${userInfo().username} (unverified)`);
+
     const history = await sluice('gate', 'history', gate);
     const lines = history.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^REQUESTED AT\s+ACTION\s+REVISION\s+WINDOW\s+BY\s+SOURCE\s+OUTCOME\s+REASON$/);
-    expect(lines[1]).toMatch(/\s+close\s+-\s+1h\s+carol \(unverified\)\s+cli\s+accepted\s+done$/);
-    expect(lines[2]).toMatch(
+    expect(lines[1]).toMatch(/^\S+\s+open\s+sha256:/);
+    expect(lines[1]).toContain(claimedText);
+    expect(lines[2]).toMatch(/\s+close\s+-\s+1h\s+carol \(unverified\)\s+cli\s+accepted\s+done$/);
+    // A request without a revision says so in words.
+    expect(lines[3]).toMatch(
       new RegExp(
-        `\\s+open\\s+-\\s+30m\\s+${userInfo().username} \\(unverified\\)\\s+cli\\s+accepted\\s+CHG-42$`,
+        `\\s+open\\s+any revision\\s+30m\\s+${userInfo().username} \\(unverified\\)\\s+cli\\s+accepted\\s+CHG-42$`,
       ),
     );
   });

@@ -105,3 +105,96 @@ describe('calendar files', () => {
     ]);
   });
 });
+
+describe('calendars refused at synth rather than skipped', () => {
+  const calendar = (...lines: string[]) =>
+    ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//sluice//test//EN', ...lines, 'END:VCALENDAR'].join('\r\n');
+  const event = (...lines: string[]) => [
+    'BEGIN:VEVENT',
+    'UID:e@sluice.test',
+    'DTSTAMP:20260101T000000Z',
+    ...lines,
+    'END:VEVENT',
+  ];
+  const synthWith = (ics: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-calendars-'));
+    writeFileSync(join(dir, 'freezes.ics'), ics);
+    writeFileSync(
+      join(dir, 'sluice.yaml'),
+      'gates:\n  - name: freezes\n    default: open\n    calendars: [{ file: freezes.ics }]\n',
+    );
+    return () => resolveSpecs(sluicePropsFromConfigFile(join(dir, 'sluice.yaml')));
+  };
+
+  it.each([
+    [
+      'a VJOURNAL',
+      calendar(
+        ...event('DTSTART:20270106T090000Z', 'DTEND:20270106T170000Z'),
+        'BEGIN:VJOURNAL',
+        'UID:j@sluice.test',
+        'END:VJOURNAL',
+      ),
+      /gates\[freezes\]\.calendars\[0\]\.ics: calendar "freezes\.ics" has a VJOURNAL UID "j@sluice\.test" component/,
+    ],
+    [
+      'a VFREEBUSY',
+      calendar('BEGIN:VFREEBUSY', 'UID:f@sluice.test', 'END:VFREEBUSY'),
+      /calendar "freezes\.ics" has a VFREEBUSY UID "f@sluice\.test" component/,
+    ],
+    [
+      'an EXRULE (a property sluice does not read)',
+      calendar(
+        ...event(
+          'DTSTART:20270106T090000Z',
+          'DTEND:20270106T170000Z',
+          'RRULE:FREQ=WEEKLY',
+          'EXRULE:FREQ=MONTHLY',
+        ),
+      ),
+      /calendar "freezes\.ics" VEVENT UID "e@sluice\.test": property EXRULE is not read by sluice/,
+    ],
+    [
+      'an RDATE of periods',
+      calendar(
+        ...event(
+          'DTSTART:20270106T090000Z',
+          'DTEND:20270106T170000Z',
+          'RDATE;VALUE=PERIOD:20270201T090000Z/20270201T170000Z',
+        ),
+      ),
+      /VEVENT UID "e@sluice\.test": RDATE;VALUE=PERIOD is not supported/,
+    ],
+    [
+      'an instance that replaces no occurrence of its master',
+      calendar(
+        ...event('DTSTART:20270106T090000Z', 'DTEND:20270106T170000Z', 'RRULE:FREQ=WEEKLY'),
+        ...event('RECURRENCE-ID:20270107T090000Z', 'DTSTART:20270108T090000Z', 'DTEND:20270108T170000Z'),
+      ),
+      /VEVENT UID "e@sluice\.test": RECURRENCE-ID 2027-01-07T09:00:00Z is not an occurrence of its master/,
+    ],
+    [
+      'an event whose every occurrence is excluded (it would close nothing)',
+      calendar(
+        ...event(
+          'DTSTART:20270106T090000Z',
+          'DTEND:20270106T170000Z',
+          'RRULE:FREQ=WEEKLY;COUNT=2',
+          'EXDATE:20270106T090000Z,20270113T090000Z',
+        ),
+      ),
+      /calendar "freezes\.ics" has no occurrence between 1970 and 2100/,
+    ],
+  ])('%s: the synth fails naming the file, the component and its UID', (_, ics, message) => {
+    expect(synthWith(ics)).toThrow(message);
+  });
+
+  it('a single instance without its master is accepted (an event of its own)', () => {
+    const ics = calendar(
+      ...event('RECURRENCE-ID:20270105T090000Z', 'DTSTART:20270106T090000Z', 'DTEND:20270106T170000Z'),
+    );
+    expect(synthWith(ics)().config.gates[0]!.calendars).toEqual([
+      { name: 'freezes.ics', ics, timeZone: 'UTC' },
+    ]);
+  });
+});

@@ -111,7 +111,8 @@ describe('gate runbooks', () => {
           NotificationArn: refOf(
             logicalId(template, 'AWS::SNS::Topic', (_, id) => id.startsWith('Approvals')),
           ),
-          Message: "sluice: open gate 'two-person' for revision {{revision}} (window {{window}}): {{reason}}",
+          Message:
+            "sluice: open gate 'two-person' for revision {{revision}} (as the requester wrote it: the gate opens for the digest after the @; its tag is not checked against the registry; empty means any revision) (window {{window}}): {{reason}}",
           MinRequiredApprovals: 2,
           Approvers: [arnOf(role('Alice')), arnOf(logicalId(template, 'AWS::IAM::User'))],
         },

@@ -31,6 +31,8 @@ interface ParsedCalendar {
   /** Each recurring set: its master event with its exceptions (RECURRENCE-ID), or a lone event. */
   readonly events: readonly ICAL.Event[];
   readonly zones: ReadonlyMap<string, ICAL.Timezone>;
+  /** The calendar's X-WR-TIMEZONE (the zone its floating times were written in), if it says one. */
+  readonly wrTimeZone?: string;
 }
 
 const parsed = new Map<string, ParsedCalendar>();
@@ -42,6 +44,11 @@ export function calendarProblem(ics: string, timeZone: string): string | undefin
   try {
     const calendar = parseCalendar(ics);
     for (const event of calendar.events) checkEvent(event, calendar, timeZone);
+    const wrZone = calendar.wrTimeZone;
+    if (wrZone !== undefined && wrZone !== timeZone)
+      return `says X-WR-TIMEZONE ${JSON.stringify(wrZone)}, but is read in time zone ${JSON.stringify(timeZone)}: set the calendar's timeZone to ${JSON.stringify(wrZone)}`;
+    if (!calendar.events.some((event) => occurs(event, calendar, timeZone)))
+      return `has no occurrence between 1970 and ${new Date(CHECKED_UNTIL).getUTCFullYear()} (every event is cancelled or excluded): it would close nothing`;
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -73,6 +80,7 @@ function parseCalendar(ics: string): ParsedCalendar {
     throw new CalendarError(`is not iCalendar (RFC 5545): ${(error as Error).message}`);
   }
   if (root.name !== 'vcalendar') throw new CalendarError(`is a ${root.name.toUpperCase()}, not a VCALENDAR`);
+  checkUnderstood(root);
   const zones = new Map(
     root.getAllSubcomponents('vtimezone').map((component) => {
       const zone = new ICAL.Timezone(component);
@@ -82,15 +90,189 @@ function parseCalendar(ics: string): ParsedCalendar {
   const components = root.getAllSubcomponents('vevent');
   if (components.length === 0) throw new CalendarError('has no events (VEVENT): it would close nothing');
   const masters = components.filter((component) => !component.hasProperty('recurrence-id'));
-  const exceptions = components.filter((component) => component.hasProperty('recurrence-id'));
-  const events = masters.map((master) => {
+  const instances = components.filter((component) => component.hasProperty('recurrence-id'));
+  const masterUids = new Set<unknown>();
+  for (const master of masters) {
     const uid = master.getFirstPropertyValue('uid');
-    const own = exceptions.filter((exception) => exception.getFirstPropertyValue('uid') === uid);
-    return new ICAL.Event(master, { exceptions: own, strictExceptions: true });
-  });
-  const calendar = { events, zones };
+    if (uid !== null && masterUids.has(uid))
+      throw new CalendarError(`has two VEVENTs with UID ${JSON.stringify(uid)} and no RECURRENCE-ID`);
+    masterUids.add(uid);
+  }
+  const events = [
+    ...masters.map((master) => {
+      const uid = master.getFirstPropertyValue('uid');
+      const own = instances.filter((instance) => instance.getFirstPropertyValue('uid') === uid);
+      return new ICAL.Event(master, { exceptions: own, strictExceptions: true });
+    }),
+    // A single instance whose master is not in the file ("this occurrence only") is an event of
+    // its own: its DTSTART and DTEND (or DURATION) define it (RFC 5545 3.8.4.4).
+    ...instances
+      .filter((instance) => !masterUids.has(instance.getFirstPropertyValue('uid')))
+      .map((instance) => new ICAL.Event(instance)),
+  ];
+  const wrZone = root.getFirstPropertyValue('x-wr-timezone');
+  const calendar = { events, zones, ...(wrZone !== null && { wrTimeZone: String(wrZone) }) };
   parsed.set(ics, calendar);
   return calendar;
+}
+
+/** Properties read or safely ignored (informational), per component; `X-` properties are ignorable. */
+const UNDERSTOOD: Record<string, ReadonlySet<string>> = {
+  vcalendar: new Set([
+    'version',
+    'prodid',
+    'calscale',
+    'method',
+    'name',
+    'description',
+    'color',
+    'url',
+    'last-modified',
+    'refresh-interval',
+    'source',
+    'uid',
+    'image',
+  ]),
+  vevent: new Set([
+    'uid',
+    'dtstamp',
+    'dtstart',
+    'dtend',
+    'duration',
+    'rrule',
+    'rdate',
+    'exdate',
+    'recurrence-id',
+    'status',
+    'summary',
+    'description',
+    'location',
+    'categories',
+    'class',
+    'created',
+    'last-modified',
+    'sequence',
+    'transp',
+    'priority',
+    'organizer',
+    'attendee',
+    'url',
+    'comment',
+    'contact',
+    'geo',
+    'resources',
+    'attach',
+    'related-to',
+    'request-status',
+    'color',
+    'conference',
+    'image',
+  ]),
+  vtimezone: new Set(['tzid', 'last-modified', 'tzurl']),
+  standard: new Set(['dtstart', 'tzoffsetfrom', 'tzoffsetto', 'tzname', 'rrule', 'rdate', 'comment']),
+  daylight: new Set(['dtstart', 'tzoffsetfrom', 'tzoffsetto', 'tzname', 'rrule', 'rdate', 'comment']),
+  valarm: new Set([
+    'action',
+    'trigger',
+    'duration',
+    'repeat',
+    'description',
+    'summary',
+    'attendee',
+    'attach',
+    'uid',
+    'acknowledged',
+    'related-to',
+  ]),
+};
+/** The components each may hold. */
+const CHILDREN: Record<string, ReadonlySet<string>> = {
+  vcalendar: new Set(['vevent', 'vtimezone']),
+  vevent: new Set(['valarm']),
+  vtimezone: new Set(['standard', 'daylight']),
+  standard: new Set(),
+  daylight: new Set(),
+  valarm: new Set(),
+};
+
+/** `VEVENT "uid" ("summary")`, naming a component for an error. */
+function describeComponent(component: ICAL.Component): string {
+  const uid = component.getFirstPropertyValue('uid');
+  const summary = component.getFirstPropertyValue('summary');
+  const tzid = component.getFirstPropertyValue('tzid');
+  return [
+    component.name.toUpperCase(),
+    ...(uid !== null ? [`UID ${JSON.stringify(String(uid))}`] : []),
+    ...(summary !== null ? [`(${JSON.stringify(String(summary))})`] : []),
+    ...(tzid !== null ? [`TZID ${JSON.stringify(String(tzid))}`] : []),
+  ].join(' ');
+}
+
+/**
+ * Refuses what sluice would otherwise skip: a component or property it neither reads nor may
+ * ignore (a VTODO, VJOURNAL or VFREEBUSY, EXRULE, an RDATE of periods, a RANGE), naming it.
+ */
+function checkUnderstood(component: ICAL.Component, parent?: ICAL.Component): void {
+  const what = describeComponent(component);
+  const where = parent && parent.name !== 'vcalendar' ? ` in ${describeComponent(parent)}` : '';
+  const properties = UNDERSTOOD[component.name];
+  if (!properties)
+    throw new CalendarError(
+      `has a ${what} component${where}: sluice reads only VEVENTs (with VALARMs) and VTIMEZONEs, and refuses what it would ignore`,
+    );
+  for (const property of component.getAllProperties()) {
+    const name = property.name;
+    if (name.startsWith('x-') && name !== 'x-wr-timezone') continue;
+    if (!properties.has(name))
+      throw new CalendarError(
+        `${what}${where}: property ${name.toUpperCase()} is not read by sluice; refused rather than ignored`,
+      );
+  }
+  if (component.name === 'vevent') checkEventProperties(component, what);
+  const children = CHILDREN[component.name]!;
+  for (const child of component.getAllSubcomponents()) {
+    if (!children.has(child.name) && UNDERSTOOD[child.name])
+      throw new CalendarError(`${what}: a ${child.name.toUpperCase()} does not belong in it`);
+    checkUnderstood(child, component);
+  }
+}
+
+/** The recurrence forms ical.js expands as RFC 5545 says; others are refused. */
+function checkEventProperties(event: ICAL.Component, what: string): void {
+  const instance = event.hasProperty('recurrence-id');
+  if (event.getAllProperties('rrule').length > 1)
+    throw new CalendarError(`${what} has more than one RRULE; give each rule its own event`);
+  if (instance) {
+    const range = event.getFirstProperty('recurrence-id')!.getParameter('range');
+    if (range !== undefined && range !== null)
+      throw new CalendarError(
+        `${what}: RECURRENCE-ID;RANGE=${String(range)} is not supported; give the changed occurrences as events of their own`,
+      );
+    for (const name of ['rrule', 'rdate', 'exdate'])
+      if (event.hasProperty(name))
+        throw new CalendarError(`${what}: an instance (RECURRENCE-ID) cannot have an ${name.toUpperCase()}`);
+  }
+  const start = event.getFirstProperty('dtstart');
+  const startType = start?.type;
+  const startZone = start?.getParameter('tzid');
+  for (const name of ['rdate', 'exdate'])
+    for (const property of event.getAllProperties(name)) {
+      if (property.type === 'period')
+        throw new CalendarError(
+          `${what}: ${name.toUpperCase()};VALUE=PERIOD is not supported; give each period its own event`,
+        );
+      if (
+        startType !== undefined &&
+        (property.type !== startType || property.getParameter('tzid') !== startZone)
+      )
+        throw new CalendarError(
+          `${what}: ${name.toUpperCase()} must be of the same type and TZID as DTSTART (${String(startType).toUpperCase()}${typeof startZone === 'string' ? `, ${startZone}` : ''}) to be matched as RFC 5545 says`,
+        );
+      if (name === 'rdate' && start)
+        for (const value of property.getValues() as ICAL.Time[])
+          if (value.compare(start.getFirstValue() as ICAL.Time) < 0)
+            throw new CalendarError(`${what}: RDATE ${value.toString()} is before its DTSTART`);
+    }
 }
 
 const describe = (event: ICAL.Event): string =>
@@ -120,6 +302,38 @@ function checkEvent(event: ICAL.Event, calendar: ParsedCalendar, timeZone: strin
       throw new CalendarError(`${what}: RRULE FREQ=${recur.freq} is refused; events may recur at most daily`);
   }
   occurrencesOf(event, calendar, timeZone, CHECKED_UNTIL, CHECKED_UNTIL);
+  checkInstancesMatch(event);
+}
+
+/**
+ * Each instance (RECURRENCE-ID) given with its master must replace one of its occurrences: ical.js
+ * would drop one that does not (or any of a master that does not recur), and so would close nothing.
+ */
+function checkInstancesMatch(event: ICAL.Event): void {
+  const instances = Object.values(event.exceptions);
+  if (instances.length === 0) return;
+  if (!event.isRecurring())
+    throw new CalendarError(
+      `${describeComponent(instances[0]!.component)} is an instance of an event that does not recur`,
+    );
+  const matched = new Set<ICAL.Event>();
+  const iterator = event.iterator();
+  for (let step = 0; step < MAX_OCCURRENCE_STEPS && matched.size < instances.length; step++) {
+    const next = iterator.next();
+    if (!next || next.toUnixTime() * 1000 >= CHECKED_UNTIL) break;
+    const item = event.getOccurrenceDetails(next).item;
+    if (item !== event) matched.add(item);
+  }
+  const unmatched = instances.find((instance) => !matched.has(instance));
+  if (unmatched)
+    throw new CalendarError(
+      `${describeComponent(unmatched.component)}: RECURRENCE-ID ${unmatched.recurrenceId.toString()} is not an occurrence of its master; give it as an event of its own (another UID)`,
+    );
+}
+
+/** Whether `event` has an occurrence that is not cancelled, between 1970 and CHECKED_UNTIL. */
+function occurs(event: ICAL.Event, calendar: ParsedCalendar, timeZone: string): boolean {
+  return occurrencesOf(event, calendar, timeZone, 0, CHECKED_UNTIL).length > 0;
 }
 
 function occurrencesOf(

@@ -4,6 +4,7 @@ import { alarmHoldsText } from './alarms.ts';
 import { printable } from './audit-text.ts';
 import { readablePrincipal } from './caller.ts';
 import type { GateChange, GateStatus } from './state.ts';
+import { revisionText } from '../model/revision-text.ts';
 
 /** `2026-03-26T11:00:00Z`: ISO 8601 without milliseconds. */
 export function formatInstant(iso: string): string {
@@ -19,7 +20,7 @@ export function describeGate(
 ): string {
   if (status.problem) return `gate '${status.name}' is closed: ${printable(status.problem)}`;
   const parts = [`gate '${status.name}' is ${status.state}`];
-  if (status.revision) parts.push(`for ${status.revision} only`);
+  if (status.revision) parts.push(`for ${revisionText(status.revision, 'claimed')} only`);
   if (status.deliveries) parts.push(`for deliveries ${status.deliveries.join(', ')} only`);
   if (status.until) parts.push(`until ${formatInstant(status.until)}`);
   else if (next) parts.push(`until ${formatInstant(next.at)}`);
@@ -36,7 +37,7 @@ export function describeGate(
   if (pending) {
     const by = pending.approvals.map((approval) => readablePrincipal(approval.principal, true)).join(', ');
     parts.push(
-      `; ${pending.approvals.length} of ${approvers} approvals${pending.revision ? ` for ${pending.revision}` : ''}${pending.deliveries ? ` (deliveries ${pending.deliveries.join(', ')})` : ''} (by ${by}), until ${formatInstant(pending.expiresAt)}`,
+      `; ${pending.approvals.length} of ${approvers} approvals for ${revisionText(pending.revision, 'claimed')}${pending.deliveries ? ` (deliveries ${pending.deliveries.join(', ')})` : ''} (by ${by}), until ${formatInstant(pending.expiresAt)}`,
     );
   }
   return parts.join(' ').replace(' ; ', '; ');
@@ -53,7 +54,8 @@ export function requestAuthors(
 
 /**
  * One clause per gate holding `held`: `waiting for gate 'sre-approval' (closed; opens at …)`,
- * or, for a gate open only for another revision, `1.3.0@sha256:… awaits approval at gate …`.
+ * or, for a gate open only for another revision, `sha256:… (tag 1.3.0) awaits approval at gate …`
+ * (revisions as revisionText shows them: the held one resolved by sluice, the approved one claimed).
  */
 export function waitingMessage(blocking: readonly BlockingGate[], held?: string): string {
   return blocking
@@ -63,7 +65,7 @@ export function waitingMessage(blocking: readonly BlockingGate[], held?: string)
         return `waiting for gate '${gate.name}' (open only for ${gate.openFor.deliveries.join(', ')}, approved by ${gate.openFor.approvedBy}; open it for this delivery with --delivery)`;
       }
       if (gate.openFor) {
-        return `${held ?? 'this revision'} awaits approval at gate '${gate.name}' (open only for ${gate.openFor.revision}, approved by ${gate.openFor.approvedBy})${approve ? `; approve it with: ${approve}` : ''}`;
+        return `${held ? revisionText(held, 'checked') : 'this revision'} awaits approval at gate '${gate.name}' (open only for ${revisionText(gate.openFor.revision, 'claimed')}, approved by ${gate.openFor.approvedBy})${approve ? `; approve it with: ${approve}` : ''}`;
       }
       if (gate.closedByAlarms?.length)
         return `waiting for gate '${gate.name}' (closed by ${alarmHoldsText(gate.closedByAlarms)}; it opens when the alarm clears)`;

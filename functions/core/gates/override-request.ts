@@ -24,6 +24,7 @@ import { ProofRefused } from './proof.ts';
 import { provenPrincipal, type Transport } from './proven-request.ts';
 import type { GateDeps } from './requests.ts';
 import type { UrlCaller } from './signers.ts';
+import { revisionText } from '../model/revision-text.ts';
 
 /** What making an override answers. */
 export interface OverrideResult {
@@ -116,6 +117,7 @@ export async function makeOverride(
   const detail: GateOverrideEvent = {
     gates: overrides.map((override) => override.gate),
     revision: event.revision,
+    revisionShown: revisionText(event.revision, 'claimed'),
     ...(event.deliveries && { deliveries: event.deliveries }),
     madeBy: caller.principal,
     reason: event.reason,

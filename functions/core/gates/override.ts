@@ -12,6 +12,7 @@ import { printable } from './audit-text.ts';
 import { readablePrincipal } from './caller.ts';
 import { formatInstant } from './messages.ts';
 import { digestOf } from './state.ts';
+import { revisionText } from '../model/revision-text.ts';
 
 /** The gate function's alias through which overrides come: its function URL is what grantBreakGlass allows. */
 export const BREAK_GLASS_ALIAS = 'break_glass';
@@ -37,10 +38,10 @@ export function overrideLetting(
 export const overrideCovers = (override: GateOverride, delivery: string): boolean =>
   override.deliveries === undefined || override.deliveries.includes(delivery);
 
-/** `1.3.1@sha256:… until 2026-06-01T10:00:00Z by alice (role Oncall, 1234…): INC-77 hotfix` */
+/** `sha256:… (tag "1.3.1" claimed, …) until 2026-06-01T10:00:00Z by alice (role Oncall, 1234…): INC-77 hotfix` */
 export function describeOverride(override: GateOverride): string {
   const scope = override.deliveries ? ` (deliveries ${override.deliveries.join(', ')})` : '';
-  return `${override.revision}${scope} until ${formatInstant(override.endsAt)} by ${readablePrincipal(override.madeBy, true)}: ${printable(override.reason)}`;
+  return `${revisionText(override.revision, 'claimed')}${scope} until ${formatInstant(override.endsAt)} by ${readablePrincipal(override.madeBy, true)}: ${printable(override.reason)}`;
 }
 
 /** The overrides in force at `now` of the gates `delivery` references (its `gates`), for this delivery. */
@@ -115,6 +116,8 @@ export function overrideMessage(overrides: readonly GateOverride[], reconciling:
 export interface GateOverrideEvent {
   readonly gates: readonly string[];
   readonly revision: string;
+  /** The revision as people are shown it (revisionText): digest first, its tag marked as claimed. */
+  readonly revisionShown: string;
   readonly deliveries?: readonly string[];
   readonly madeBy: string;
   readonly reason: string;

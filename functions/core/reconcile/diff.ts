@@ -14,6 +14,7 @@ import { readInventory } from '../store/inventory.ts';
 import type { BlockingGate } from '../model/status.ts';
 import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './depends-on.ts';
 import { Taint } from '../taint.ts';
+import { learnOwnedSecrets } from './owned-secrets.ts';
 import { withTaint, type ReconcileDeps } from './deps.ts';
 import { ownershipConflicts, type OwnershipConflict } from './ownership.ts';
 import { buildRevision, pullRevision, settleRevision } from './plan.ts';
@@ -59,9 +60,14 @@ export async function diffDelivery(
   options: { readonly revision?: string } = {},
 ): Promise<DeliveryDiff> {
   const taint = new Taint();
+  // Whatever it says may quote the API server, which may quote any Secret the delivery owns: the
+  // values of those in the cluster are learned before anything is shown.
   try {
-    return taint.scrubValue(await diffTainted(name, withTaint(deps, taint), options));
+    const diff = await diffTainted(name, withTaint(deps, taint), options);
+    await taint.learned();
+    return taint.scrubValue(diff);
   } catch (error) {
+    await taint.learned();
     throw taint.scrubError(error);
   }
 }
@@ -73,6 +79,7 @@ async function diffTainted(
 ): Promise<DeliveryDiff> {
   const delivery = await getDelivery(deps.db, name);
   if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
+  if (deps.taint) learnOwnedSecrets(deps.taint, delivery, deps);
   const gates = await evaluateGates(name, delivery.gates, deps.db, deps.clock.now(), deps);
   const waitingFor = await unreadyDependencies(delivery, deps.db, deps.clock.now());
 

@@ -387,6 +387,8 @@ export async function succeed(
 
 /** Records a failed run, with the step's reason, and schedules its retry (`retryInterval`). */
 export async function fail(run: Run, error: unknown, revision: string | undefined): Promise<ReconcileResult> {
+  // A failure may quote the API server, which may quote any Secret the delivery owns.
+  await run.deps.taint?.learned();
   const scrubbed = run.deps.taint ? run.deps.taint.scrubError(error) : error;
   const failure =
     scrubbed instanceof SluiceError

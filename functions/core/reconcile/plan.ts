@@ -57,9 +57,16 @@ export async function pullRevision(delivery: Delivery, deps: PlanDeps, revision?
   );
 }
 
-/** The artifact built (plain files or kustomize), the delivery's transforms applied, decrypted. */
-export function buildRevision(delivery: Delivery, artifact: Artifact, deps: PlanDeps): Promise<Manifest[]> {
-  return step('BuildFailed', () =>
+/**
+ * The artifact built (plain files or kustomize), the delivery's transforms applied, decrypted.
+ * Every Secret it holds, decrypted or not, is tainted: the API server may quote any of them.
+ */
+export async function buildRevision(
+  delivery: Delivery,
+  artifact: Artifact,
+  deps: PlanDeps,
+): Promise<Manifest[]> {
+  const manifests = await step('BuildFailed', () =>
     buildManifests(artifact.files, delivery, artifact.revision, {
       kubectl: deps.kubectl,
       kustomizeMemoryBytes: deps.kustomizeMemoryBytes,
@@ -68,6 +75,8 @@ export function buildRevision(delivery: Delivery, artifact: Artifact, deps: Plan
       taint: deps.taint,
     }),
   );
+  for (const manifest of manifests) deps.taint?.addSecret(manifest.object);
+  return manifests;
 }
 
 /** The built objects settled against the cluster (namespaces, owner label, API discovery), in apply order. */

@@ -9,6 +9,7 @@ import { ClusterBusy, clusterTurn, holdForBusyCluster } from './cluster-limit.ts
 import { unreadyDependencies } from './depends-on.ts';
 import { Taint } from '../taint.ts';
 import { rememberHeldRevision } from './desired.ts';
+import { learnOwnedSecrets } from './owned-secrets.ts';
 import { withTaint, type ReconcileDeps } from './deps.ts';
 import { step } from './guards.ts';
 import {
@@ -54,8 +55,11 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
     const delivery = deliveryFromStatusItem(lease.statusItem);
     if (!delivery) throw new NotRegisteredError(name, ' (sluice register -f <config>)');
     if (delivery.suspend) return suspended(name);
-    // Every value this run decrypts is scrubbed from its status, events, logs and result.
-    result = await reconcileHeld(delivery, withTaint(deps, new Taint()), lease, membership);
+    // Every Secret value this run decrypts or builds is scrubbed from its status, events, logs and
+    // result; those of the Secrets the delivery owns in the cluster too, read before a failure is written.
+    const taint = new Taint();
+    learnOwnedSecrets(taint, delivery, deps);
+    result = await reconcileHeld(delivery, withTaint(deps, taint), lease, membership);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     deps.log?.(error.message);

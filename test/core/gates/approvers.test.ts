@@ -36,7 +36,7 @@ describe('approvers: 2', () => {
     const first = await signed(ALICE, { reason: 'CHG-9' });
     expect(first).toMatchObject({ outcome: 'pending', status: { state: 'closed' } });
     expect(first.message).toContain(
-      '1 of 2 approvals (by alice (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012))',
+      '1 of 2 approvals for any revision (by alice (role AWSReservedSSO_Approver_0123456789abcdef, 123456789012))',
     );
     clock.advance(60_000);
     expect(await signed(ALICE)).toMatchObject({ outcome: 'pending', status: { state: 'closed' } });

@@ -157,6 +157,48 @@ describe('an iCalendar calendar', () => {
   });
 });
 
+// What a calendar client exports for "this occurrence only" of a weekly freeze: the instance
+// (RECURRENCE-ID), without its master.
+const ONE_OCCURRENCE = [
+  'BEGIN:VCALENDAR',
+  'VERSION:2.0',
+  'PRODID:-//sluice//test//EN',
+  'BEGIN:VEVENT',
+  'UID:weekly-freeze@sluice.test',
+  'DTSTAMP:20260101T000000Z',
+  'RECURRENCE-ID:20260305T090000Z',
+  'DTSTART:20260306T090000Z',
+  'DTEND:20260306T170000Z',
+  'SUMMARY:Release freeze (moved)',
+  'END:VEVENT',
+  'END:VCALENDAR',
+  '',
+].join('\r\n');
+
+describe('a single instance of a recurring event, without its master', () => {
+  it('is an event of its own: it holds the delivery from its DTSTART to its DTEND', async () => {
+    const { clock, deps, gate, delivery, push, applied } = await setup('2026-03-06T08:59:00Z', {
+      default: 'open',
+      calendars: [{ name: 'freezes.ics', ics: ONE_OCCURRENCE }],
+    });
+    await push('v1');
+    expect(await run(delivery, deps)).toMatchObject({ outcome: 'Succeeded' });
+
+    clock.set('2026-03-06T09:00:00Z');
+    await push('v2');
+    const held = await run(delivery, deps);
+    expect(held).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed' });
+    expect(held.message).toBe(
+      `waiting for gate '${gate}' (closed by calendar "freezes.ics": event "Release freeze (moved)" (2026-03-06T09:00:00.000Z to 2026-03-06T17:00:00.000Z); opens at 2026-03-06T17:00:00Z)`,
+    );
+    expect(await applied()).toBe('v1');
+
+    clock.set('2026-03-06T17:00:00Z');
+    expect(await run(delivery, deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(await applied()).toBe('v2');
+  });
+});
+
 describe('an SSM Change Calendar', () => {
   it('CLOSED holds the delivery (opening when it says), OPEN releases it, and one that cannot be read holds it', async () => {
     const calendar = uniqueName('cab-freeze');

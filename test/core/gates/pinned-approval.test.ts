@@ -10,6 +10,11 @@ import { run } from '../../support/deliveries.ts';
 import { configMapValue, inProcessGateDeps, gatedDelivery } from '../../support/gates.ts';
 import { testbed } from '../../support/testbed.ts';
 
+// Revisions as people are shown them: the digest first; a tag sluice resolved, or one a requester claimed.
+const checked = (revision: string) => `${revision.split('@')[1]} (tag ${revision.split('@')[0]})`;
+const claimed = (revision: string) =>
+  `${revision.split('@')[1]} (tag "${revision.split('@')[0]}" claimed, not checked against the registry)`;
+
 const bed = testbed();
 const core = bed.kubeConfig().makeApiClient(CoreV1Api);
 
@@ -58,7 +63,7 @@ describe('an approval pinned to a revision', () => {
     const opened = await approve(v1);
     expect(opened).toMatchObject({ outcome: 'accepted', reconciling: [delivery] });
     expect(opened.status).toMatchObject({ state: 'open', revision: v1 });
-    expect(opened.message).toContain(`gate '${gate}' is open for ${v1} only until`);
+    expect(opened.message).toContain(`gate '${gate}' is open for ${claimed(v1)} only until`);
     expect(await valueIn(ns)).toBe('1.2.0');
 
     // Pushed five minutes after the approval, under the same tag: not what was approved.
@@ -67,7 +72,7 @@ describe('an approval pinned to a revision', () => {
     const held = await run(delivery, deps);
     expect(held).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed', revision: v2 });
     expect(held.message).toBe(
-      `${v2} awaits approval at gate '${gate}' (open only for ${v1}, approved by alice (unverified)); approve it with: sluice gate open ${gate} --revision ${v2}`,
+      `${checked(v2)} awaits approval at gate '${gate}' (open only for ${claimed(v1)}, approved by alice (unverified)); approve it with: sluice gate open ${gate} --revision ${v2}`,
     );
     expect(await valueIn(ns)).toBe('1.2.0');
     expect(await getStatus(deps.db, delivery)).toMatchObject({

@@ -10,6 +10,11 @@ import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deli
 import { configMapYaml, inProcessGateDeps, manualClock, registerGate } from '../../support/gates.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
+// Revisions as people are shown them: the digest first; a tag sluice resolved, or one a requester claimed.
+const checked = (revision: string) => `${revision.split('@')[1]} (tag ${revision.split('@')[0]})`;
+const claimed = (revision: string) =>
+  `${revision.split('@')[1]} (tag "${revision.split('@')[0]}" claimed, not checked against the registry)`;
+
 const bed = testbed();
 
 async function scenario(blocks: 'all' | 'revisions') {
@@ -119,7 +124,9 @@ describe('Release Waiting', () => {
       revision: v2,
       gate,
       approve: { cli: `sluice gate open ${gate} --revision ${v2} --function Sluice-GateFunction-AbC` },
-      message: expect.stringContaining(`${v2} awaits approval at gate '${gate}' (open only for ${v1}`),
+      message: expect.stringContaining(
+        `${checked(v2)} awaits approval at gate '${gate}' (open only for ${claimed(v1)}`,
+      ),
     });
     expect(waiting).toHaveLength(2);
   });

@@ -442,3 +442,87 @@ describe('what the API server says about decrypted values is never quoted', () =
     }
   });
 });
+
+// The age fixture's token, and a part of it that holds no PLAINTEXT_MARKER whole: its middle 12 characters.
+const TOKEN = `${PLAINTEXT_MARKER}-age-token`;
+const MIDDLE = TOKEN.slice(10, 22);
+const expectNoPart = (text: string) => {
+  expectNoCanary(text);
+  for (const form of [MIDDLE, Buffer.from(MIDDLE).toString('base64')]) expect(text).not.toContain(form);
+};
+
+/** A policy refusing ConfigMaps in `ns` with a message quoting the Secret `api-token` there (its param). */
+const quotingApiToken = async (ns: string, quoted: string) =>
+  admissionPolicy(
+    denyQuoting(ns, 'configmaps', quoted, {
+      name: 'api-token',
+      namespace: ns,
+      parameterNotFoundAction: 'Deny',
+    }),
+    () =>
+      dryRunDenied({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'probe', namespace: ns },
+      } as KubernetesObject),
+  );
+
+describe('a Secret the delivery owns is never quoted, whichever run applied it, whole or in part', () => {
+  it('a revision that leaves the encrypted file out: the Secret an earlier run applied, quoted by a policy, is scrubbed from the status, event, result, diff and status', async () => {
+    const { ns, name, push } = await setup();
+    await push({ 'token.yaml': sopsFixture('age-secret.yaml') });
+    expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded' });
+    const remove = await quotingApiToken(ns, "string(params.data['token'])");
+    try {
+      // The new revision has no encrypted file: this run decrypts nothing.
+      await push({ 'app.yaml': configMap('app') });
+      const result = await run(name, deps);
+      expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
+      expect(result.message).toContain(`app.yaml: ConfigMap/${ns}/app: `);
+      expect(result.message).toContain('refused: [redacted]');
+      await expectNothingLeaked(name, result);
+      expect(events.filter((event) => event.delivery === name).at(-1)).toMatchObject({ outcome: 'Failed' });
+
+      const thrown = await diffDelivery(name, deps).then(
+        () => new Error('expected the diff to fail'),
+        (error: unknown) => error as Error,
+      );
+      expect(thrown.message).toContain('refused: [redacted]');
+      expectNoCanary(`${thrown.message}\n${thrown.stack}`);
+      const diff = await sluice('diff', name);
+      expect(diff.code).not.toBe(0);
+      expect(diff.stdout + diff.stderr).toContain('refused: [redacted]');
+      expectNoCanary(diff.stdout + diff.stderr);
+      // The Secret is still there: the failed run pruned nothing.
+      expect(await secretValues(ns, 'api-token')).toEqual({ token: TOKEN });
+    } finally {
+      await remove();
+    }
+  });
+
+  it('a quote of part of a value (its middle 12 characters, and their base64) is scrubbed too', async () => {
+    const { ns, name, push } = await setup();
+    await push({ 'token.yaml': sopsFixture('age-secret.yaml') });
+    expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded' });
+    const middle = "string(params.data['token']).substring(10, 22)";
+    const remove = await quotingApiToken(ns, `${middle} + ' and ' + base64.encode(bytes(${middle}))`);
+    try {
+      await push({ 'token.yaml': sopsFixture('age-secret.yaml'), 'app.yaml': configMap('app') });
+      const result = await run(name, deps);
+      expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
+      expect(result.message).toContain('refused: [redacted] and [redacted]');
+      expectNoPart(result.message);
+      expectNoPart(JSON.stringify(events));
+      expectNoPart(logged.join('\n'));
+      expectNoPart(await tableText());
+      const status = await sluice('status', name, '--json');
+      expect(status.stdout).toContain(name);
+      expectNoPart(status.stdout + status.stderr);
+      const diff = await sluice('diff', name);
+      expect(diff.stdout + diff.stderr).toContain('refused: [redacted] and [redacted]');
+      expectNoPart(diff.stdout + diff.stderr);
+    } finally {
+      await remove();
+    }
+  });
+});
