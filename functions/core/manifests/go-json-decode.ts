@@ -43,8 +43,16 @@ export interface Decoded {
  * matched exactly, else case-insensitively; keys visited in sorted order, so of keys differing
  * only in case the last sorted one wins a string or list of strings, while maps and structs merge.
  * Anything outside the shape is a problem (deny by default), named by its key as written.
+ * `fold: false` matches keys exactly, as kyaml (go-yaml v3) does for the plugins decoded with it.
  */
-export function decode(shape: Shape, value: unknown, existing: unknown, at: Place, out: Decoded): unknown {
+export function decode(
+  shape: Shape,
+  value: unknown,
+  existing: unknown,
+  at: Place,
+  out: Decoded,
+  fold = true,
+): unknown {
   if (typeof shape === 'string') return scalar(shape, value, existing, at, out);
   if ('refused' in shape) {
     out.problems.push(`${at.written} ${shape.refused}`);
@@ -57,7 +65,7 @@ export function decode(shape: Shape, value: unknown, existing: unknown, at: Plac
     value.forEach((item, i) => {
       const place = { canonical: `${at.canonical}[${i}]`, written: `${at.written}[${i}]` };
       out.written.set(place.canonical, place.written);
-      result[i] = decode(shape.list, item, result[i], place, out);
+      result[i] = decode(shape.list, item, result[i], place, out, fold);
     });
     result.length = value.length;
     return result;
@@ -79,7 +87,11 @@ export function decode(shape: Shape, value: unknown, existing: unknown, at: Plac
   const result: Record<string, unknown> = isRecord(existing) ? { ...existing } : {};
   const fields = Object.keys(shape.struct);
   for (const key of Object.keys(value).sort(byUtf8)) {
-    const field = fields.includes(key) ? key : fields.find((name) => goFold(name) === goFold(key));
+    const field = fields.includes(key)
+      ? key
+      : fold
+        ? fields.find((name) => goFold(name) === goFold(key))
+        : undefined;
     const written = at.written === '' ? key : `${at.written}.${key}`;
     if (field === undefined) {
       out.problems.push(`${written} is not a field sluice knows: refused`);
@@ -97,7 +109,7 @@ export function decode(shape: Shape, value: unknown, existing: unknown, at: Plac
       }
     }
     out.written.set(place.canonical, written);
-    result[field] = decode(fieldShape, value[key], result[field], place, out);
+    result[field] = decode(fieldShape, value[key], result[field], place, out, fold);
   }
   return result;
 }

@@ -112,6 +112,9 @@ export const KUSTOMIZATION: Shape = struct({
  * builtin`), each as its plugin struct. kustomize decodes them with sigs.k8s.io/yaml too, so their
  * keys fold as a kustomization's do; `apiVersion`, `kind` and `metadata` are read exactly (kyaml).
  */
+/** Builtin plugins that decode their config with kyaml (go-yaml v3): keys matched exactly. */
+export const EXACT_KEY_PLUGINS: ReadonlySet<string> = new Set(['PrefixTransformer', 'SuffixTransformer']);
+
 /** The `metadata` of a plugin config, read by kyaml. */
 export const PLUGIN_METADATA: Shape = objectMeta;
 

@@ -3,7 +3,12 @@ import { parseAllDocuments, parseDocument } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import { isRecord } from '../config/issues.ts';
 import { decode, goFold, type Decoded } from './go-json-decode.ts';
-import { BUILTIN_PLUGINS, KUSTOMIZATION, PLUGIN_METADATA } from './kustomization-shapes.ts';
+import {
+  BUILTIN_PLUGINS,
+  EXACT_KEY_PLUGINS,
+  KUSTOMIZATION,
+  PLUGIN_METADATA,
+} from './kustomization-shapes.ts';
 
 /** The names kustomize looks for in a directory, in its order. */
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
@@ -261,8 +266,9 @@ function* pluginReferences(config: unknown): Generator<Reference> {
     return;
   }
   const decoded: Decoded = { problems: [], written: new Map() };
+  const exact = EXACT_KEY_PLUGINS.has(kind as string);
   for (const key of Object.keys(rest))
-    if (['apiversion', 'kind', 'metadata'].includes(goFold(key)))
+    if (['apiversion', 'kind', 'metadata'].includes(goFold(key)) && !exact)
       decoded.problems.push(`${key} is not read by kustomize as ${goFold(key)}; refused`);
   const fields = typeof shape === 'object' && 'struct' in shape ? shape.struct : {};
   const value = decode(
@@ -271,6 +277,7 @@ function* pluginReferences(config: unknown): Generator<Reference> {
     {},
     { canonical: '', written: '' },
     decoded,
+    !exact,
   ) as Record<string, unknown>;
   if (!('metadata' in fields) && metadata !== undefined)
     decode(PLUGIN_METADATA, metadata, {}, { canonical: 'metadata', written: 'metadata' }, decoded);
