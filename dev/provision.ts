@@ -150,6 +150,14 @@ export function opensslBinary(): string {
   return openssl;
 }
 
+/** strace, with which the differential test records every file kustomize opens. */
+export function straceBinary(): string {
+  const strace =
+    onPath('strace') ?? (aptInstall('strace', 'recording the files kustomize reads'), onPath('strace'));
+  if (!strace) throw new MissingComponentError('strace is needed to record the files kustomize reads.');
+  return strace;
+}
+
 /** The DynamoDB Local folder (jar + native libraries) from the amplify-dynamodb-simulator package. */
 export async function dynamoDbLocalDir(): Promise<string> {
   const dir = join(cacheRoot(), DYNAMODB_SIMULATOR_PACKAGE.replace('@', '-'));

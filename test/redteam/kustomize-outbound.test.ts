@@ -1,7 +1,6 @@
-// Red team: the build must not reach the network. inspectKustomizations (manifests/kustomization.ts)
-// reads only kustomization files; a generator or transformer *config file* listed in
-// `generators:`/`transformers:` is queued as a directory, finds no kustomization and is never read,
-// and inline configs are only searched for `files`/`envs`/`env`/`path`, not `paths`. kustomize's
+// Red team: the build must not reach the network. Found: inspectKustomizations
+// (manifests/kustomization.ts) read only some references (plugin config files, `paths:`), and
+// matched kustomization keys exactly where kustomize folds their case. kustomize's
 // builtin plugins load those references with its file loader, which fetches http(s) URLs. Go does
 // not proxy loopback hosts, so the dead proxies do not stop a loopback URL (on Lambda: the Runtime
 // API on 127.0.0.1:9001, extensions, any local listener).
@@ -68,6 +67,35 @@ const cases: [string, (url: string) => Record<string, string>][] = [
         `  - ${url}\n`,
       'deploy/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n',
     }),
+  ],
+  // kustomize reads kustomization keys as encoding/json does: case-insensitively. A check that
+  // matched them exactly skipped these, and kustomize fetched the URLs.
+  ['`Resources:` with a URL', (url) => ({ 'deploy/kustomization.yaml': `Resources:\n- ${url}.yaml\n` })],
+  [
+    '`Components:` naming a component whose resources are a URL',
+    (url) => ({
+      'deploy/kustomization.yaml': 'resources:\n- cm.yaml\nComponents:\n- ../component\n',
+      'deploy/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n',
+      'component/kustomization.yaml': `apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources:\n- ${url}.yaml\n`,
+    }),
+  ],
+  [
+    '`OpenAPI:` with a URL path',
+    (url) => ({
+      'deploy/kustomization.yaml': `resources:\n- cm.yaml\nOpenAPI:\n  path: ${url}.json\n`,
+      'deploy/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n',
+    }),
+  ],
+  ['`Bases:` with a URL', (url) => ({ 'deploy/kustomization.yaml': `Bases:\n- ${url}.yaml\n` })],
+  [
+    'a mixed-case nested key: `configMapGenerator[0].Files` with a URL',
+    (url) => ({
+      'deploy/kustomization.yaml': `configMapGenerator:\n- name: loot\n  Files:\n  - loot=${url}\n`,
+    }),
+  ],
+  [
+    'a key folded by Unicode: `reſources:` (U+017F) with a URL',
+    (url) => ({ 'deploy/kustomization.yaml': `re\u017fources:\n- ${url}.yaml\n` }),
   ],
 ];
 

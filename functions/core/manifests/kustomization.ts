@@ -1,22 +1,17 @@
 import { posix } from 'node:path';
-import { parse, parseAllDocuments, parseDocument } from 'yaml';
+import { parseAllDocuments, parseDocument } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import { isRecord } from '../config/issues.ts';
+import { decode, goFold, type Decoded } from './go-json-decode.ts';
+import {
+  BUILTIN_PLUGINS,
+  EXACT_KEY_PLUGINS,
+  KUSTOMIZATION,
+  PLUGIN_METADATA,
+} from './kustomization-shapes.ts';
 
 /** The names kustomize looks for in a directory, in its order. */
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
-
-/** Fields whose entries may name another kustomization directory (so may be remote in kustomize). */
-const DIRECTORY_LISTS = ['resources', 'bases', 'components', 'generators', 'transformers', 'validators'];
-/** Fields whose file entries are generator, transformer or validator configs, which kustomize reads as plugins. */
-const PLUGIN_LISTS = ['generators', 'transformers', 'validators'];
-/** Fields whose entries are files. */
-const FILE_LISTS = ['crds', 'configurations', 'patchesStrategicMerge'];
-/** Lists of objects with a `path` file. */
-const PATH_OBJECT_LISTS = ['patches', 'patchesJson6902', 'replacements'];
-const GENERATOR_LISTS = ['configMapGenerator', 'secretGenerator'];
-/** Fields that make kustomize run helm, which may fetch charts: refused. */
-const HELM_FIELDS = ['helmCharts', 'helmGlobals', 'helmChartInflationGenerator'];
 
 const MAX_LISTED = 10;
 
@@ -43,26 +38,30 @@ export function artifactDir(path: string): string {
   return normal === '.' ? '' : normal;
 }
 
-/** A reference from one kustomization file: where it is (`resources[2]`) and what it says. */
+/** How kustomize uses a reference: a file it reads, a directory it builds, or a plugin config. */
+type Use = 'file' | 'file-or-directory' | 'directory' | 'plugin';
+
+/** A reference from one kustomization file: where it is (`resources[2]`, as written) and what it says. */
 interface Reference {
   readonly field: string;
   readonly value: string;
-  readonly mayBeDirectory: boolean;
-  /** A file here is a plugin config: its own references are checked too. */
-  readonly pluginFile?: boolean;
+  readonly use: Use;
   /** Refused whatever the value says. */
   readonly problem?: string;
 }
 
 /**
- * Reads every kustomization reachable from `dir` and refuses, before kustomize runs, a build that
- * would reach outside the artifact: remote bases, resources, components or files (URLs,
- * `github.com/...`, `git::`, `?ref=`), absolute paths, and `..` paths that leave the artifact
- * root. The error names each file and entry.
+ * Reads every kustomization reachable from `dir` as kustomize reads it (its keys matched as
+ * encoding/json matches them: case-insensitively, the last of keys differing only in case winning)
+ * and refuses, before kustomize runs, a build that would reach outside the artifact: remote bases,
+ * resources, components or files (URLs, `github.com/...`, `git::`, `?ref=`), absolute paths, `..`
+ * paths that leave the artifact root, and every key, field or plugin sluice does not know (deny
+ * by default). The error names each file and entry.
  */
 export function inspectKustomizations(files: ReadonlyMap<string, Buffer>, dir: string): KustomizationInfo {
   const problems: string[] = [];
   const seen = new Set<string>();
+  const read = new Set<string>();
   const queue = [dir];
   let originAnnotations = false;
   let rootSortOptions: unknown;
@@ -72,38 +71,53 @@ export function inspectKustomizations(files: ReadonlyMap<string, Buffer>, dir: s
     seen.add(current);
     const file = kustomizationIn(files, current);
     if (!file) continue;
-    const kustomization = readKustomization(files, file);
+    read.add(file);
+    const { kustomization, decoded } = readKustomization(files, file);
+    problems.push(...decoded.problems.map((problem) => `${file}: ${problem}`));
     if (current === dir) rootSortOptions = kustomization.sortOptions;
-    if (declaresOriginAnnotations(kustomization)) originAnnotations = true;
-    for (const reference of referencesOf(kustomization)) {
+    if (strings(kustomization.buildMetadata).includes('originAnnotations')) originAnnotations = true;
+    const named = (reference: Reference): Reference => ({
+      ...reference,
+      field: decoded.written.get(reference.field) ?? reference.field,
+    });
+    /** A reference kustomize may follow: its file is read; a problem refuses the build. */
+    const admit = (reference: Reference, where: string): string | undefined => {
       const problem = referenceProblem(files, current, reference);
+      const quoted = reference.problem === undefined ? `"${reference.value}"` : '';
       if (problem) {
-        const quoted = reference.problem ? '' : ` "${reference.value}"`;
-        problems.push(`${file}: ${reference.field}${quoted} ${problem}`);
-        continue;
+        problems.push(`${where}: ${[reference.field, quoted, problem].filter(Boolean).join(' ')}`);
+        return undefined;
       }
-      const target = posix.normalize(posix.join(current || '.', reference.value)).replace(/\/+$/, '');
-      if (reference.mayBeDirectory) queue.push(target === '.' ? '' : target);
-      if (reference.pluginFile && files.has(target))
-        for (const config of pluginConfigs(files, target))
-          for (const inner of [...referencesOf(config), ...pluginReferences(config)]) {
-            const innerProblem = referenceProblem(files, current, inner);
-            if (innerProblem)
-              problems.push(
-                `${target} (${reference.field}): ${inner.field}${inner.problem ? '' : ` "${inner.value}"`} ${innerProblem}`,
-              );
-          }
+      const target = artifactDir(posix.join(current || '.', reference.value));
+      if (files.has(target)) read.add(target);
+      return target;
+    };
+    for (const reference of [...referencesOf(kustomization)].map(named)) {
+      const target = admit(reference, file);
+      if (target === undefined) continue;
+      const isFile = files.has(target);
+      if (reference.use === 'directory' || (reference.use === 'file-or-directory' && !isFile)) {
+        queue.push(target);
+      } else if (reference.use === 'plugin' && isFile) {
+        for (const inner of pluginFileReferences(files, target))
+          admit(inner, `${target} (${reference.field})`);
+      } else if (reference.use === 'plugin' && isDirectory(files, target)) {
+        problems.push(
+          `${file}: ${reference.field} "${reference.value}" is a directory; sluice reads generator and transformer configs only from files or inline`,
+        );
+      }
     }
+    for (const inner of [...inlinePluginReferences(kustomization)].map(named)) admit(inner, file);
   }
   if (problems.length > 0) {
-    problems.splice(0, problems.length, ...new Set(problems)); // a path also found as a remote string
+    problems.splice(0, problems.length, ...new Set(problems));
     const more = problems.length > MAX_LISTED ? ` (and ${problems.length - MAX_LISTED} more)` : '';
     const advice = problems.some((problem) => problem.endsWith(REMOTE))
       ? '. The artifact must be self-contained: vendor remote bases into it and refer to them by relative paths'
       : '';
     throw new SluiceError('BuildFailed', `${problems.slice(0, MAX_LISTED).join('; ')}${more}${advice}`);
   }
-  return { originAnnotations, rootSortOptions, dirs: [...seen] };
+  return { originAnnotations, rootSortOptions, dirs: [...seen], files: [...read].sort() };
 }
 
 /** What the build needs to know about the kustomizations it checked. */
@@ -114,9 +128,14 @@ export interface KustomizationInfo {
   readonly rootSortOptions: unknown;
   /** Every directory the build reaches (`''` for the artifact root). */
   readonly dirs: readonly string[];
+  /** Every artifact file kustomize may read: the kustomizations and the files they name. */
+  readonly files: readonly string[];
 }
 
-function readKustomization(files: ReadonlyMap<string, Buffer>, file: string): Record<string, unknown> {
+function readKustomization(
+  files: ReadonlyMap<string, Buffer>,
+  file: string,
+): { kustomization: Record<string, unknown>; decoded: Decoded } {
   const document = parseDocument(files.get(file)!.toString('utf8'));
   const error = document.errors[0];
   if (error) {
@@ -128,150 +147,167 @@ function readKustomization(files: ReadonlyMap<string, Buffer>, file: string): Re
     );
   }
   const value: unknown = document.toJS({ maxAliasCount: 100 });
-  if (value === null || value === undefined) return {};
+  const decoded: Decoded = { problems: [], written: new Map() };
+  if (value === null || value === undefined) return { kustomization: {}, decoded };
   if (!isRecord(value))
     throw new SluiceError('BuildFailed', `${file}: a kustomization must be a YAML object`);
-  return value;
+  const kustomization = decode(KUSTOMIZATION, value, {}, { canonical: '', written: '' }, decoded);
+  return { kustomization: kustomization as Record<string, unknown>, decoded };
 }
 
-function declaresOriginAnnotations(kustomization: Record<string, unknown>): boolean {
-  const metadata = kustomization.buildMetadata;
-  return Array.isArray(metadata) && metadata.includes('originAnnotations');
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+const records = (value: unknown): Record<string, unknown>[] =>
+  Array.isArray(value) ? value.filter(isRecord) : [];
+
+function isDirectory(files: ReadonlyMap<string, Buffer>, dir: string): boolean {
+  if (dir === '') return true;
+  for (const file of files.keys()) if (file.startsWith(`${dir}/`)) return true;
+  return false;
 }
 
-/** The YAML documents of a plugin config file that are objects. */
-function pluginConfigs(files: ReadonlyMap<string, Buffer>, file: string): Record<string, unknown>[] {
+/** The references of a decoded kustomization (field names canonical: `resources[0]`). */
+function* referencesOf(kustomization: Record<string, unknown>): Generator<Reference> {
+  const list = (field: string, use: Use) =>
+    strings(kustomization[field]).map((value, i) => ({ field: `${field}[${i}]`, value, use }));
+  yield* list('resources', 'file-or-directory');
+  yield* list('bases', 'file-or-directory');
+  yield* list('components', 'directory');
+  yield* list('crds', 'file');
+  yield* list('configurations', 'file');
+  // A patch inline or a file: kustomize tries it as a patch first, then as a path.
+  yield* list('patchesStrategicMerge', 'file').filter(({ value }) => !value.includes('\n'));
+  for (const field of ['patches', 'patchesJson6902', 'replacements'])
+    for (const [i, entry] of records(kustomization[field]).entries())
+      if (typeof entry.path === 'string')
+        yield { field: `${field}[${i}].path`, value: entry.path, use: 'file' };
+  for (const field of ['configMapGenerator', 'secretGenerator'])
+    for (const [i, generator] of records(kustomization[field]).entries())
+      yield* generatorReferences(generator, `${field}[${i}]`);
+  const openapi = kustomization.openapi;
+  if (isRecord(openapi) && typeof openapi.path === 'string')
+    yield { field: 'openapi.path', value: openapi.path, use: 'file' };
+  for (const field of ['generators', 'transformers'])
+    for (const [i, entry] of strings(kustomization[field]).entries()) {
+      const inline = inlineConfigs(entry);
+      // kustomize reads an entry as inline YAML first, as a path only if that fails.
+      if (inline === undefined && !entry.includes('\n'))
+        yield { field: `${field}[${i}]`, value: entry, use: 'plugin' };
+      else if (inline === undefined)
+        yield {
+          field: `${field}[${i}]`,
+          value: '',
+          use: 'file',
+          problem: 'is neither a path nor YAML sluice can read',
+        };
+    }
+}
+
+/** The references inside inline generator and transformer configs. */
+function* inlinePluginReferences(kustomization: Record<string, unknown>): Generator<Reference> {
+  for (const field of ['generators', 'transformers'])
+    for (const [i, entry] of strings(kustomization[field]).entries()) {
+      const configs = inlineConfigs(entry);
+      if (configs === undefined) continue;
+      for (const [d, config] of configs.entries()) {
+        const at = configs.length > 1 ? `${field}[${i}] (document ${d + 1})` : `${field}[${i}]`;
+        for (const reference of pluginReferences(config))
+          yield { ...reference, field: `${at}.${reference.field}` };
+      }
+    }
+}
+
+/**
+ * An entry's inline YAML documents when it is inline YAML (every document a mapping or text that
+ * is not a plain path), else undefined: a one-line string that reads as a plain string is a path.
+ */
+function inlineConfigs(entry: string): unknown[] | undefined {
+  const documents = parseAllDocuments(entry);
+  const list = Array.isArray(documents) ? documents : [documents];
+  if (list.some((document) => document.errors.length > 0)) return undefined;
+  const values = list.map((document) => document.toJS({ maxAliasCount: 100 }) as unknown);
+  if (values.length === 1 && typeof values[0] === 'string' && !entry.includes('\n')) return undefined;
+  return values;
+}
+
+/** The references in the config documents of a generator or transformer file. */
+function* pluginFileReferences(files: ReadonlyMap<string, Buffer>, file: string): Generator<Reference> {
   const documents = parseAllDocuments(files.get(file)!.toString('utf8'));
-  const configs: Record<string, unknown>[] = [];
-  for (const document of documents) {
-    if (document.errors.length > 0) continue; // kustomize reports it; nothing in it can be read
-    const value: unknown = document.toJS({ maxAliasCount: 100 });
-    if (isRecord(value)) configs.push(value);
+  const list = Array.isArray(documents) ? documents : [documents];
+  for (const [d, document] of list.entries()) {
+    const at = list.length > 1 ? `document ${d + 1}: ` : '';
+    if (document.errors.length > 0) {
+      yield { field: `${at}(document)`, value: '', use: 'file', problem: 'is not YAML sluice can read' };
+      continue;
+    }
+    for (const reference of pluginReferences(document.toJS({ maxAliasCount: 100 })))
+      yield { ...reference, field: `${at}${reference.field}` };
   }
-  return configs;
 }
 
 /**
- * An entry that may be inline YAML (an object, or text holding one). A one-line string is also a
- * path to kustomize, which tries it as a path first, so it is checked as one too (referencesOf).
+ * A builtin plugin config (`apiVersion: builtin`, a kind sluice knows), decoded as kustomize
+ * decodes it; every file it names is a reference, every key sluice does not know a problem.
  */
-function inlineConfig(entry: unknown): Record<string, unknown> | undefined {
-  if (isRecord(entry)) return entry;
-  if (typeof entry !== 'string' || !/[\n{:]/.test(entry)) return undefined;
-  let value: unknown;
-  try {
-    value = parse(entry, { maxAliasCount: 100 });
-  } catch {
-    return undefined;
+function* pluginReferences(config: unknown): Generator<Reference> {
+  const refuse = (field: string, problem: string): Reference => ({ field, value: '', use: 'file', problem });
+  if (config === null || config === undefined) return;
+  if (!isRecord(config)) {
+    yield refuse('(document)', 'is not a generator or transformer config (a YAML object)');
+    return;
   }
-  return isRecord(value) ? value : undefined;
-}
-
-/**
- * The files a generator or transformer config names (`files`, `envs`, `env`, `path`, `paths`),
- * and every other string in it that reads as a remote address, wherever it is: builtin plugins
- * have many fields kustomize may read from.
- */
-function* pluginReferences(config: Record<string, unknown>): Generator<Reference> {
-  yield* generatorReferences(config, '');
-  if (typeof config.path === 'string') yield { field: 'path', value: config.path, mayBeDirectory: false };
-  if (Array.isArray(config.paths))
-    for (const [i, path] of config.paths.entries())
-      if (typeof path === 'string') yield { field: `paths[${i}]`, value: path, mayBeDirectory: false };
-  yield* remoteStrings(config, '');
-}
-
-/** Every string under `value` that reads as a remote address, as a refused reference. */
-function* remoteStrings(value: unknown, at: string): Generator<Reference> {
-  if (typeof value === 'string') {
-    if (looksRemote(value))
-      yield { field: at || '(value)', value, mayBeDirectory: false, problem: `"${value}" ${REMOTE}` };
-  } else if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) yield* remoteStrings(item, `${at}[${i}]`);
-  } else if (isRecord(value)) {
-    for (const [key, item] of Object.entries(value))
-      // Labels and annotations are values written into objects, never read from.
-      if (!TEXT_VALUES.has(key)) yield* remoteStrings(item, at ? `${at}.${key}` : key);
+  const { apiVersion, kind, metadata, ...rest } = config;
+  const shape = typeof kind === 'string' ? BUILTIN_PLUGINS[kind] : undefined;
+  if (apiVersion !== 'builtin' || shape === undefined) {
+    yield refuse(
+      'kind',
+      `${JSON.stringify(kind)} (apiVersion ${JSON.stringify(apiVersion)}) is not a builtin generator or transformer sluice knows; sluice runs no plugins`,
+    );
+    return;
   }
+  const decoded: Decoded = { problems: [], written: new Map() };
+  const exact = EXACT_KEY_PLUGINS.has(kind as string);
+  for (const key of Object.keys(rest))
+    if (['apiversion', 'kind', 'metadata'].includes(goFold(key)) && !exact)
+      decoded.problems.push(`${key} is not read by kustomize as ${goFold(key)}; refused`);
+  const fields = typeof shape === 'object' && 'struct' in shape ? shape.struct : {};
+  const value = decode(
+    shape,
+    'metadata' in fields && metadata !== undefined ? { ...rest, metadata } : rest,
+    {},
+    { canonical: '', written: '' },
+    decoded,
+    !exact,
+  ) as Record<string, unknown>;
+  if (!('metadata' in fields) && metadata !== undefined)
+    decode(PLUGIN_METADATA, metadata, {}, { canonical: 'metadata', written: 'metadata' }, decoded);
+  for (const problem of decoded.problems) yield refuse('', problem);
+  const named = (field: string, value: string): Reference => ({
+    field: decoded.written.get(field) ?? field,
+    value,
+    use: 'file',
+  });
+  if (typeof value.path === 'string') yield named('path', value.path);
+  for (const [i, path] of strings(value.paths).entries())
+    if (!path.includes('\n')) yield named(`paths[${i}]`, path);
+  for (const [i, replacement] of records(value.replacements).entries())
+    if (typeof replacement.path === 'string') yield named(`replacements[${i}].path`, replacement.path);
+  for (const reference of generatorReferences(value, ''))
+    yield { ...reference, field: decoded.written.get(reference.field) ?? reference.field };
 }
-
-const TEXT_VALUES = new Set(['metadata', 'labels', 'annotations', 'commonLabels', 'commonAnnotations']);
-
-const looksRemote = (value: string): boolean =>
-  value.startsWith('//') || SCHEME.test(value) || /^git::|^git@/.test(value) || REMOTE_QUERY.test(value);
 
 function* generatorReferences(generator: Record<string, unknown>, at: string): Generator<Reference> {
   const prefix = at === '' ? '' : `${at}.`;
-  const entries = (key: string) => (Array.isArray(generator[key]) ? (generator[key] as unknown[]) : []);
-  for (const [i, file] of entries('files').entries()) {
-    // `key=path` names the data key; the file is after the `=`.
-    if (typeof file === 'string') {
-      yield {
-        field: `${prefix}files[${i}]`,
-        value: file.slice(file.indexOf('=') + 1),
-        mayBeDirectory: false,
-      };
-    }
+  for (const [i, file] of strings(generator.files).entries()) {
+    const field = `${prefix}files[${i}]`;
+    // `key=path` names the data key; the file is after the `=`. kustomize refuses more than one `=`.
+    if ((file.match(/=/g) ?? []).length > 1)
+      yield { field, value: file, use: 'file', problem: `"${file}" has more than one "="` };
+    else yield { field, value: file.slice(file.indexOf('=') + 1), use: 'file' };
   }
-  for (const [i, file] of entries('envs').entries()) {
-    if (typeof file === 'string') yield { field: `${prefix}envs[${i}]`, value: file, mayBeDirectory: false };
-  }
-  if (typeof generator.env === 'string')
-    yield { field: `${prefix}env`, value: generator.env, mayBeDirectory: false };
-}
-
-function* referencesOf(kustomization: Record<string, unknown>): Generator<Reference> {
-  for (const field of HELM_FIELDS) {
-    if (kustomization[field] !== undefined)
-      yield {
-        field,
-        value: '',
-        mayBeDirectory: false,
-        problem: 'is not supported: sluice does not run helm',
-      };
-  }
-  const list = (field: string): unknown[] => {
-    const value = kustomization[field];
-    return Array.isArray(value) ? value : [];
-  };
-  for (const field of [...DIRECTORY_LISTS, ...FILE_LISTS]) {
-    for (const [index, entry] of list(field).entries()) {
-      const at = `${field}[${index}]`;
-      const inline = inlineConfig(entry);
-      if (inline !== undefined) {
-        // An inline patch or plugin config: its own file and path fields are read by kustomize too.
-        for (const reference of referencesOf(inline))
-          yield { ...reference, field: `${at}.${reference.field}` };
-        for (const reference of pluginReferences(inline))
-          yield { ...reference, field: `${at}.${reference.field}` };
-      }
-      // kustomize tries a one-line entry as a path (or URL) before it reads it as inline YAML.
-      if (typeof entry === 'string' && !entry.includes('\n')) {
-        yield {
-          field: at,
-          value: entry,
-          mayBeDirectory: DIRECTORY_LISTS.includes(field),
-          pluginFile: PLUGIN_LISTS.includes(field),
-        };
-      }
-    }
-  }
-  for (const field of PATH_OBJECT_LISTS) {
-    for (const [index, entry] of list(field).entries()) {
-      if (isRecord(entry) && typeof entry.path === 'string') {
-        yield { field: `${field}[${index}].path`, value: entry.path, mayBeDirectory: false };
-      }
-    }
-  }
-  for (const field of GENERATOR_LISTS) {
-    for (const [index, generator] of list(field).entries()) {
-      if (isRecord(generator)) yield* generatorReferences(generator, `${field}[${index}]`);
-    }
-  }
-  const openapi = kustomization.openapi;
-  if (isRecord(openapi) && typeof openapi.path === 'string') {
-    yield { field: 'openapi.path', value: openapi.path, mayBeDirectory: false };
-  }
+  for (const [i, file] of strings(generator.envs).entries())
+    yield { field: `${prefix}envs[${i}]`, value: file, use: 'file' };
+  if (typeof generator.env === 'string') yield { field: `${prefix}env`, value: generator.env, use: 'file' };
 }
 
 function referenceProblem(

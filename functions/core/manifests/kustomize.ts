@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve, sep } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { SluiceError } from '../errors.ts';
 import { DEFAULT_BUILD_LIMITS } from '../limits.ts';
 import { formatBytes } from '../limits.ts';
@@ -77,7 +77,9 @@ export async function runKustomize(
   const maxOutput = options.maxOutputBytes ?? DEFAULT_BUILD_LIMITS.maxManifestBytes;
   const maxMemory = options.maxMemoryBytes ?? DEFAULT_KUSTOMIZE_MEMORY_BYTES;
   const home = await mkdtemp(join(place.home, 'home-'));
-  const child = spawn(options.kubectl, ['kustomize', dir], {
+  // The child's own PATH holds nothing, so a bare `kubectl` is looked up on sluice's PATH here.
+  const kubectl = commandOnPath(options.kubectl, process.env.PATH);
+  const child = spawn(kubectl, ['kustomize', dir], {
     env: kustomizeEnvironment(home, maxMemory),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -118,7 +120,7 @@ export async function runKustomize(
     .catch((error: NodeJS.ErrnoException) => {
       const hint =
         error.code === 'ENOENT'
-          ? ` (kubectl not found at "${options.kubectl}": set SLUICE_KUBECTL to a kubectl binary, which carries kustomize)`
+          ? ` (kubectl not found at "${options.kubectl}"${kubectl === options.kubectl && !options.kubectl.includes('/') ? ' nor on PATH' : ''}: set SLUICE_KUBECTL to a kubectl binary, which carries kustomize)`
           : '';
       throw new SluiceError('BuildFailed', `cannot run kustomize: ${error.message}${hint}`, { cause: error });
     })
@@ -134,6 +136,26 @@ export async function runKustomize(
     throw new SluiceError('BuildFailed', message || `kubectl kustomize exited with code ${code}`);
   }
   return Buffer.concat(stdout).toString('utf8');
+}
+
+/**
+ * `command` itself when it is a path (holds a `/`), else the first executable file of that name in
+ * the directories of `path` (as a shell finds it), else `command` unchanged (spawn then fails with
+ * ENOENT, reported as kubectl not found).
+ */
+export function commandOnPath(command: string, path: string | undefined): string {
+  if (command.includes('/')) return command;
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (!isAbsolute(dir)) continue; // a relative PATH entry would depend on the build's cwd
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return command;
 }
 
 /** VmRSS of a running process, 0 once it is gone. */

@@ -197,9 +197,41 @@ describe('a self-contained artifact', () => {
       'generators[0].files[0] "http://example.com/x"',
     ],
     [
-      'transformers (inline, as an object)',
-      'transformers:\n  - apiVersion: builtin\n    kind: PatchTransformer\n    metadata: {name: x}\n    path: https://example.com/p.yaml\n',
+      'transformers (inline, as text)',
+      'transformers:\n  - |\n    apiVersion: builtin\n    kind: PatchTransformer\n    metadata: {name: x}\n    path: https://example.com/p.yaml\n',
       'transformers[0].path "https://example.com/p.yaml"',
+    ],
+    [
+      'Resources (keys are matched as kustomize matches them)',
+      'Resources:\n  - http://127.0.0.1/x.yaml\n',
+      'Resources[0] "http://127.0.0.1/x.yaml"',
+    ],
+    ['Bases', 'Bases:\n  - https://example.com/b.yaml\n', 'Bases[0] "https://example.com/b.yaml"'],
+    ['Components', 'COMPONENTS:\n  - https://example.com/c\n', 'COMPONENTS[0] "https://example.com/c"'],
+    [
+      'OpenAPI',
+      'OpenAPI:\n  path: https://example.com/s.json\n',
+      'OpenAPI.path "https://example.com/s.json"',
+    ],
+    [
+      'a nested key',
+      'patches:\n  - Path: https://example.com/p.yaml\n',
+      'patches[0].Path "https://example.com/p.yaml"',
+    ],
+    [
+      'a key folded by Unicode (U+017F)',
+      're\u017fources:\n  - https://example.com/r.yaml\n',
+      're\u017fources[0] "https://example.com/r.yaml"',
+    ],
+    [
+      'keys differing only in case (the last in byte order is the one kustomize reads)',
+      'resources:\n  - https://example.com/r.yaml\nResources:\n  - ../release\n',
+      'resources[0] "https://example.com/r.yaml"',
+    ],
+    [
+      'a plugin config file whose keys differ in case',
+      'transformers: [t.yaml]\n',
+      'PATH "https://example.com/p.yaml"',
     ],
     [
       'secretGenerator',
@@ -207,10 +239,16 @@ describe('a self-contained artifact', () => {
       'secretGenerator[0].envs[0] "git::https://example.com/r.git//x.env"',
     ],
   ])('refuses a remote reference in %s before running kustomize: %s', async (_, kustomization, entry) => {
-    const error = await buildError({ 'app/kustomization.yaml': kustomization, ...release }, { path: 'app' });
+    const plugin =
+      'apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\nPATH: https://example.com/p.yaml\n';
+    const error = await buildError(
+      { 'app/kustomization.yaml': kustomization, 'app/t.yaml': plugin, ...release },
+      { path: 'app' },
+    );
     expect(error.reason).toBe('BuildFailed');
+    const file = entry.startsWith('PATH') ? 'app/t.yaml (transformers[0])' : 'app/kustomization.yaml';
     expect(error.message).toBe(
-      `app/kustomization.yaml: ${entry} is remote. ${REMOTE_ADVICE} and refer to them by relative paths`,
+      `${file}: ${entry} is remote. ${REMOTE_ADVICE} and refer to them by relative paths`,
     );
   });
 
@@ -224,6 +262,35 @@ describe('a self-contained artifact', () => {
     );
     expect(error.message).toBe(
       'app/kustomization.yaml: helmCharts is not supported: sluice does not run helm',
+    );
+  });
+
+  it('refuses every key, field and plugin it does not know, naming the file and key', async () => {
+    const error = await buildError(
+      {
+        'app/kustomization.yaml': `resourcez: [cm.yaml]
+patches:
+  - path: p.yaml
+    targett: {kind: ConfigMap}
+openapi: {Path: s.json}
+transformers:
+  - |
+    apiVersion: example.com/v1
+    kind: Exec
+    metadata: {name: x}
+validators: [v.yaml]
+<<: {resources: [cm.yaml]}
+`,
+      },
+      { path: 'app' },
+    );
+    expect(error.message).toBe(
+      'app/kustomization.yaml: << is not a field sluice knows: refused; ' +
+        'app/kustomization.yaml: openapi.Path is not a key sluice knows (only path, version); ' +
+        'app/kustomization.yaml: patches[0].targett is not a field sluice knows: refused; ' +
+        'app/kustomization.yaml: resourcez is not a field sluice knows: refused; ' +
+        'app/kustomization.yaml: validators is not supported: sluice runs no validators; ' +
+        'app/kustomization.yaml: transformers[0].kind "Exec" (apiVersion "example.com/v1") is not a builtin generator or transformer sluice knows; sluice runs no plugins',
     );
   });
 
@@ -282,9 +349,9 @@ crds: [/etc/crds.yaml]
 describe('kustomize build errors', () => {
   it.each([
     [
-      'an unknown field',
-      { 'app/kustomization.yaml': 'resourcez: [cm.yaml]\n' },
-      'kustomize build of app/kustomization.yaml: invalid Kustomization: json: unknown field "resourcez"',
+      'a kind that is not a kustomization',
+      { 'app/kustomization.yaml': 'kind: Deployment\nnamePrefix: a-\n' },
+      'kind should be Kustomization or Component',
     ],
     [
       'a missing file',

@@ -1,7 +1,7 @@
 // Running kubectl kustomize: its limits, and a missing binary.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../../functions/core/errors.ts';
 import { runKustomize } from '../../../functions/core/manifests/kustomize.ts';
@@ -59,6 +59,36 @@ describe('runKustomize', () => {
       ),
     );
     expect(error.message).toMatch(/^kubectl kustomize was stopped: its output is larger than the limit of/);
+  });
+
+  it('finds a bare "kubectl" on PATH as documented, though kustomize itself runs with an empty PATH', async () => {
+    const dir = kustomizationDir();
+    const previous = process.env.PATH;
+    process.env.PATH = ['relative/bin', '/nonexistent', dirname(kubectl())].join(':');
+    try {
+      const output = await runKustomize(
+        dir,
+        { kubectl: 'kubectl', timeoutMs: 30_000 },
+        { home: dir, hide: dir, as: '' },
+      );
+      expect(output).toContain('kind: ConfigMap');
+    } finally {
+      process.env.PATH = previous;
+    }
+  });
+
+  it('says kubectl is neither at the name given nor on PATH when PATH has none', async () => {
+    const dir = kustomizationDir();
+    const previous = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      const error = await failure(
+        runKustomize(dir, { kubectl: 'kubectl', timeoutMs: 30_000 }, { home: dir, hide: dir, as: '' }),
+      );
+      expect(error.message).toContain('kubectl not found at "kubectl" nor on PATH: set SLUICE_KUBECTL');
+    } finally {
+      process.env.PATH = previous;
+    }
   });
 
   it('says how to point sluice at kubectl when the binary is missing', async () => {
