@@ -131,9 +131,9 @@ describe('the invariant soak (issues 27, 39)', () => {
       [artifact({ hostile: { kind: 'laughs', levels: 9, width: 9, leafBytes: 3 } }), plain],
     ],
     [
-      'a three-level "billion laughs" file, wide, over a 4 KiB leaf',
+      'a three-level "billion laughs" file, wide, over a 2 KiB leaf',
       'bounded-memory',
-      [artifact({ hostile: { kind: 'laughs', levels: 3, width: 80, leafBytes: 4096 } }), plain],
+      [artifact({ hostile: { kind: 'laughs', levels: 3, width: 90, leafBytes: 2048 } }), plain],
     ],
   ];
   it.each(breaches)(

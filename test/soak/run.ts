@@ -8,7 +8,8 @@
 // Invariant runs: `--generators all` (default) or `triaged` (without the generators that find the
 // known bugs, TRIAGED in test/support/invariant-generators.ts), `--stop-on-violation` (stop at the
 // first violated seed, for the planted-fault harness, test/soak/plant.ts), `--shrink-seconds N`
-// (default 300; 0 reports the failing artifact unshrunk). The summary says how many times each
+// (default 300; 0 reports the failing artifact unshrunk), `--hostile remote,laughs` (the hostile
+// kinds drawn, for a fault that only one kind can reach). The summary says how many times each
 // invariant was exercised (a decrypt seen, a prune, a removal, a diff, an outbound attempt, a call timed).
 // Prints one line per run and a summary; exits 1 on any orphan, wrongful deletion, run that did
 // not converge, unexpected outcome or scenario error.
@@ -24,7 +25,7 @@ import {
   type AttackKind,
   type AttackReport,
 } from '../support/attack-scenarios.ts';
-import { ALL_GENERATORS } from '../support/invariant-artifacts.ts';
+import { ALL_GENERATORS, HOSTILE_KINDS, type HostileKind } from '../support/invariant-artifacts.ts';
 import { TRIAGED } from '../support/invariant-generators.ts';
 import { checkSeed, describeFailure, type SeedResult } from '../support/invariant-soak.ts';
 import {
@@ -50,11 +51,18 @@ const { values } = parseArgs({
     generators: { type: 'string', default: 'all' },
     'stop-on-violation': { type: 'boolean', default: false },
     'shrink-seconds': { type: 'string', default: '300' },
+    hostile: { type: 'string' },
   },
 });
 if (values.generators !== 'all' && values.generators !== 'triaged')
   throw new Error(`--generators: use all or triaged, not ${values.generators}`);
-const generators = values.generators === 'all' ? ALL_GENERATORS : TRIAGED;
+const chosen = values.generators === 'all' ? ALL_GENERATORS : TRIAGED;
+// `--hostile remote,key-case`: the hostile feature drawn (by a quarter of the artifacts) is one of these.
+const hostile = values.hostile?.split(',') as HostileKind[] | undefined;
+for (const kind of hostile ?? [])
+  if (!HOSTILE_KINDS.includes(kind))
+    throw new Error(`--hostile: unknown kind '${kind}'; use a comma list of ${HOSTILE_KINDS.join(', ')}`);
+const generators = hostile ? { ...chosen, hostile } : chosen;
 const shrinkMs = Number(values['shrink-seconds']) * 1000;
 if (!(shrinkMs >= 0)) throw new Error(`--shrink-seconds must be a number, not ${values['shrink-seconds']}`);
 type ScenarioType = 'kill' | 'invariants' | AttackKind;

@@ -4,7 +4,7 @@
 // the artifact declares), ownership annotations, kustomize features (nested dirs, components,
 // generators), Secrets encrypted at run time that sluice decrypts (every value holding
 // PLAINTEXT_MARKER), a CRD with a `pattern`, and an admission policy quoting a Secret. A minority
-// (a fifth) of artifacts carry ONE hostile feature (`Hostile`): an encrypted Secret patched into
+// (a quarter) of artifacts carry ONE hostile feature (`Hostile`): an encrypted Secret patched into
 // another kind, name or namespace; remote references to a loopback trap, or the same in a
 // kustomization key spelled in another case; a "billion laughs" file, deep or wide; a CRD pattern
 // that backtracks catastrophically; a sops block whose `encrypted_regex` was edited after
@@ -118,8 +118,8 @@ const objectSpec: fc.Arbitrary<ObjectSpec> = fc.record({
   kind: fc.constantFrom(...KINDS),
   // Mostly B's own and a declared namespace, so most revisions apply; A's and a hand-made one too.
   ns: fc.oneof(
-    { weight: 5, arbitrary: fc.constant('mine' as const) },
-    { weight: 2, arbitrary: fc.constant('declared' as const) },
+    { weight: 10, arbitrary: fc.constant('mine' as const) },
+    { weight: 4, arbitrary: fc.constant('declared' as const) },
     { weight: 1, arbitrary: fc.constant('theirs' as const) },
     { weight: 1, arbitrary: fc.constant('handmade' as const) },
   ),
@@ -149,15 +149,16 @@ function hostileSpec(kinds: readonly HostileKind[]): fc.Arbitrary<Hostile> {
       // Deep and narrow, or three levels wide with a large leaf (the same blow-up in fewer levels).
       fc.record({
         kind: fc.constant('laughs' as const),
-        levels: fc.integer({ min: 3, max: 9 }),
+        // At most 7 (9^7 leaves): a deeper file, expanded by a faulty build, would take the machine.
+        levels: fc.integer({ min: 3, max: 7 }),
         width: fc.constant(9),
         leafBytes: fc.constant(3),
       }),
       fc.record({
         kind: fc.constant('laughs' as const),
         levels: fc.constant(3),
-        width: fc.integer({ min: 40, max: 80 }),
-        leafBytes: fc.integer({ min: 1024, max: 4096 }),
+        width: fc.integer({ min: 80, max: 100 }),
+        leafBytes: fc.integer({ min: 2048, max: 3072 }),
       }),
     ),
     'crd-pattern': fc.record({
@@ -172,12 +173,12 @@ function hostileSpec(kinds: readonly HostileKind[]): fc.Arbitrary<Hostile> {
   const enabled = kinds.map((kind) => by[kind]);
   if (enabled.length === 0) return fc.constant({ kind: 'none' });
   return fc.oneof(
-    { weight: 4, arbitrary: fc.constant({ kind: 'none' } as Hostile) },
+    { weight: 3, arbitrary: fc.constant({ kind: 'none' } as Hostile) },
     { weight: 1, arbitrary: fc.oneof(...enabled) },
   );
 }
 
-/** One artifact: mostly plain objects and Secrets that decrypt; a fifth carry one hostile feature. */
+/** One artifact: mostly plain objects and Secrets that decrypt; a quarter carry one hostile feature. */
 export function artifactSpec(options: GeneratorOptions = ALL_GENERATORS): fc.Arbitrary<ArtifactSpec> {
   return fc.record({
     objects: fc.array(objectSpec, { minLength: 1, maxLength: 6 }),

@@ -173,7 +173,7 @@ export async function watchMemory(): Promise<MemoryWatch> {
 // ---- bounded-time -----------------------------------------------------------------------------
 
 /** How long one sluice call may take, end to end (a reconcile, a removal, a CLI command). */
-export const CALL_DEADLINE_S = 90;
+export const CALL_DEADLINE_S = 120;
 /** How long the event loop may be blocked during a call (a regular expression backtracking, say). */
 export const STALL_LIMIT_MS = 3_000;
 /** A stall the watchdog thread ends the process for, having reported it (nothing else can). */
