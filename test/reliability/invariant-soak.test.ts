@@ -37,8 +37,8 @@ afterAll(async () => {
 });
 
 /** The seed of the fixed run, and how many scenarios it takes (about two minutes). */
-const SEED = 2027;
-const RUNS = 3;
+const SEED = 2112;
+const RUNS = 2;
 
 const object = (spec: Partial<ObjectSpec> & Pick<ObjectSpec, 'kind' | 'ns' | 'name'>): ObjectSpec => ({
   takeover: false,
@@ -61,7 +61,8 @@ const plain = artifact({});
 
 describe('the invariant soak (issues 27, 39)', () => {
   it(`seed ${SEED}, ${RUNS} artifact pairs (triaged generators): every invariant holds after every sluice call, and each was exercised`, async () => {
-    const result = await checkSeed(env, SEED, RUNS, 60_000, TRIAGED);
+    // No shrinking here (0): a failure prints the artifact as generated; the soak shrinks.
+    const result = await checkSeed(env, SEED, RUNS, 0, TRIAGED);
     expect(result.failed, describeFailure(result)).toBe(false);
     expect(result.runs).toBe(RUNS);
     const e = result.exercise;
