@@ -5,6 +5,12 @@
 // after every sluice call; a violation prints the seed, the shrunk artifact and the invariant). `--mix all` (default): each run's seed picks its scenario
 // type (seed modulo the number of types, so a seed reruns as the same scenario); `--mix kill`,
 // `--mix attacks` or a comma list of types (kill, crd-removal, …) narrows it.
+// Invariant runs: `--generators all` (default) or `triaged` (without the generators that find the
+// known bugs, TRIAGED in test/support/invariant-generators.ts), `--stop-on-violation` (stop at the
+// first violated seed, for the planted-fault harness, test/soak/plant.ts), `--shrink-seconds N`
+// (default 300; 0 reports the failing artifact unshrunk), `--hostile remote,laughs` (the hostile
+// kinds drawn, for a fault that only one kind can reach). The summary says how many times each
+// invariant was exercised (a decrypt seen, a prune, a removal, a diff, an outbound attempt, a call timed).
 // Prints one line per run and a summary; exits 1 on any orphan, wrongful deletion, run that did
 // not converge, unexpected outcome or scenario error.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,8 +25,19 @@ import {
   type AttackKind,
   type AttackReport,
 } from '../support/attack-scenarios.ts';
+import { ALL_GENERATORS, HOSTILE_KINDS, type HostileKind } from '../support/invariant-artifacts.ts';
+import { TRIAGED } from '../support/invariant-generators.ts';
 import { checkSeed, describeFailure, type SeedResult } from '../support/invariant-soak.ts';
-import { MEMORY_LIMIT_MIB, startTrap } from '../support/invariants.ts';
+import {
+  addExercise,
+  describeExercise,
+  noExercise,
+  startTrap,
+  startWatchdog,
+  CALL_DEADLINE_S,
+  MEMORY_LIMIT_MIB,
+  STALL_LIMIT_MS,
+} from '../support/invariants.ts';
 import { startKubeFaultProxy } from '../support/kube-fault-proxy.ts';
 import { runKillScenario, scenarioDeps, type ScenarioReport } from '../support/kill-scenario.ts';
 import { startRegistryFaultProxy } from '../support/registry-fault-proxy.ts';
@@ -31,8 +48,23 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     mix: { type: 'string', default: 'all' },
     minutes: { type: 'string' },
+    generators: { type: 'string', default: 'all' },
+    'stop-on-violation': { type: 'boolean', default: false },
+    'shrink-seconds': { type: 'string', default: '300' },
+    hostile: { type: 'string' },
   },
 });
+if (values.generators !== 'all' && values.generators !== 'triaged')
+  throw new Error(`--generators: use all or triaged, not ${values.generators}`);
+const chosen = values.generators === 'all' ? ALL_GENERATORS : TRIAGED;
+// `--hostile remote,key-case`: the hostile feature drawn (by a quarter of the artifacts) is one of these.
+const hostile = values.hostile?.split(',') as HostileKind[] | undefined;
+for (const kind of hostile ?? [])
+  if (!HOSTILE_KINDS.includes(kind))
+    throw new Error(`--hostile: unknown kind '${kind}'; use a comma list of ${HOSTILE_KINDS.join(', ')}`);
+const generators = hostile ? { ...chosen, hostile } : chosen;
+const shrinkMs = Number(values['shrink-seconds']) * 1000;
+if (!(shrinkMs >= 0)) throw new Error(`--shrink-seconds must be a number, not ${values['shrink-seconds']}`);
 type ScenarioType = 'kill' | 'invariants' | AttackKind;
 const ALL_TYPES: readonly ScenarioType[] = ['kill', ...ATTACK_KINDS, 'invariants'];
 const mix: readonly ScenarioType[] =
@@ -67,6 +99,8 @@ Object.assign(process.env, componentsEnv(bed));
 const proxy = await startKubeFaultProxy(bed);
 const registryProxy = await startRegistryFaultProxy(bed);
 const trap = await startTrap();
+const watchdog = startWatchdog();
+const exercise = noExercise();
 const invariantResults: SeedResult[] = [];
 const reports: ScenarioReport[] = [];
 const attacks: AttackReport[] = [];
@@ -81,7 +115,7 @@ try {
     registryProxy,
   };
   const oneLine = (text: string, max: number) => text.replace(/\s+/g, ' ').slice(0, max);
-  const invariantEnv = { ...env, trap, cliEnv: { ...process.env } };
+  const invariantEnv = { ...env, trap, watchdog, cliEnv: { ...process.env } };
   for (let i = 0; i < runs; i++) {
     if (minutes !== undefined && Date.now() - started > minutes * 60_000) break;
     const seed = baseSeed + i;
@@ -91,12 +125,14 @@ try {
     const took = () => `${((Date.now() - runStarted) / 1000).toFixed(1)}s`;
     try {
       if (type === 'invariants') {
-        const result = await checkSeed(invariantEnv, seed);
+        const result = await checkSeed(invariantEnv, seed, 1, shrinkMs, generators);
         invariantResults.push(result);
+        addExercise(exercise, result.exercise);
         process.stdout.write(
           `${String(i + 1).padStart(4)} seed ${seed}: invariants: ${result.failed ? `VIOLATED (${result.invariants.join(', ')})` : 'all hold'}; ${took()}` +
             `${result.failed ? `  <--\n${describeFailure(result)}` : ''}\n`,
         );
+        if (result.failed && values['stop-on-violation']) break;
         continue;
       }
       if (type !== 'kill') {
@@ -130,6 +166,7 @@ try {
   await proxy.close();
   await registryProxy.close();
   await trap.close();
+  await watchdog.stop();
   await stopComponents(dir);
   rmSync(dir, { recursive: true, force: true });
 }
@@ -179,6 +216,8 @@ process.stdout.write(
     `  unexpected outcomes:  ${unexpected}`,
     `  invariant runs:       ${invariantResults.length}, violated ${violated.length}${[...violatedBy].map(([invariant, seeds]) => `; ${invariant}: seeds ${seeds.join(' ')}`).join('')}`,
     `  invariant peak memory limit: ${MEMORY_LIMIT_MIB} MiB over the baseline per sluice call`,
+    `  invariant time limits: ${CALL_DEADLINE_S} s per sluice call, ${STALL_LIMIT_MS} ms of event-loop stall`,
+    `  invariants exercised (over ${invariantResults.reduce((n, r) => n + r.scenarios, 0)} scenario runs, generators ${values.generators}): ${describeExercise(exercise)}`,
     `  time:                 ${((Date.now() - started) / 1000).toFixed(0)}s`,
     '',
   ].join('\n'),

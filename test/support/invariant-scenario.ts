@@ -1,8 +1,11 @@
 // One run of the invariant soak: two deliveries on a cluster of their own (a kubeconfig copy), with
-// objects made by hand. Delivery A owns a Namespace, a ConfigMap `shared` in it and a ClusterRole;
-// and one in the Namespace made by hand; delivery B (with SOPS decryption) applies two generated hostile revisions (invariant-artifacts.ts),
-// `sluice diff` and `sluice status --json` run on it, then A is removed (which plans B's revision).
-// After every sluice call the invariants of invariants.ts are checked; the report lists violations.
+// objects made by hand. Delivery A owns a Namespace, ConfigMaps in it and in a Namespace made by
+// hand, and a ClusterRole. Delivery B (with SOPS decryption) applies two generated revisions
+// (invariant-artifacts.ts: mostly objects and Secrets it must apply and decrypt, a minority
+// hostile), `sluice diff` and `sluice status --json` run on it (the CLI, with the components'
+// kubectl), then A is removed (which plans B's revision), then B.
+// After every sluice call the invariants of invariants.ts are checked; the report lists violations
+// and how often each invariant was exercised.
 // No vitest imports: the soak runs it under plain tsx.
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -13,7 +16,6 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { Components } from '../../dev/components.ts';
 import { LOCAL_KMS_KEYS } from '../../dev/local-kms.ts';
@@ -26,22 +28,36 @@ import { deleteDelivery } from '../../functions/core/reconcile/delete.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
-import { artifactFiles, objectOf, type ArtifactSpec, type Names } from './invariant-artifacts.ts';
+import {
+  artifactFiles,
+  objectOf,
+  reachesOut,
+  triggerObject,
+  type ArtifactSpec,
+  type Names,
+} from './invariant-artifacts.ts';
 import {
   AuditReader,
   auditKey,
   clusterObjects,
+  leakIn,
   leaks,
+  noExercise,
   ownershipViolations,
   tableItems,
   watchMemory,
+  watchTime,
+  withDeadline,
+  CALL_DEADLINE_S,
   MEMORY_LIMIT_MIB,
+  STALL_LIMIT_MS,
+  type Exercise,
   type Snapshot,
   type Trap,
   type Violation,
+  type Watchdog,
 } from './invariants.ts';
 
-const exec = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 export interface InvariantEnv {
@@ -50,13 +66,18 @@ export interface InvariantEnv {
   readonly kubeConfig: KubeConfig;
   readonly deps: ReconcileDeps;
   readonly trap: Trap;
-  /** Environment for the sluice CLI (componentsEnv). */
+  /** Environment for the sluice CLI (componentsEnv); SLUICE_KUBECTL is set to the components' kubectl. */
   readonly cliEnv: NodeJS.ProcessEnv;
+  /** Told the seed and step before each call, to report a stall that ends the process. */
+  readonly watchdog?: Watchdog;
+  /** The seed of the run, for the watchdog's report. */
+  readonly seed?: number;
 }
 
 export interface InvariantReport {
   readonly steps: readonly string[];
   readonly violations: readonly Violation[];
+  readonly exercise: Exercise;
 }
 
 /** The resource (audit log name) of each kind the scenarios write. */
@@ -73,7 +94,21 @@ const RESOURCES: Record<string, { apiVersion: string; resource: string; namespac
     resource: 'customresourcedefinitions',
     namespaced: false,
   },
+  ValidatingAdmissionPolicy: {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    resource: 'validatingadmissionpolicies',
+    namespaced: false,
+  },
+  ValidatingAdmissionPolicyBinding: {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    resource: 'validatingadmissionpolicybindings',
+    namespaced: false,
+  },
 };
+
+/** A CLI step that cannot run at all (not a refusal of the revision): it checked nothing. */
+const CLI_BROKEN =
+  /ENOENT|kubectl not found|spawn \S+|Cannot find (module|package)|\b(TypeError|ReferenceError|SyntaxError|RangeError)\b|ERR_MODULE/;
 
 const micros = (date: Date) => date.toISOString().replace('Z', '000Z');
 let ageSecretArn: Promise<string> | undefined;
@@ -104,12 +139,14 @@ async function scenario(
     other: `${tag}-a`,
     widgetGroup: `${tag}.widgets.example`,
     leakGroup: `${tag}.leaks.example`,
+    patternGroup: `${tag}.patterns.example`,
     trap: env.trap.address,
   };
   const a = names.other;
   const b = `${tag}-b`;
   const kube = new KubeClient(env.kubeConfig);
   const violations: Violation[] = [];
+  const exercise = noExercise();
   const events: string[] = [];
   const logged: string[] = [];
   const outputs: string[] = [];
@@ -138,6 +175,7 @@ async function scenario(
       ...Object.entries(RESOURCES).map(([kind, r]) => ({ kind, ...r })),
       { kind: 'Widget', apiVersion: `${names.widgetGroup}/v1`, resource: 'widgets', namespaced: true },
       { kind: 'Leak', apiVersion: `${names.leakGroup}/v1`, resource: 'leaks', namespaced: true },
+      { kind: 'Pattern', apiVersion: `${names.patternGroup}/v1`, resource: 'patterns', namespaced: true },
     ];
     for (const k of kinds) {
       if (!(await kube.resource(k.apiVersion, k.kind))) continue;
@@ -153,7 +191,10 @@ async function scenario(
   const inScope = (ref: { namespace?: string; name?: string }) =>
     ref.namespace ? ref.namespace.startsWith(tag) : (ref.name ?? '').includes(tag);
 
-  /** Runs one sluice call and checks owns-deletes and bounded-memory on it. */
+  /**
+   * Runs one sluice call and checks owns-deletes, bounded-memory and bounded-time on it; returns
+   * its outcome and how many objects it deleted.
+   */
   const checked = async (
     step: string,
     delivery: string,
@@ -161,21 +202,33 @@ async function scenario(
     call: () => Promise<string>,
     /** Whether the call runs in this process (the function's work), so its memory counts. */
     inProcess = true,
-  ) => {
+  ): Promise<{ outcome: string; deletes: number }> => {
     const before = await snapshot();
     audit.read();
+    env.watchdog?.at(`seed ${env.seed ?? '?'}, ${tag}: ${step}`);
     const from = micros(new Date());
-    const memory = watchMemory();
-    let outcome: string;
-    try {
-      outcome = await call();
-    } catch (error) {
-      outcome = `threw ${String(error)}`;
-    }
-    const { peakMib, killed } = memory.stop();
+    const memory = await watchMemory();
+    const time = watchTime();
+    const outcome = await withDeadline(
+      call().catch((error: unknown) => `threw ${String(error)}`),
+      CALL_DEADLINE_S,
+      () => `still running after ${CALL_DEADLINE_S} s (abandoned)`,
+    );
+    const { seconds, stallMs } = time.stop();
+    const { peakMib, killed } = await memory.stop();
+    env.watchdog?.at(`seed ${env.seed ?? '?'}, ${tag}: after ${step}`);
     const to = micros(new Date());
     outputs.push(outcome);
-    steps.push(`${step}: ${outcome.replace(/\s+/g, ' ').slice(0, 200)} (peak +${peakMib} MiB)`);
+    steps.push(
+      `${step}: ${outcome.replace(/\s+/g, ' ').slice(0, 200)} (peak +${peakMib} MiB, ${seconds} s, longest stall ${stallMs} ms)`,
+    );
+    exercise.timed++;
+    if (inProcess) exercise.measured++;
+    if (seconds > CALL_DEADLINE_S || (inProcess && stallMs > STALL_LIMIT_MS))
+      violations.push({
+        invariant: 'bounded-time',
+        detail: `${step}: took ${seconds} s (limit ${CALL_DEADLINE_S} s)${inProcess ? `, the event loop stalled for ${stallMs} ms (limit ${STALL_LIMIT_MS} ms)` : ''}`,
+      });
     if (inProcess && (peakMib > MEMORY_LIMIT_MIB || killed.length > 0))
       violations.push({
         invariant: 'bounded-memory',
@@ -196,6 +249,57 @@ async function scenario(
         detail: `${step}: ${v.detail}`,
       })),
     );
+    const deletes = seen.filter(
+      (e) =>
+        e.verb === 'delete' &&
+        !e.requestURI.includes('dryRun') &&
+        e.objectRef !== undefined &&
+        inScope(e.objectRef) &&
+        e.requestReceivedTimestamp >= from &&
+        e.requestReceivedTimestamp <= to &&
+        (e.responseStatus?.code ?? 200) < 400 &&
+        before.owner.has(auditKey(e.objectRef.resource ?? '', e.objectRef.namespace, e.objectRef.name ?? '')),
+    ).length;
+    return { outcome, deletes };
+  };
+
+  /**
+   * Before a revision with the ConfigMap the quoting policy refuses: when the earlier revision
+   * applied the policy and its Secret, waits (at most 30 s) until the API server enforces it, so
+   * the refusal that quotes the Secret is what the revision meets.
+   */
+  const policyInForce = async () => {
+    const policy = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: `${tag}-quote` },
+    };
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'sec-a', namespace: names.ns.mine },
+    };
+    if (!(await kube.get(policy)) || !(await kube.get(secret))) return;
+    const probe = triggerObject(names);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      try {
+        await kube.apply({ ...probe, metadata: { ...probe.metadata, name: 'probe' } }, { dryRun: true });
+      } catch {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
+
+  /** Secrets in B's namespace whose data holds the decrypted canary: sluice decrypted them. */
+  const decrypted = async () => {
+    let count = 0;
+    for (const secret of await kube.list('v1', 'Secret', '', names.ns.mine)) {
+      const data = (secret as { data?: Record<string, string> }).data ?? {};
+      if (Object.values(data).some((v) => leakIn(Buffer.from(v, 'base64').toString('utf8')))) count++;
+    }
+    return count;
   };
 
   const push = async (repository: string, files: Record<string, string>) => {
@@ -225,20 +329,39 @@ async function scenario(
       }),
       new Date(),
     );
-  const cli = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await exec(
+  /** The CLI as a user runs it; `code` null when it was killed. */
+  const cli = (...args: string[]) =>
+    new Promise<{ code: number | null; output: string }>((resolve) => {
+      execFile(
         process.execPath,
         [join(HERE, '../../bin/sluice-cli.mjs'), ...args],
-        {
-          env: env.cliEnv,
+        { env: { ...env.cliEnv, SLUICE_KUBECTL: env.bed.kubectl }, timeout: CALL_DEADLINE_S * 1000 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+          resolve({ code, output: `${stdout}${stderr}` });
         },
       );
-      return `${stdout}${stderr}`;
-    } catch (error) {
-      const e = error as { stdout?: string; stderr?: string };
-      return `${e.stdout ?? ''}${e.stderr ?? ''}`;
-    }
+    });
+  /** Runs a CLI step, checked; a failure that is not the revision's own is a cli-works violation. */
+  const cliStep = async (step: string, args: string[], mayFail: boolean) => {
+    let result = { code: null as number | null, output: '' };
+    const { outcome } = await checked(
+      step,
+      b,
+      none,
+      async () => {
+        result = await cli(...args);
+        return `exit ${result.code}: ${result.output}`;
+      },
+      false,
+    );
+    const broken = CLI_BROKEN.exec(result.output);
+    if (result.code === null || broken || (result.code !== 0 && !mayFail))
+      violations.push({
+        invariant: 'cli-works',
+        detail: `${step}: ${result.code === null ? 'was killed or timed out' : `exited ${result.code}`}${broken ? ` (${broken[0]})` : mayFail ? '' : ` although ${b}'s last run succeeded`}: ${outcome.replace(/\s+/g, ' ').slice(0, 300)}`,
+      });
+    return result.code === 0;
   };
 
   steps.push('setup');
@@ -310,6 +433,7 @@ async function scenario(
       ageKeySecretArn: await ageSecretArn,
     },
   });
+  let lastOutcome = '';
   for (const [i, spec] of revisions.entries()) {
     const takeover = new Map<string, string>();
     for (const o of spec.objects) {
@@ -326,18 +450,34 @@ async function scenario(
         a,
       );
     }
-    await push(`invariants/${tag}/b`, artifactFiles(spec, names));
-    await checked(`${b} revision ${i + 1}`, b, takeover, async () => {
+    if (reachesOut(spec)) exercise.outbound++;
+    if (spec.hostile.kind === 'laughs') exercise.laughs++;
+    if (
+      spec.hostile.kind === 'crd-pattern' ||
+      (spec.hostile.kind === 'sops-regex' && spec.hostile.regex !== '^(data)$')
+    )
+      exercise.catastrophic++;
+    if (spec.trigger) await policyInForce();
+    await push(`invariants/${tag}/b`, await artifactFiles(spec, names));
+    const { outcome, deletes } = await checked(`${b} revision ${i + 1}`, b, takeover, async () => {
       const r = await reconcile(b, deps());
       return `${r.outcome} ${r.reason}: ${r.message}`;
     });
+    lastOutcome = outcome;
+    if (i > 0) exercise.prunes += deletes;
+    exercise.decrypts += await decrypted();
+    if (spec.trigger && outcome.includes(`${tag}-quote`)) exercise.quoted++;
   }
-  await checked(`sluice diff ${b}`, b, none, () => cli('diff', b), false);
-  await checked(`sluice status ${b} --json`, b, none, () => cli('status', b, '--json'), false);
-  await checked(`remove ${a}`, a, none, async () => {
-    const removed = await deleteDelivery(a, deps());
-    return `removed: ${JSON.stringify(removed)}`;
-  });
+  const succeeded = lastOutcome.startsWith('Succeeded');
+  if (await cliStep(`sluice diff ${b}`, ['diff', b], !succeeded)) exercise.diffs++;
+  if (await cliStep(`sluice status ${b} --json`, ['status', b, '--json'], false)) exercise.statuses++;
+  for (const removed of [a, b]) {
+    const { deletes } = await checked(`remove ${removed}`, removed, none, async () => {
+      const result = await deleteDelivery(removed, deps());
+      return `removed: ${JSON.stringify(result)}`;
+    });
+    exercise.removals += deletes;
+  }
 
   violations.push(
     ...leaks({
@@ -360,5 +500,5 @@ async function scenario(
       detail: `the loopback trap standing for the internet (${env.trap.address}) accepted ${connections} connection(s)`,
     });
   rmSync(dir, { recursive: true, force: true });
-  return { steps, violations };
+  return { steps, violations, exercise };
 }

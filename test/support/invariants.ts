@@ -8,18 +8,28 @@
 //     object of any served kind but Secrets;
 //   no-outbound: the loopback trap standing for "the internet" accepted no connection;
 //   bounded-memory: the process tree (this process and its children, kustomize) grew by at most
-//     MEMORY_LIMIT_MIB over the call; a child past it is killed (by its pid) so the soak survives.
+//     MEMORY_LIMIT_MIB over the call; a child past it is killed (by its pid) so the soak survives;
+//   bounded-time: each call ends within CALL_DEADLINE_S (measured; a call still running then is
+//     abandoned and reported, not waited for), and the event loop never stalls longer than
+//     STALL_LIMIT_MS during it (a synchronous ReDoS, say); a stall so long that nothing in this
+//     process can report it is reported by a watchdog thread, with the seed, before it ends the
+//     process (startWatchdog);
+//   cli-works: `sluice diff` and `sluice status` run (a failure that is not the revision's own,
+//     kubectl not found say, is a violation: a CLI step that cannot run checks nothing).
 // No vitest imports: the soak runs it under plain tsx.
 import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { execFile } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { promisify } from 'node:util';
 import { PLAINTEXT_MARKER } from '../fixtures/sops/plaintext.ts';
 
 const exec = promisify(execFile);
 
-export type InvariantName = 'owns-deletes' | 'no-leak' | 'no-outbound' | 'bounded-memory';
+export type InvariantName =
+  'owns-deletes' | 'no-leak' | 'no-outbound' | 'bounded-memory' | 'bounded-time' | 'cli-works';
 
 export interface Violation {
   readonly invariant: InvariantName;
@@ -29,14 +39,22 @@ export interface Violation {
 /** Growth of the process tree's resident memory a sluice call may cause: half the reconcile function's 1024 MB default. */
 export const MEMORY_LIMIT_MIB = 512;
 
-/** The canary and its base64 at the three alignments (edge characters dropped). */
-export const CANARIES: readonly string[] = [
-  PLAINTEXT_MARKER,
-  ...[0, 1, 2].map((shift) => {
-    const encoded = Buffer.from(`${'x'.repeat(shift)}${PLAINTEXT_MARKER}`).toString('base64');
+/** `text`'s base64 at the three alignments (edge characters dropped). */
+const base64Forms = (text: string) =>
+  [0, 1, 2].map((shift) => {
+    const encoded = Buffer.from(`${'x'.repeat(shift)}${text}`).toString('base64');
     const start = Math.ceil((shift * 4) / 3) + 1;
     return encoded.slice(start, start + 16);
-  }),
+  });
+
+/**
+ * The canary, its base64 at the three alignments, and the base64 of its base64 (a Secret's `data`
+ * value, which is base64 already, wrapped once more; the soak's values start with the canary).
+ */
+export const CANARIES: readonly string[] = [
+  PLAINTEXT_MARKER,
+  ...base64Forms(PLAINTEXT_MARKER),
+  ...base64Forms(Buffer.from(PLAINTEXT_MARKER).toString('base64').slice(0, 24)),
 ];
 
 /** Where in `text` a canary appears, as a short excerpt; undefined when nowhere. */
@@ -76,81 +94,227 @@ export async function startTrap(): Promise<Trap> {
 
 // ---- bounded-memory ----------------------------------------------------------------------------
 
-const PAGE_KIB = 4;
-function rssKib(pid: number): number {
-  try {
-    const statm = readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ');
-    return Number(statm[1]) * PAGE_KIB;
-  } catch {
-    return 0;
-  }
-}
-/** Descendants of `root` from /proc (pid → ppid). */
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
+/**
+ * The sampler, in a thread of its own: a blow-up in this process is synchronous (a document
+ * expanded, a string built) and would stop a sampler on the event loop until it is over.
+ * It reads /proc every 100 ms: this process's RSS over the baseline plus the children started
+ * since (kustomize, kubectl; not the components already running as children), keeps the peak in
+ * shared memory, and kills such a child (by pid) when the tree passes the limit, so one
+ * exhausting build cannot take the machine with it.
+ */
+const MEMORY_SAMPLER = `
+const { readFileSync, readdirSync } = require('node:fs');
+const { workerData, parentPort } = require('node:worker_threads');
+const { pid, limitKib } = workerData;
+const shared = new Int32Array(workerData.peak);
+const rssKib = (p) => { try { return Number(readFileSync('/proc/' + p + '/statm', 'utf8').split(' ')[1]) * 4; } catch { return 0; } };
+const descendants = (root) => {
+  const parent = new Map();
   for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+    if (!/^\\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const stat = readFileSync('/proc/' + entry + '/stat', 'utf8');
       parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
+    } catch {}
   }
-  const found: number[] = [];
-  const walk = (pid: number) => {
-    for (const [child, ppid] of parent)
-      if (ppid === pid) {
-        found.push(child);
-        walk(child);
-      }
-  };
+  const found = [];
+  const walk = (p) => { for (const [child, ppid] of parent) if (ppid === p) { found.push(child); walk(child); } };
   walk(root);
   return found;
-}
+};
+const base = rssKib(pid);
+const running = new Set(descendants(pid));
+const killed = [];
+const sample = () => {
+  const children = descendants(pid).filter((p) => !running.has(p));
+  const tree = rssKib(pid) - base + children.reduce((sum, p) => sum + rssKib(p), 0);
+  if (tree > Atomics.load(shared, 0)) Atomics.store(shared, 0, tree);
+  if (tree > limitKib)
+    for (const p of children) {
+      const kib = rssKib(p);
+      if (kib < 64 * 1024) continue;
+      try {
+        const command = readFileSync('/proc/' + p + '/cmdline', 'utf8').replace(/\\0/g, ' ').slice(0, 120);
+        process.kill(p, 'SIGKILL');
+        killed.push(command.trim() + ' (' + Math.round(kib / 1024) + ' MiB)');
+      } catch {}
+    }
+};
+const timer = setInterval(sample, 100);
+parentPort.postMessage('started');
+parentPort.on('message', () => { clearInterval(timer); sample(); parentPort.postMessage(killed); });
+`;
 
 export interface MemoryWatch {
-  /** Peak growth of the tree's RSS over the baseline, MiB. */
-  stop(): { peakMib: number; killed: string[] };
+  /** Peak growth of the tree's RSS over the baseline, MiB, and the children killed. */
+  stop(): Promise<{ peakMib: number; killed: string[] }>;
 }
 
-/**
- * Samples this process and the children it starts meanwhile (kustomize, kubectl; not the
- * components already running as its children) every 100 ms; kills such a child when the tree
- * passes the limit, so one exhausting build cannot take the machine with it.
- */
-export function watchMemory(): MemoryWatch {
-  const base = rssKib(process.pid);
-  const running = new Set(descendants(process.pid));
-  let peak = 0;
-  const killed: string[] = [];
-  const sample = () => {
-    const children = descendants(process.pid).filter((pid) => !running.has(pid));
-    const tree = rssKib(process.pid) - base + children.reduce((sum, pid) => sum + rssKib(pid), 0);
-    peak = Math.max(peak, tree);
-    if (tree > MEMORY_LIMIT_MIB * 1024)
-      for (const pid of children) {
-        const kib = rssKib(pid);
-        if (kib < 64 * 1024) continue;
-        let command = '';
-        try {
-          command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 120);
-          process.kill(pid, 'SIGKILL');
-          killed.push(`${command.trim()} (${Math.round(kib / 1024)} MiB)`);
-        } catch {
-          // gone meanwhile
-        }
-      }
-  };
-  const timer = setInterval(sample, 100);
+/** Samples the memory of this process and the children it starts, from a thread (MEMORY_SAMPLER). */
+export async function watchMemory(): Promise<MemoryWatch> {
+  const peak = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(MEMORY_SAMPLER, {
+    eval: true,
+    workerData: { pid: process.pid, limitKib: MEMORY_LIMIT_MIB * 1024, peak: peak.buffer },
+  });
+  await new Promise((resolve) => worker.once('message', resolve));
   return {
-    stop: () => {
-      clearInterval(timer);
-      sample();
-      return { peakMib: Math.round(peak / 1024), killed };
+    stop: async () => {
+      const killed = await new Promise<string[]>((resolve) => {
+        worker.once('message', resolve);
+        worker.postMessage('stop');
+      });
+      await worker.terminate();
+      return { peakMib: Math.round(Atomics.load(peak, 0) / 1024), killed };
     },
   };
 }
+
+// ---- bounded-time -----------------------------------------------------------------------------
+
+/** How long one sluice call may take, end to end (a reconcile, a removal, a CLI command). */
+export const CALL_DEADLINE_S = 120;
+/** How long the event loop may be blocked during a call (a regular expression backtracking, say). */
+export const STALL_LIMIT_MS = 3_000;
+/** A stall the watchdog thread ends the process for, having reported it (nothing else can). */
+export const HARD_STALL_S = 120;
+
+export interface TimeWatch {
+  stop(): { seconds: number; stallMs: number };
+}
+
+/**
+ * Measures a call's duration and the longest event-loop stall during it: the largest gap between
+ * ticks of a 50 ms timer, the gap up to the stop included (a stall just before the call returns).
+ */
+export function watchTime(): TimeWatch {
+  const started = performance.now();
+  let last = started;
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last - 50);
+    last = now;
+  }, 50);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      const now = performance.now();
+      longest = Math.max(longest, now - last - 50);
+      return { seconds: Math.round((now - started) / 100) / 10, stallMs: Math.round(longest) };
+    },
+  };
+}
+
+/** `call`'s result, or `late` once `seconds` passed (the call is abandoned, not awaited). */
+export async function withDeadline<T>(call: Promise<T>, seconds: number, late: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late()), seconds * 1000);
+  });
+  try {
+    return await Promise.race([call, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface Watchdog {
+  /** What is running now (the seed and the step), reported if the event loop stalls for good. */
+  at(context: string): void;
+  stop(): Promise<void>;
+}
+
+const WATCHDOG = `
+const { writeSync } = require('node:fs');
+const { workerData, parentPort } = require('node:worker_threads');
+const beat = new Int32Array(workerData.beat);
+let context = 'starting';
+parentPort.on('message', (m) => { context = m; });
+setInterval(() => {
+  const stalled = Math.floor(Date.now() / 1000) - Atomics.load(beat, 0);
+  if (stalled > workerData.limit) {
+    // Straight to fd 2: the thread's process.stderr goes through the blocked event loop.
+    writeSync(2, '\\n[bounded-time] VIOLATED: ' + context + ': the event loop has been blocked for ' + stalled +
+      ' s (limit ' + workerData.limit + ' s); ending the process, which nothing else can do\\n');
+    process.kill(process.pid, 'SIGKILL');
+  }
+}, 1000);
+`;
+
+/**
+ * A thread outside the event loop: the loop beats every 200 ms; if it stops beating for
+ * HARD_STALL_S (an endless ReDoS), the thread prints the violation with the context (seed and
+ * step) and kills the process, so the soak fails loudly instead of hanging.
+ */
+export function startWatchdog(limit = HARD_STALL_S): Watchdog {
+  const beat = new Int32Array(new SharedArrayBuffer(4));
+  const tick = () => Atomics.store(beat, 0, Math.floor(Date.now() / 1000));
+  tick();
+  const timer = setInterval(tick, 200);
+  timer.unref();
+  const worker = new Worker(WATCHDOG, { eval: true, workerData: { beat: beat.buffer, limit } });
+  worker.unref();
+  return {
+    at: (context) => worker.postMessage(context),
+    stop: async () => {
+      clearInterval(timer);
+      await worker.terminate();
+    },
+  };
+}
+
+// ---- exercise ----------------------------------------------------------------------------------
+
+/** How many times a run exercised each invariant: a check that never had anything to catch counts for nothing. */
+export interface Exercise {
+  /** A Secret in the cluster held a decrypted canary after a call (no-leak had plaintext to find). */
+  decrypts: number;
+  /** Objects deleted by a revision's prune (owns-deletes judged a prune). */
+  prunes: number;
+  /** Objects deleted by a removal (owns-deletes judged a removal). */
+  removals: number;
+  /** `sluice diff` runs that completed (no-leak and no-outbound on the diff path). */
+  diffs: number;
+  /** `sluice status` runs that completed. */
+  statuses: number;
+  /** Revisions carrying a remote reference (no-outbound had something to refuse). */
+  outbound: number;
+  /** Sluice calls timed (bounded-time). */
+  timed: number;
+  /** Sluice calls measured for memory (bounded-memory). */
+  measured: number;
+  /** Revisions with a file of aliases (a "billion laughs"). */
+  laughs: number;
+  /** Revisions with a catastrophic pattern (CRD or sops encrypted_regex). */
+  catastrophic: number;
+  /** Runs where an admission policy refused a ConfigMap quoting a Secret of an earlier revision. */
+  quoted: number;
+}
+
+export const noExercise = (): Exercise => ({
+  decrypts: 0,
+  prunes: 0,
+  removals: 0,
+  diffs: 0,
+  statuses: 0,
+  outbound: 0,
+  timed: 0,
+  measured: 0,
+  laughs: 0,
+  catastrophic: 0,
+  quoted: 0,
+});
+
+export function addExercise(total: Exercise, run: Exercise): void {
+  for (const key of Object.keys(total) as (keyof Exercise)[]) total[key] += run[key];
+}
+
+/** The exercise counts as one line: `decrypts 12, prunes 30, …`. */
+export const describeExercise = (e: Exercise) =>
+  Object.entries(e)
+    .map(([key, n]) => `${key} ${n}`)
+    .join(', ');
 
 // ---- owns-deletes ------------------------------------------------------------------------------
 
