@@ -1,7 +1,7 @@
 // The example CDK app: the seed scenario (delivery oddy-test behind no-deploy-friday and
 // sre-approval) against an existing EKS cluster. Context values (-c key=value) set the target;
 // with none given it synthesizes with placeholders, offline and without credentials.
-import { App, CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -41,7 +41,7 @@ const cluster: SluiceClusterTarget =
       }
     : eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName });
 
-const sluice = new Sluice(stack, 'Sluice', {
+new Sluice(stack, 'Sluice', {
   // Named, so that a role in another account (clusterRoleArn) can trust it by name.
   deployerRoleName: context('deployerRoleName'),
   alarmTopic: alarmTopicArn ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', alarmTopicArn) : undefined,
@@ -76,18 +76,7 @@ const sluice = new Sluice(stack, 'Sluice', {
   ],
 });
 
-new CfnOutput(stack, 'TableName', {
-  value: sluice.table.tableName,
-  description: 'for the CLI: export SLUICE_TABLE=<this value>',
-});
-new CfnOutput(stack, 'GateFunctionName', {
-  value: sluice.gateFunction.functionName,
-  description: 'for the CLI: sluice gate open <gate> --function <this value>',
-});
-new CfnOutput(stack, 'ReconcileFunctionName', { value: sluice.reconcileFunction.functionName });
-new CfnOutput(stack, 'DeployerRoleArn', {
-  value: sluice.deployerRole.roleArn,
-  description: 'the principal that needs access to named (not imported) clusters',
-});
+// The Sluice outputs the table, the functions, the deployer role, the runbooks and the dashboard
+// itself (exported as <stack>-TableName, ...): `sluice --stack Sluice status` reads them.
 
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

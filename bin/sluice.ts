@@ -1,4 +1,5 @@
-import { Command } from 'commander';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Command, Option } from 'commander';
 import {
   registerCommand,
   reconcileCommand,
@@ -10,14 +11,36 @@ import { diffCommand } from './commands/diff.ts';
 import { gateCommand, gatesCommand } from './commands/gates.ts';
 import { pushCommand } from './commands/push.ts';
 import { rolloutCommand } from './commands/rollout.ts';
+import { configuredRegion, useStackOutputs } from './commands/stack.ts';
 import { packageVersion } from './version.ts';
 
 const program = new Command('sluice')
   .description(
     'Serverless GitOps delivery for Amazon EKS: OCI artifacts, server-side apply, prune and gates.',
   )
+  .addHelpText('after', '\nAgainst a deployed stack:\n  sluice --stack <stack name> status')
   .version(packageVersion(), '-V, --version', 'print the version of sluice')
   .showHelpAfterError()
+  .addOption(
+    new Option(
+      '--stack <name>',
+      'a deployed stack with a Sluice: its outputs name the table and the gate function (SLUICE_TABLE and --function still win)',
+    ).env('SLUICE_STACK'),
+  )
+  .addOption(
+    new Option(
+      '--export-prefix <prefix>',
+      "with --stack: the Sluice's exportPrefix, when it sets one (default: the stack's name)",
+    ).env('SLUICE_EXPORT_PREFIX'),
+  )
+  .hook('preSubcommand', async (root, subcommand) => {
+    const { stack, exportPrefix } = root.opts<{ stack?: string; exportPrefix?: string }>();
+    // The local components and pushing an artifact need no stack.
+    if (['dev', 'push'].includes(subcommand.name())) return;
+    if (stack) await useStackOutputs(stack, exportPrefix);
+    else if (process.env.SLUICE_TABLE)
+      await configuredRegion(new DynamoDBClient({}), `reach table '${process.env.SLUICE_TABLE}'`);
+  })
   .addCommand(pushCommand())
   .addCommand(registerCommand())
   .addCommand(reconcileCommand())

@@ -27,6 +27,11 @@ import {
   registryBinary,
 } from './provision.ts';
 import { startRegistry } from './registry.ts';
+import { writeStandInStack } from './cloudformation-endpoint.ts';
+import { STACK_OUTPUTS, stackOutputExportName } from '../functions/core/runtime-contract.ts';
+
+/** The stand-in stack naming the local components' table: `sluice --stack sluice-local status`. */
+export const LOCAL_STACK = 'sluice-local';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -56,6 +61,11 @@ export interface Components {
   readonly sts: { readonly endpoint: string };
   /** And CloudWatch alarms (PutMetricAlarm, SetAlarmState, DescribeAlarms), in memory. */
   readonly cloudWatch: { readonly endpoint: string };
+  /**
+   * And CloudFormation DescribeStacks (dev/cloudformation-endpoint.ts): the stacks are files in
+   * `stacksDir` (writeStandInStack); `sluice-local` names the local table.
+   */
+  readonly cloudFormation: { readonly endpoint: string; readonly stacksDir: string };
   /** local-kms, with the test keys of dev/local-kms-seed.yaml. */
   readonly kms: { readonly endpoint: string };
   readonly kubectl: string;
@@ -79,6 +89,7 @@ export function componentsEnv(c: Components): Record<string, string> {
     AWS_ENDPOINT_URL_STS: c.sts.endpoint,
     AWS_ENDPOINT_URL_CLOUDWATCH: c.cloudWatch.endpoint,
     AWS_ENDPOINT_URL_KMS: c.kms.endpoint,
+    AWS_ENDPOINT_URL_CLOUDFORMATION: c.cloudFormation.endpoint,
     SLUICE_TABLE: c.dynamodb.table,
     SLUICE_REGISTRY: c.registry.host,
     PATH: `${dirname(c.kubectl)}:${process.env.PATH ?? ''}`,
@@ -130,7 +141,14 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       ),
       onFreshPortsIfTaken(() => startLocalKms(kmsBin, dir)).then((k) => ((pids.kms = k.pid), k)),
     ] as const);
-    const ecr = await startEcrEndpoint(dir, `http://${registry.host}`, registry.username, registry.password);
+    const stacksDir = join(dir, 'cloudformation-stacks');
+    const ecr = await startEcrEndpoint(
+      dir,
+      `http://${registry.host}`,
+      registry.username,
+      registry.password,
+      stacksDir,
+    );
     pids.ecr = ecr.pid;
     const api = await onFreshPortsIfTaken(() => startKubeApiServer(bins.kubeApiserver, etcd.url, dir));
     pids.kubeApiserver = api.pid;
@@ -156,11 +174,23 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       secretsManager: { endpoint: ecr.endpoint },
       sts: { endpoint: ecr.endpoint },
       cloudWatch: { endpoint: ecr.endpoint },
+      cloudFormation: { endpoint: ecr.endpoint, stacksDir },
       kms: { endpoint: kms.endpoint },
       kubectl,
       region,
       pids,
     };
+    // `sluice --stack sluice-local` finds the local table as it finds a deployed stack's.
+    writeStandInStack(stacksDir, LOCAL_STACK, {
+      outputs: [
+        {
+          OutputKey: `Sluice${STACK_OUTPUTS.table}`,
+          OutputValue: table,
+          Description: 'sluice: the table (local)',
+          ExportName: stackOutputExportName(LOCAL_STACK, STACK_OUTPUTS.table),
+        },
+      ],
+    });
     writeFileSync(kubeconfig, kubeconfigYaml(components.kube), { mode: 0o600 });
     writeFileSync(join(dir, 'env'), envFile(components));
     writeFileSync(join(dir, STATE_FILE), JSON.stringify(components, null, 2), { mode: 0o600 });
@@ -196,7 +226,13 @@ export async function stopComponents(dir: string): Promise<string[]> {
   return stopped;
 }
 
-async function startEcrEndpoint(dir: string, registryUrl: string, username: string, password: string) {
+async function startEcrEndpoint(
+  dir: string,
+  registryUrl: string,
+  username: string,
+  password: string,
+  stacksDir: string,
+) {
   const port = await freePort();
   const log = join(dir, 'ecr-endpoint.log');
   const pid = startDaemon(
@@ -210,6 +246,7 @@ async function startEcrEndpoint(dir: string, registryUrl: string, username: stri
         SLUICE_ECR_REGISTRY_URL: registryUrl,
         SLUICE_ECR_USERNAME: username,
         SLUICE_ECR_PASSWORD: password,
+        SLUICE_CLOUDFORMATION_STACKS: stacksDir,
       },
     },
   );

@@ -49,6 +49,16 @@ export const TEST_IDENTITIES = {
   outsider: role('Personal', 'eve', 'outsider', OUTSIDE_ACCOUNT),
 } satisfies Record<string, TestIdentity>;
 
+/**
+ * The key pair of the local components' environment (`. .sluice/dev/env`: AWS_ACCESS_KEY_ID=local),
+ * an IAM user of the local account, for stand-ins a local shell calls (CloudFormation).
+ */
+export const LOCAL_IDENTITY: TestIdentity = {
+  accessKeyId: 'local',
+  secretAccessKey: 'local',
+  arn: 'arn:aws:iam::000000000000:user/local',
+};
+
 /** How far a signing time may be from the verifier's clock. */
 const MAX_CLOCK_SKEW_MS = 5 * 60_000;
 

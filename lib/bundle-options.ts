@@ -46,7 +46,8 @@ export function bundleOptions(name: HandlerName, outdir: string): BuildOptions {
     splitting: true,
     platform: 'node',
     format: 'esm',
-    target: 'node22',
+    // The oldest runtime the construct's `runtime` prop allows (Node.js 20).
+    target: 'node20',
     mainFields: ['module', 'main'],
     minify: true,
     sourcemap: 'linked',

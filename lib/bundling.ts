@@ -31,6 +31,14 @@ export function handlerCode(name: HandlerName): lambda.Code {
   return existsSync(join(prebuilt, 'index.mjs')) ? lambda.Code.fromAsset(prebuilt) : bundledAtSynth(name);
 }
 
+/**
+ * Whether a handler's code carries source maps: a clone's bundles made at synth do ('linked'), the
+ * package's prebuilt ones do not (so `--enable-source-maps` would only cost start-up time).
+ */
+export function handlerHasSourceMaps(name: HandlerName): boolean {
+  return !existsSync(join(prebuiltBundleDir(name), 'index.mjs'));
+}
+
 function bundledAtSynth(name: HandlerName): lambda.Code {
   return lambda.Code.fromAsset(join(PROJECT_ROOT, 'functions'), {
     assetHashType: AssetHashType.OUTPUT,

@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, Duration, Lazy, Stack, Token } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
@@ -63,10 +63,7 @@ export class SluiceDashboard extends Construct {
     const gateLogs = { logGroupName: props.gateLogs.logGroupName };
     for (const rollout of props.rollouts)
       this.dashboard.addWidgets(...rolloutWidgets(rollout, reconcileLogs, gateLogs));
-    new CfnOutput(this, 'Url', {
-      description: 'sluice: the CloudWatch dashboard of deliveries and gates',
-      value: dashboardUrl(Aws.REGION, this.dashboard.dashboardName),
-    });
+    // Its URL is a stack output of the Sluice (lib/outputs.ts).
   }
 }
 

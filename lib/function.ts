@@ -5,7 +5,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { BUNDLE_HANDLER, handlerCode, type HandlerName } from './bundling.ts';
+import { BUNDLE_HANDLER, handlerCode, handlerHasSourceMaps, type HandlerName } from './bundling.ts';
 
 export interface SluiceFunctionProps {
   readonly handler: HandlerName;
@@ -15,6 +15,8 @@ export interface SluiceFunctionProps {
   readonly environment: Record<string, string>;
   readonly memorySize: number;
   readonly timeout: Duration;
+  /** @default Runtime.NODEJS_22_X */
+  readonly runtime?: lambda.Runtime;
   /** @default ARM_64 */
   readonly architecture?: lambda.Architecture;
   /** @default - none */
@@ -30,7 +32,7 @@ export interface SluiceFunctionProps {
   readonly securityGroups?: ec2.ISecurityGroup[];
 }
 
-/** One sluice handler as a Node.js 22 function with its own log group; its code is the package's prebuilt bundle or bundled at synth (lib/bundling.ts). */
+/** One sluice handler as a Node.js function (22 unless `runtime` says 20) with its own log group; its code is the package's prebuilt bundle or bundled at synth (lib/bundling.ts). */
 export class SluiceFunction extends Construct {
   readonly function: lambda.Function;
   readonly logGroup: logs.LogGroup;
@@ -46,13 +48,17 @@ export class SluiceFunction extends Construct {
     this.function = new lambda.Function(this, 'Function', {
       code: handlerCode(props.handler),
       handler: BUNDLE_HANDLER,
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: props.runtime ?? lambda.Runtime.NODEJS_22_X,
       architecture: props.architecture ?? lambda.Architecture.ARM_64,
       description: props.description,
       role: props.role,
       memorySize: props.memorySize,
       timeout: props.timeout,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      environment: {
+        // Only where the bundle has its maps: the package's prebuilt bundles ship none.
+        ...(handlerHasSourceMaps(props.handler) && { NODE_OPTIONS: '--enable-source-maps' }),
+        ...props.environment,
+      },
       layers: props.layers,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       logGroup: this.logGroup,

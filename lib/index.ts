@@ -33,3 +33,4 @@ export { GateEntries, type GateEntriesProps, type GateRequestGrantOptions } from
 export { FailureRoutes, type FailureRoutesProps } from './failure-routes.ts';
 export { FunctionAlarms, type FunctionAlarmsProps, type AlarmedFunction } from './function-alarms.ts';
 export { WARNINGS } from './warnings.ts';
+export { SluiceOutputs, STACK_OUTPUTS, type SluiceOutputsProps } from './outputs.ts';

@@ -3,6 +3,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { DeliveryInput, GateInput, RolloutInput } from '../functions/core/config/index.ts';
@@ -530,7 +531,9 @@ export interface SluiceProps {
    * once anyone in the account and region saved a shareable test event: `existing` uses it,
    * `create` creates it (and keeps it when the stack is deleted), `none` makes no test events.
    * Test events are claims: recorded as unverified, refused by gates with `requireVerified`.
-   * @default 'create'
+   * The default makes none: a stack that created the account-wide registry would fail to deploy
+   * wherever it already exists (docs/deploying.md, "Console test events").
+   * @default 'none'
    */
   readonly consoleTestEvents?: 'create' | 'existing' | 'none';
   /**
@@ -571,6 +574,19 @@ export interface SluiceProps {
    * @default - a name CloudFormation generates
    */
   readonly deployerRoleName?: string;
+  /**
+   * The Node.js runtime of the reconcile, gate and spec functions: `Runtime.NODEJS_22_X` or
+   * `Runtime.NODEJS_20_X` (others are refused at synth).
+   * @default Runtime.NODEJS_22_X
+   */
+  readonly runtime?: lambda.Runtime;
+  /**
+   * The prefix of the stack outputs' export names (`<prefix>-TableName`, `<prefix>-GateFunctionName`,
+   * ...), which `sluice --stack <stack>` reads. Export names are unique per account and Region: set
+   * one for each further Sluice in the same stack (then `sluice --stack <stack> --export-prefix <prefix>`).
+   * @default - the stack's name
+   */
+  readonly exportPrefix?: string;
   /**
    * ECR push events of repositories in other accounts or regions reach this stack's default
    * event bus, because an EventBridge rule there forwards them (see docs/deploying.md). Without

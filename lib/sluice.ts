@@ -1,5 +1,5 @@
 import { KubectlV33Layer } from '@aws-cdk/lambda-layer-kubectl-v33';
-import { CustomResource, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Aws, CustomResource, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -13,7 +13,7 @@ import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
 import { RolloutControl } from './rollout-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
-import { SluiceDashboard } from './dashboard.ts';
+import { dashboardUrl, SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
 import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
@@ -42,6 +42,9 @@ import {
 } from './permissions.ts';
 import type { SluiceProps } from './props.ts';
 import { GateRunbooks } from './runbooks.ts';
+import { readStatements } from './read-grant.ts';
+import { functionRuntime } from './runtime.ts';
+import { STACK_OUTPUTS, SluiceOutputs } from './outputs.ts';
 import { GateSchedules, IntervalSchedules } from './schedules.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
@@ -108,6 +111,8 @@ export class Sluice extends Construct {
    * (`approvalTopic`, else `alarmTopic`); empty without an `eventBus` or a topic.
    */
   readonly releaseWaitingRules: ReadonlyMap<string, events.Rule>;
+  /** The stack outputs (`<exportPrefix>-TableName`, ...) that `sluice --stack` reads. */
+  readonly outputs: SluiceOutputs;
   private readonly gateEntries: GateEntries;
   private readonly entryGrantees: EntryGrantees;
   private readonly gateRunbooks: GateRunbooks;
@@ -135,6 +140,7 @@ export class Sluice extends Construct {
     const { config, clusters } = this.specs;
     const stack = Stack.of(this);
     const logRetention = props.logRetention ?? logs.RetentionDays.THREE_MONTHS;
+    const runtime = functionRuntime(props.runtime);
     const repositories = ecrRepositories(config.deliveries);
     const fleetMonitoring = props.monitoring === 'fleet';
     checkFunctionUrlRegion(stack.region, config.gates);
@@ -239,6 +245,7 @@ export class Sluice extends Construct {
       },
       logRetention,
       logEncryptionKey,
+      runtime,
       reservedConcurrentExecutions: props.reconcileReservedConcurrency,
       ...vpcPlacement,
     });
@@ -272,6 +279,7 @@ export class Sluice extends Construct {
       },
       logRetention,
       logEncryptionKey,
+      runtime,
     }).function;
     this.gateFunction = gate;
     failures.routeAsyncInvocations(gate, ASYNC_MAX_EVENT_AGE);
@@ -297,7 +305,7 @@ export class Sluice extends Construct {
     reconcile.addEnvironment(RUNTIME_ENV.gateRunbooks, this.gateRunbooks.names());
     const runbookOf = (name: string) =>
       this.gateRunbooks.has(name) ? this.gateRunbooks.documentName(name) : undefined;
-    const testEvents = props.consoleTestEvents ?? 'create';
+    const testEvents = props.consoleTestEvents ?? 'none';
     if (testEvents !== 'none' && config.gates.length > 0)
       new GateTestEvents(this, 'GateTestEvents', {
         gates: config.gates,
@@ -330,6 +338,7 @@ export class Sluice extends Construct {
       },
       logRetention,
       logEncryptionKey,
+      runtime,
       ...vpcPlacement,
     }).function;
     spec.node.addDependency(invokesReconcile);
@@ -458,6 +467,8 @@ export class Sluice extends Construct {
       failures.routeAsyncInvocations(pushRecords.entry, ASYNC_MAX_EVENT_AGE);
     }
 
+    this.outputs = this.stackOutputs(props.exportPrefix ?? stack.stackName);
+
     warnOfRiskyChoices(this, {
       deliveries: config.deliveries,
       selfApprovalGates,
@@ -480,6 +491,36 @@ export class Sluice extends Construct {
         [specProviderRole, spec],
       ],
     });
+  }
+
+  /**
+   * Lets `grantee` read what `sluice status`, `gates`, `gate history`, `rollout status` and `diff`
+   * read, and nothing they would change: the table's items, the gates' alarms
+   * (cloudwatch:DescribeAlarms) and Change Calendars (ssm:GetCalendarState), this stack's outputs
+   * (`sluice --stack`), and for `diff` the deliveries' ECR repositories and EKS clusters
+   * (DescribeCluster; its dry-run needs the grantee's own Kubernetes access to the cluster, and a
+   * delivery with SOPS decryption the keys, which this does not give).
+   */
+  grantRead(grantee: iam.IGrantable): iam.Grant {
+    const statements = readStatements(this, { table: this.table, specs: this.specs });
+    let grant = iam.Grant.addToPrincipal({
+      grantee,
+      actions: statements[0]!.actions,
+      resourceArns: statements[0]!.resources,
+    });
+    for (const statement of statements.slice(1))
+      grant = grant.combine(
+        iam.Grant.addToPrincipal({ grantee, actions: statement.actions, resourceArns: statement.resources }),
+      );
+    const key = this.table.encryptionKey;
+    if (key) grant = grant.combine(key.grantDecrypt(grantee));
+    if (grantee instanceof Construct && statements.some((statement) => statement.resources.includes('*')))
+      Validations.of(grantee).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'sluice grantRead: ecr:GetAuthorizationToken (for sluice diff) has no resource to scope to; image reads are scoped to the named repositories.',
+      });
+    return grant;
   }
 
   /**
@@ -571,6 +612,64 @@ export class Sluice extends Construct {
   /** The function URL through which `action` requests for `gate` reach the gate function. */
   gateUrl(gate: string, action: 'open' | 'close'): string {
     return this.gateEntries.url(gate, action);
+  }
+
+  /** Everything the CLI and the docs name, as outputs with stable export names. */
+  private stackOutputs(exportPrefix: string): SluiceOutputs {
+    const stack = Stack.of(this);
+    const outputs = new SluiceOutputs(this, 'Outputs', { exportPrefix, logicalIdPrefix: this.node.id });
+    outputs.add(
+      STACK_OUTPUTS.table,
+      this.table.tableName,
+      'the table (sluice --stack reads it; SLUICE_TABLE)',
+    );
+    outputs.add(
+      STACK_OUTPUTS.gateFunction,
+      this.gateFunction.functionName,
+      'the gate function (sluice gate open <gate> --function <this>; SLUICE_GATE_FUNCTION)',
+    );
+    outputs.add(
+      STACK_OUTPUTS.reconcileFunction,
+      this.reconcileFunction.functionName,
+      'the reconcile function',
+    );
+    outputs.add(
+      STACK_OUTPUTS.deployerRole,
+      this.deployerRole.roleArn,
+      'the role that applies to clusters: the principal of their access entries',
+    );
+    outputs.add(
+      STACK_OUTPUTS.gateRunbooks,
+      this.gateRunbooks.names(),
+      "the gates' Systems Manager runbooks, {gate: document name}",
+    );
+    if (this.specs.config.gates.length > 0)
+      outputs.add(
+        STACK_OUTPUTS.gateEntryUrls,
+        stack.toJsonString(
+          Object.fromEntries(
+            this.specs.config.gates.map((gate) => [
+              gate.name,
+              { open: this.gateUrl(gate.name, 'open'), close: this.gateUrl(gate.name, 'close') },
+            ]),
+          ),
+        ),
+        "the gates' entries, {gate: {open: URL, close: URL}}",
+      );
+    if (this.dashboard)
+      outputs.add(
+        STACK_OUTPUTS.dashboardUrl,
+        dashboardUrl(Aws.REGION, this.dashboard.dashboardName),
+        'the CloudWatch dashboard of deliveries and gates',
+      );
+    outputs.addLater(STACK_OUTPUTS.breakGlassUrl, () => this.breakGlassUrl, 'the break-glass entry');
+    outputs.addLater(
+      STACK_OUTPUTS.breakGlassRunbook,
+      () => this.breakGlassRunbookName,
+      'the break-glass runbook (Systems Manager Automation)',
+    );
+    outputs.addLater(STACK_OUTPUTS.rolloutControlUrl, () => this.rolloutControlUrl, 'the rollouts entry');
+    return outputs;
   }
 
   /** A role EventBridge Scheduler assumes for schedules in the given groups (and no others). */

@@ -31,3 +31,34 @@ export const RUNTIME_ENV = {
 
 /** Where the kubectl Lambda layer puts its binary. */
 export const LAYER_KUBECTL = '/opt/kubectl/kubectl';
+
+/**
+ * The stack outputs the construct makes and `sluice --stack` reads, by key: each output's export
+ * name is `<export prefix>-<key>` (the prefix is the stack's name unless the Sluice sets one).
+ */
+export const STACK_OUTPUTS = {
+  /** The DynamoDB table (SLUICE_TABLE). */
+  table: 'TableName',
+  /** The gate function: requests, rollout actions and break-glass go to its entries (SLUICE_GATE_FUNCTION). */
+  gateFunction: 'GateFunctionName',
+  /** The reconcile function. */
+  reconcileFunction: 'ReconcileFunctionName',
+  /** The role that applies to and prunes from clusters (an access entry names it). */
+  deployerRole: 'DeployerRoleArn',
+  /** `{"<gate>": "<runbook document name>"}` of the gates that have approvers. */
+  gateRunbooks: 'GateRunbooks',
+  /** `{"<gate>": {"open": url, "close": url}}`: the gates' entries. */
+  gateEntryUrls: 'GateEntryUrls',
+  /** The CloudWatch dashboard's URL (with `dashboard: true`). */
+  dashboardUrl: 'DashboardUrl',
+  /** The break-glass entry's function URL and runbook (after grantBreakGlass). */
+  breakGlassUrl: 'BreakGlassUrl',
+  breakGlassRunbook: 'BreakGlassRunbookName',
+  /** The rollouts entry's function URL (after grantRolloutControl). */
+  rolloutControlUrl: 'RolloutControlUrl',
+} as const;
+
+export type StackOutputKey = (typeof STACK_OUTPUTS)[keyof typeof STACK_OUTPUTS];
+
+/** An output's export name: `<prefix>-<key>`. */
+export const stackOutputExportName = (prefix: string, key: StackOutputKey): string => `${prefix}-${key}`;

@@ -220,7 +220,23 @@ describe('gate runbooks', () => {
 });
 
 describe('console test events', () => {
-  it('the gate function gets shareable test events: status, open and close per gate, in lambda-testevent-schemas', () => {
+  it('by default none are made: no account-wide registry the first deploy could collide with, no schema', () => {
+    // lambda-testevent-schemas exists wherever someone once saved a shareable test event, and a
+    // second sluice stack in the account and Region would create it again: CloudFormation cannot.
+    template.resourceCountIs('AWS::EventSchemas::Registry', 0);
+    template.resourceCountIs('AWS::EventSchemas::Schema', 0);
+    const plain = synth((cluster) => ({ gates: GATES, deliveries: [seedDelivery(cluster)] })).template;
+    plain.resourceCountIs('AWS::EventSchemas::Registry', 0);
+    plain.resourceCountIs('AWS::EventSchemas::Schema', 0);
+  });
+
+  it("'create': the gate function gets shareable test events: status, open and close per gate, in lambda-testevent-schemas", () => {
+    const template = synth((cluster) => ({
+      gates: GATES,
+      deliveries: [{ ...seedDelivery(cluster), gates: [{ name: 'two-person' }] }],
+      consoleTestEvents: 'create',
+    })).template;
+    const resources = template.toJSON().Resources;
     const gate = functionId(template, 'open and close gates');
     const schema = resources[logicalId(template, 'AWS::EventSchemas::Schema')]!.Properties;
     expect(schema).toMatchObject({

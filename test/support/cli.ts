@@ -39,6 +39,11 @@ export function sluiceAs(
   return sluiceIn(env, args);
 }
 
+/** Runs the CLI with exactly `env` (e.g. this process's without SLUICE_TABLE). */
+export function sluiceWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Ran> {
+  return sluiceIn(env, args);
+}
+
 async function sluiceIn(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<Ran> {
   try {
     const { stdout, stderr } = await exec(process.execPath, ['bin/sluice-cli.mjs', ...args], { env });
