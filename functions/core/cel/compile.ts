@@ -2,12 +2,32 @@ import { celEnv, celType, isCelError, parse, plan, type CelInput } from '@bufbui
 import { strings } from '@bufbuild/cel/ext';
 import { CelEvaluationError, type CelCondition } from './condition.ts';
 import { staticProblem, variablesOf } from './static-check.ts';
+import { compileGoRegexp, type GoRegexp } from '../go-regexp.ts';
+
+const compiled = new Map<string, GoRegexp>();
+
+/**
+ * `matches()` as cel-go runs it (Go's regexp), bounded (go-regexp.ts): its pattern may come from
+ * the object (`a.matches(b)`). A pattern that does not compile, or an input past the bound, is an
+ * evaluation error.
+ */
+const boundedRe2 = {
+  compile(pattern: string): GoRegexp {
+    let regexp = compiled.get(pattern);
+    if (!regexp) {
+      regexp = compileGoRegexp(pattern);
+      if (compiled.size >= 100) compiled.clear();
+      compiled.set(pattern, regexp);
+    }
+    return regexp;
+  },
+};
 
 /**
  * CEL's standard functions and macros and the strings extension. Flux's environment also has
  * the sets and encoders extensions and optional syntax (`a.?b`), which @bufbuild/cel does not.
  */
-const CEL_ENV = celEnv({ funcs: strings });
+const CEL_ENV = celEnv({ funcs: strings, re2: boundedRe2 });
 
 /** Why `source` cannot be compiled, or undefined when it can. */
 export function celProblem(source: string): string | undefined {

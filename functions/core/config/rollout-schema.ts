@@ -51,10 +51,33 @@ export const rolloutSchema = strict({
   supersede: input.supersede ?? DEFAULTS.supersede,
 }));
 
-/** Whether `name` matches `pattern` (`*`: any run of characters, `?`: one). */
+/**
+ * Whether `name` matches `pattern` (`*`: any run of characters, `?`: one), in at most
+ * length(pattern) × length(name) steps: a RegExp of `*a*a*a…` backtracks for longer than that by
+ * far on a name that does not match.
+ */
 export function matchesPattern(pattern: string, name: string): boolean {
-  const regex = new RegExp(`^${pattern.replace(/[-]/g, '\\-').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
-  return regex.test(name);
+  const glob = [...pattern];
+  const text = [...name];
+  // Only the last `*` is ever returned to: what an earlier one took can be taken by it as well.
+  let g = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (g < glob.length && (glob[g] === '?' || (glob[g] !== '*' && glob[g] === text[t]))) {
+      g++;
+      t++;
+    } else if (g < glob.length && glob[g] === '*') {
+      star = g++;
+      resume = t;
+    } else if (star >= 0) {
+      g = star + 1;
+      t = ++resume;
+    } else return false;
+  }
+  while (g < glob.length && glob[g] === '*') g++;
+  return g === glob.length;
 }
 
 /** Whether a pattern is a plain delivery name (no `*` or `?`). */

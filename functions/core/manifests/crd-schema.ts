@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
-import { goPattern, K8S_FORMATS, normalizeFormat } from './k8s-formats.ts';
+import { compileGoRegexp, type GoRegexp } from '../go-regexp.ts';
+import { K8S_FORMATS, normalizeFormat } from './k8s-formats.ts';
 
 /**
  * A node of a CRD version's `openAPIV3Schema` (apiextensions.k8s.io/v1 JSONSchemaProps): the
@@ -157,8 +158,7 @@ function toAjv(node: KubeSchema, place: Place, shape: Shape): SchemaObject {
   if (Array.isArray(node.enum) && node.enum.length > 0) out.enum = node.enum;
   if (Array.isArray(node.required))
     out.required = [...new Set(node.required.filter((r): r is string => typeof r === 'string'))];
-  const pattern = goPattern(node.pattern);
-  if (pattern !== undefined) out.pattern = pattern;
+  if (typeof node.pattern === 'string' && goPattern(node.pattern)) out.k8sPattern = node.pattern;
   const format = normalizeFormat(node.format);
   if (format !== undefined && format in K8S_FORMATS) out.format = format;
   if (node.uniqueItems === true || node['x-kubernetes-list-type'] === 'set') out.uniqueItems = true;
@@ -256,6 +256,26 @@ function isMultipleOf(data: number, factor: number): boolean {
   return Math.abs(quotient - rounded) / Math.abs(quotient + rounded) < 1e-9;
 }
 
+const compiledPatterns = new Map<string, GoRegexp | undefined>();
+
+/**
+ * A CRD `pattern` compiled as the API server compiles it (Go's regexp), or undefined when it does
+ * not compile (the CRD is refused for it: crds.ts says so) or is past REGEXP_LIMITS: then it is
+ * not checked here, and the API server checks it on apply.
+ */
+function goPattern(pattern: string): GoRegexp | undefined {
+  if (compiledPatterns.has(pattern)) return compiledPatterns.get(pattern);
+  let compiled: GoRegexp | undefined;
+  try {
+    compiled = compileGoRegexp(pattern);
+  } catch {
+    compiled = undefined;
+  }
+  if (compiledPatterns.size >= 1000) compiledPatterns.clear();
+  compiledPatterns.set(pattern, compiled);
+  return compiled;
+}
+
 /** Duplicate entries of a `x-kubernetes-list-type: map` list, or entries without a key field, as server-side apply refuses them. */
 function listMapProblem(keys: readonly string[], items: readonly unknown[]): string | undefined {
   const seen = new Set<string>();
@@ -289,6 +309,21 @@ function ajv(): Ajv {
           (check as { errors?: Partial<ErrorObject>[] }).errors = ok
             ? []
             : [{ keyword: 'k8sMultipleOf', message: `must be a multiple of ${factor}` }];
+          return ok;
+        },
+      },
+      {
+        // JSON Schema's `pattern` in Go's dialect, unanchored (go-openapi's MatchString). A value
+        // too long to match within REGEXP_LIMITS is left to the API server.
+        keyword: 'k8sPattern',
+        type: 'string',
+        schemaType: 'string',
+        validate: function check(pattern: string, data: string) {
+          const regexp = goPattern(pattern);
+          const ok = !regexp || !regexp.fits(data) || regexp.test(data);
+          (check as { errors?: Partial<ErrorObject>[] }).errors = ok
+            ? []
+            : [{ keyword: 'k8sPattern', params: { pattern } }];
           return ok;
         },
       },
@@ -376,7 +411,7 @@ function issueOf(error: ErrorObject, root: unknown): SchemaIssue {
         path: fieldPath(error.instancePath, root),
         message: `${shown(data)} is not a valid ${K8S_FORMAT_NAMES[String(params.format)] ?? params.format}`,
       };
-    case 'pattern':
+    case 'k8sPattern':
       return {
         path: fieldPath(error.instancePath, root),
         message: `${shown(data)} does not match '${params.pattern}'`,

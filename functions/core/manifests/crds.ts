@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { compileGoRegexp, GoRegexpError } from '../go-regexp.ts';
 import { checkCustomResources } from './crd-schema.ts';
 import { customResourceMetadataProblems } from './object-meta.ts';
 import type { Manifest } from './objects.ts';
@@ -66,8 +67,40 @@ function versionProblems(versions: readonly CrdVersion[]): string[] {
   versions.forEach((v, i) => {
     if (typeof v.schema !== 'object' || v.schema === null)
       problems.push(`spec.versions[${i}].schema.openAPIV3Schema: Required value: schemas are required`);
+    else patternProblems(v.schema, `spec.versions[${i}].schema.openAPIV3Schema`, problems);
   });
   return problems;
+}
+
+const isNode = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Each `pattern` of a schema that Go's regexp does not compile, as the API server refuses the CRD
+ * for it. A pattern past sluice's bounds (REGEXP_LIMITS) is left to the API server's dry-run.
+ */
+function patternProblems(node: unknown, path: string, problems: string[]): void {
+  if (!isNode(node)) return;
+  if (typeof node.pattern === 'string') {
+    try {
+      compileGoRegexp(node.pattern);
+    } catch (error) {
+      if (!(error instanceof GoRegexpError)) throw error;
+      if (error.reason === 'syntax')
+        problems.push(
+          `${path}.pattern: Invalid value: ${JSON.stringify(node.pattern)}: must be a valid regular expression, but isn't: ${error.message}`,
+        );
+    }
+  }
+  if (isNode(node.properties))
+    for (const [key, child] of Object.entries(node.properties))
+      patternProblems(child, `${path}.properties[${key}]`, problems);
+  patternProblems(node.items, `${path}.items`, problems);
+  patternProblems(node.additionalProperties, `${path}.additionalProperties`, problems);
+  patternProblems(node.not, `${path}.not`, problems);
+  for (const junctor of ['allOf', 'anyOf', 'oneOf'])
+    if (Array.isArray(node[junctor]))
+      node[junctor].forEach((child, i) => patternProblems(child, `${path}.${junctor}[${i}]`, problems));
 }
 
 /**

@@ -1,5 +1,5 @@
-// String formats and patterns as the API server checks them in CRD schemas (kube-openapi's strfmt
-// and Go's regexp), for ajv. Only formats whose Go check is mirrored exactly are listed: any other
+// String formats as the API server checks them in CRD schemas (kube-openapi's strfmt), for ajv;
+// `pattern` is Go's regexp (crd-schema.ts, go-regexp.ts). Only formats whose Go check is mirrored exactly are listed: any other
 // format passes here, so nothing the server accepts is refused (the server still checks it).
 import type { FormatDefinition } from 'ajv';
 
@@ -47,46 +47,3 @@ export const K8S_FORMATS: Readonly<Record<string, FormatDefinition<string>>> = {
   // govalidator.IsBase64: padded standard alphabet, not empty.
   byte: matching(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$/),
 };
-
-const GO_SPACE = '\\t\\n\\f\\r ';
-
-/**
- * A Go (RE2) `pattern` as a JavaScript regular expression (unicode mode) that matches the same
- * strings, or undefined when that cannot be had simply: the pattern is then not checked here.
- * Go's `\s` is ASCII-only and its `.` excludes only `\n`; JavaScript's are wider, so both are
- * spelled out. POSIX classes (`[[:alpha:]]`) mean something else in JavaScript: skipped. Syntax
- * JavaScript lacks (`(?i)`, `\z`, `\pL`, `(?P<n>`) fails to compile: skipped.
- */
-export function goPattern(pattern: unknown): string | undefined {
-  if (typeof pattern !== 'string' || pattern.includes('[:')) return undefined;
-  let out = '';
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\') {
-      const next = pattern[i + 1];
-      if (next === undefined) return undefined;
-      i++;
-      if (next === 's') out += inClass ? GO_SPACE : `[${GO_SPACE}]`;
-      else if (next === 'S') {
-        if (inClass) return undefined;
-        out += `[^${GO_SPACE}]`;
-      } else out += `\\${next}`;
-    } else if (inClass) {
-      if (c === ']') inClass = false;
-      out += c;
-    } else if (c === '[') {
-      inClass = true;
-      out += c;
-      // A leading `^` and `]` belong to the class's first position.
-      if (pattern[i + 1] === '^') out += pattern[++i];
-      if (pattern[i + 1] === ']') return undefined;
-    } else out += c === '.' ? '[^\\n]' : c;
-  }
-  try {
-    new RegExp(out, 'u');
-    return out;
-  } catch {
-    return undefined;
-  }
-}

@@ -5,7 +5,7 @@ import { SluiceError } from '../errors.ts';
 import { describeDocument, isSopsEncrypted, type Decryptor } from '../manifests/encrypted.ts';
 import { settledNamespace, type Manifest } from '../manifests/objects.ts';
 import { DataKeyError, openDataKey, type SopsKeys } from './data-key.ts';
-import { macAad, MetadataError, readMetadata, type SopsMetadata } from './metadata.ts';
+import { macAad, MetadataError, readMetadata, sameRule, type SopsMetadata } from './metadata.ts';
 import { computeMac, decryptDocument, TreeError, type Node } from './tree.ts';
 import { decryptValue, ValueError } from './values.ts';
 
@@ -133,7 +133,17 @@ export function sopsDecryptor(keys: SopsKeys): Decryptor {
             if (problem) throw failure(where, `${problem}${inFile}`);
             checked.add(source);
           }
-          const object = decryptDocument(manifest.object, key, metadata.rule, (path, value) => {
+          // The rule the MAC was checked with, never the build's copy of the sops block.
+          const { rule } = readMetadata(sources[0]!.sops);
+          if (
+            !sameRule(rule, metadata.rule) ||
+            sources.some((s) => !sameRule(readMetadata(s.sops).rule, rule))
+          )
+            throw failure(
+              where,
+              `its sops block says which values are encrypted (${metadata.rule.kind}) other than its file does (was it changed by the build?)`,
+            );
+          const object = decryptDocument(manifest.object, key, rule, (path, value) => {
             if (!IDENTITY_PATHS.has(path.join('.'))) taint?.add(value);
           });
           if (!declaredSecrets(sources, key, targetNamespace).has(identityOf(object, targetNamespace)))

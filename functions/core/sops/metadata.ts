@@ -1,9 +1,15 @@
 import { isRecord } from '../config/issues.ts';
+import { compileGoRegexp, GoRegexpError, type GoRegexp } from '../go-regexp.ts';
 
 /** Which values of a file sops encrypted: the one rule its metadata names (default `_unencrypted` suffix). */
 export type EncryptionRule =
   | { readonly kind: 'unencrypted_suffix' | 'encrypted_suffix'; readonly value: string }
-  | { readonly kind: 'unencrypted_regex' | 'encrypted_regex'; readonly regex: RegExp };
+  | { readonly kind: 'unencrypted_regex' | 'encrypted_regex'; readonly regex: GoRegexp };
+
+/** Whether two rules are the same rule (kind and suffix or pattern). */
+export const sameRule = (a: EncryptionRule, b: EncryptionRule): boolean =>
+  a.kind === b.kind &&
+  ('value' in a ? a.value : a.regex.source) === ('value' in b ? b.value : b.regex.source);
 
 export interface KmsKeyEntry {
   readonly arn: string;
@@ -74,10 +80,17 @@ function ruleOf(sops: Record<string, unknown>): EncryptionRule {
   if (field === undefined) return { kind: 'unencrypted_suffix', value: '_unencrypted' };
   const value = text(sops[field])!;
   if (field === 'encrypted_suffix' || field === 'unencrypted_suffix') return { kind: field, value };
+  // Not covered by the MAC, and needed to compute it: evaluated as sops does (Go's regexp), in
+  // linear time and bounded, before the MAC says whether it can be trusted.
   try {
-    return { kind: field, regex: new RegExp(value) };
-  } catch {
-    throw new MetadataError(`has a ${field} that is not a regular expression sluice can read`);
+    return { kind: field, regex: compileGoRegexp(value) };
+  } catch (error) {
+    if (!(error instanceof GoRegexpError)) throw error;
+    throw new MetadataError(
+      error.reason === 'syntax'
+        ? `has an ${field} that is not a regular expression in Go's syntax, as sops reads it: ${error.message}`
+        : `has an ${field} that ${error.message}`,
+    );
   }
 }
 

@@ -1,4 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
+import type { GoRegexp } from '../go-regexp.ts';
 import type { EncryptionRule } from './metadata.ts';
 import { decryptValue, macBytes, ValueError } from './values.ts';
 
@@ -24,10 +25,18 @@ export function isEncryptedPath(path: readonly string[], rule: EncryptionRule): 
     case 'encrypted_suffix':
       return path.some((key) => key.endsWith(rule.value));
     case 'unencrypted_regex':
-      return !path.some((key) => rule.regex.test(key));
+      return !path.some((key) => keyMatches(key, rule.kind, rule.regex));
     case 'encrypted_regex':
-      return path.some((key) => rule.regex.test(key));
+      return path.some((key) => keyMatches(key, rule.kind, rule.regex));
   }
+}
+
+function keyMatches(key: string, field: string, regex: GoRegexp): boolean {
+  if (!regex.fits(key))
+    throw new TreeError(
+      `the key ${JSON.stringify(key.slice(0, 40))}… (${key.length} characters) is too long to match against the file's ${field} within sluice's bound`,
+    );
+  return regex.test(key);
 }
 
 interface Walk {

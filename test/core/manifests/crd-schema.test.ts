@@ -276,16 +276,38 @@ describe('checkCustomResource: what the API server refuses', () => {
     ]);
   });
 
-  it('patterns in Go syntax: \\s is ASCII, syntax JavaScript lacks is not checked', () => {
+  it("patterns in Go's syntax and semantics: \\s is ASCII, (?i), POSIX classes, \\z, $ at the end of the text", () => {
     const schema = schemaWith({
       properties: {
         word: { type: 'string', pattern: '^\\S+$' },
         caseless: { type: 'string', pattern: '(?i)^abc$' },
         posix: { type: 'string', pattern: '^[[:alpha:]]+$' },
+        end: { type: 'string', pattern: '^a\\z' },
+        line: { type: 'string', pattern: '^a$' },
       },
     });
-    expect(check(schema, { word: 'a\u00a0b', caseless: 'ABC', posix: 'abc' })).toEqual([]);
-    expect(check(schema, { word: 'a b' })).toEqual([`spec.word: "a b" does not match '^[^\\t\\n\\f\\r ]+$'`]);
+    expect(check(schema, { word: 'a\u00a0b', caseless: 'ABC', posix: 'abc', end: 'a', line: 'a' })).toEqual(
+      [],
+    );
+    expect(check(schema, { word: 'a b', caseless: 'abd', posix: 'ab1', end: 'a\n', line: 'a\nb' })).toEqual([
+      `spec.word: "a b" does not match '^\\S+$'`,
+      `spec.caseless: "abd" does not match '(?i)^abc$'`,
+      `spec.posix: "ab1" does not match '^[[:alpha:]]+$'`,
+      `spec.end: "a\\n" does not match '^a\\z'`,
+      `spec.line: "a\\nb" does not match '^a$'`,
+    ]);
+  });
+
+  it('a catastrophic pattern (^(a+)+$ on 60 a and a b) is decided in linear time', () => {
+    const schema = schemaWith({ properties: { name: { type: 'string', pattern: '^(a+)+$' } } });
+    // CPU time: the wall clock also counts other processes' turns on a shared machine.
+    const started = process.cpuUsage();
+    expect(check(schema, { name: `${'a'.repeat(60)}b` })).toEqual([
+      `spec.name: "${'a'.repeat(60)}b" does not match '^(a+)+$'`,
+    ]);
+    expect(check(schema, { name: 'a'.repeat(60) })).toEqual([]);
+    const { user, system } = process.cpuUsage(started);
+    expect((user + system) / 1000).toBeLessThan(1000);
   });
 
   it('names map keys and list indexes in paths', () => {

@@ -1,6 +1,6 @@
 // Go's format and pattern semantics, as kube-apiserver 1.33 applied them to CRD schemas.
 import { describe, expect, it } from 'vitest';
-import { goPattern, isDate, isDateTime } from '../../../functions/core/manifests/k8s-formats.ts';
+import { isDate, isDateTime } from '../../../functions/core/manifests/k8s-formats.ts';
 
 describe('isDateTime (kube-openapi strfmt.IsDateTime)', () => {
   it.each([
@@ -36,27 +36,5 @@ describe('isDate (Go time.Parse 2006-01-02)', () => {
       false,
       false,
     ]);
-  });
-});
-
-describe('goPattern', () => {
-  it('keeps what means the same in both', () => {
-    expect(goPattern('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')).toBe('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$');
-    expect(goPattern('^\\d+%?$')).toBe('^\\d+%?$');
-  });
-
-  it("spells out Go's ASCII \\s and its . that excludes only newlines", () => {
-    const word = new RegExp(goPattern('^\\S+$')!, 'u');
-    expect(word.test('a\u00a0b')).toBe(true);
-    expect(word.test('a b')).toBe(false);
-    expect(new RegExp(goPattern('^[\\s,]+$')!, 'u').test(' ,\t')).toBe(true);
-    expect(new RegExp(goPattern('^a.b$')!, 'u').test('a\rb')).toBe(true);
-    expect(new RegExp(goPattern('^a.b$')!, 'u').test('a\nb')).toBe(false);
-    expect(new RegExp(goPattern('^[.]$')!, 'u').test('x')).toBe(false);
-  });
-
-  it('gives up on syntax that JavaScript lacks or reads differently', () => {
-    for (const pattern of ['(?i)abc', '\\Aabc\\z', '\\pL+', '(?P<n>a)', '[[:alpha:]]', '[^\\S]', '[]a]', 7])
-      expect(goPattern(pattern)).toBeUndefined();
   });
 });

@@ -10,7 +10,7 @@ import { LOCAL_KMS_KEYS } from '../../../dev/local-kms.ts';
 import { SluiceError } from '../../../functions/core/errors.ts';
 import { buildManifests } from '../../../functions/core/manifests/build.ts';
 import type { Manifest } from '../../../functions/core/manifests/objects.ts';
-import { PLAINTEXT_MARKER } from '../../fixtures/sops/plaintext.ts';
+import { NESTED_QUANTIFIER_KEY, PLAINTEXT_MARKER } from '../../fixtures/sops/plaintext.ts';
 import { engineDeps } from '../../support/deliveries.ts';
 import { ageKeySecret, sopsDecryption, sopsFixture } from '../../support/sops.ts';
 import { testbed } from '../../support/testbed.ts';
@@ -53,6 +53,12 @@ const secretValues = (secret: Record<string, unknown> | undefined): Record<strin
     ...(secret.stringData as Record<string, string> | undefined),
   };
 
+/** CPU time (ms) this process spent since `started` (process.cpuUsage()): the wall clock also counts other processes' turns on a shared machine. */
+const cpuMsSince = (started: NodeJS.CpuUsage) => {
+  const { user, system } = process.cpuUsage(started);
+  return (user + system) / 1000;
+};
+
 const stringData = (objects: readonly Manifest[], name: string) =>
   secretValues(byName(objects)[`Secret/${name}`]) as Record<string, string>;
 
@@ -67,6 +73,18 @@ describe('decrypting sops files', () => {
       '1': `${PLAINTEXT_MARKER}-digit-key`,
     });
     expect(byName(objects)['Secret/db-credentials']!.metadata!.labels).toEqual({ app: 'db' });
+  });
+
+  it('decrypts a file whose encrypted_regex nests quantifiers (^(a+)+$) as sops did, within a second', async () => {
+    const started = process.cpuUsage();
+    const objects = await build({ 'secret.yaml': sopsFixture('nested-quantifier.yaml') });
+    const elapsed = cpuMsSince(started);
+    // sops (Go's regexp) encrypted the value of `aaaa` and left the other key's alone.
+    expect(stringData(objects, 'nested-quantifier')).toEqual({
+      aaaa: `${PLAINTEXT_MARKER}-nested`,
+      [NESTED_QUANTIFIER_KEY]: 'not-secret',
+    });
+    expect(elapsed).toBeLessThan(1000);
   });
 
   it('decrypts base64 data with an age identity from Secrets Manager', async () => {
@@ -225,6 +243,36 @@ describe('refusing what cannot be decrypted, naming the file', () => {
     const moved = kms.replace(/password: ENC\[[^\]]+\]/, `password: ${username}`);
     const error = await buildError({ 'secret.yaml': moved });
     expect(error.message).toContain('stringData.password: does not decrypt with the data key');
+  });
+
+  // The rule is not covered by the MAC and is needed to compute it: a changed one is evaluated
+  // (Go's regexp, linear, bounded) before the MAC refuses the file.
+  const withRule = (rule: string) =>
+    `${NESTED_QUANTIFIER_KEY}: x\n${kms.replace('encrypted_regex: ^(data|stringData)$', rule)}`;
+
+  it('an encrypted_regex changed to nested quantifiers, with a key it backtracks on: the MAC, within a second', async () => {
+    const started = process.cpuUsage();
+    const error = await buildError({ 'secret.yaml': withRule('encrypted_regex: ^(a+)+$') });
+    expect(error.message).toBe(
+      'secret.yaml: Secret/db-credentials: SOPS decryption failed: MAC mismatch: the file was changed after sops encrypted it; nothing was applied',
+    );
+    expect(cpuMsSince(started)).toBeLessThan(1000);
+  });
+
+  it('an unencrypted_regex of nested quantifiers, with a key it backtracks on: that value is not encrypted, within a second', async () => {
+    const started = process.cpuUsage();
+    const error = await buildError({ 'secret.yaml': withRule('unencrypted_regex: ^(a+)+$') });
+    expect(error.message).toBe(
+      `secret.yaml: Secret/db-credentials: SOPS decryption failed: ${NESTED_QUANTIFIER_KEY}: is not a sops-encrypted value (ENC[AES256_GCM,…]); nothing was applied`,
+    );
+    expect(cpuMsSince(started)).toBeLessThan(1000);
+  });
+
+  it('an encrypted_regex that is not Go regexp syntax (a backreference)', async () => {
+    const error = await buildError({ 'secret.yaml': withRule('encrypted_regex: (a)\\1') });
+    expect(error.message).toBe(
+      "secret.yaml: Secret/db-credentials: SOPS decryption failed: has an encrypted_regex that is not a regular expression in Go's syntax, as sops reads it: error parsing regexp: invalid escape sequence: `\\1`; nothing was applied",
+    );
   });
 
   it('a changed unencrypted value (the MAC covers it)', async () => {
