@@ -5,7 +5,8 @@
 // after every sluice call; a violation prints the seed, the shrunk artifact and the invariant). `--mix all` (default): each run's seed picks its scenario
 // type (seed modulo the number of types, so a seed reruns as the same scenario); `--mix kill`,
 // `--mix attacks` or a comma list of types (kill, crd-removal, …) narrows it.
-// Invariant runs: `--generators all` (default) or `triaged` (without the generators that find the
+// Invariant runs (`--stop-on <invariant>`: stop at the first seed violating that one):
+// `--generators all` (default) or `triaged` (without the generators that find the
 // known bugs, TRIAGED in test/support/invariant-generators.ts), `--stop-on-violation` (stop at the
 // first violated seed, for the planted-fault harness, test/soak/plant.ts), `--shrink-seconds N`
 // (default 300; 0 reports the failing artifact unshrunk), `--hostile remote,laughs` (the hostile
@@ -35,6 +36,7 @@ import {
   startTrap,
   startWatchdog,
   CALL_DEADLINE_S,
+  CLI_DEADLINE_S,
   MEMORY_LIMIT_MIB,
   STALL_LIMIT_MS,
 } from '../support/invariants.ts';
@@ -50,6 +52,7 @@ const { values } = parseArgs({
     minutes: { type: 'string' },
     generators: { type: 'string', default: 'all' },
     'stop-on-violation': { type: 'boolean', default: false },
+    'stop-on': { type: 'string' },
     'shrink-seconds': { type: 'string', default: '300' },
     hostile: { type: 'string' },
   },
@@ -133,6 +136,7 @@ try {
             `${result.failed ? `  <--\n${describeFailure(result)}` : ''}\n`,
         );
         if (result.failed && values['stop-on-violation']) break;
+        if (values['stop-on'] && result.invariants.includes(values['stop-on'] as never)) break;
         continue;
       }
       if (type !== 'kill') {
@@ -216,7 +220,7 @@ process.stdout.write(
     `  unexpected outcomes:  ${unexpected}`,
     `  invariant runs:       ${invariantResults.length}, violated ${violated.length}${[...violatedBy].map(([invariant, seeds]) => `; ${invariant}: seeds ${seeds.join(' ')}`).join('')}`,
     `  invariant peak memory limit: ${MEMORY_LIMIT_MIB} MiB over the baseline per sluice call`,
-    `  invariant time limits: ${CALL_DEADLINE_S} s per sluice call, ${STALL_LIMIT_MS} ms of event-loop stall`,
+    `  invariant time limits: ${CALL_DEADLINE_S} s per sluice call (${CLI_DEADLINE_S} s per CLI command), ${STALL_LIMIT_MS} ms of event-loop stall`,
     `  invariants exercised (over ${invariantResults.reduce((n, r) => n + r.scenarios, 0)} scenario runs, generators ${values.generators}): ${describeExercise(exercise)}`,
     `  time:                 ${((Date.now() - started) / 1000).toFixed(0)}s`,
     '',

@@ -49,6 +49,7 @@ import {
   watchTime,
   withDeadline,
   CALL_DEADLINE_S,
+  CLI_DEADLINE_S,
   MEMORY_LIMIT_MIB,
   STALL_LIMIT_MS,
   type Exercise,
@@ -203,6 +204,7 @@ async function scenario(
     /** Whether the call runs in this process (the function's work), so its memory counts. */
     inProcess = true,
   ): Promise<{ outcome: string; deletes: number }> => {
+    const deadline = inProcess ? CALL_DEADLINE_S : CLI_DEADLINE_S;
     const before = await snapshot();
     audit.read();
     env.watchdog?.at(`seed ${env.seed ?? '?'}, ${tag}: ${step}`);
@@ -211,8 +213,8 @@ async function scenario(
     const time = watchTime();
     const outcome = await withDeadline(
       call().catch((error: unknown) => `threw ${String(error)}`),
-      CALL_DEADLINE_S,
-      () => `still running after ${CALL_DEADLINE_S} s (abandoned)`,
+      deadline,
+      () => `still running after ${deadline} s (abandoned)`,
     );
     const { seconds, stallMs } = time.stop();
     const { peakMib, killed } = await memory.stop();
@@ -224,10 +226,10 @@ async function scenario(
     );
     exercise.timed++;
     if (inProcess) exercise.measured++;
-    if (seconds > CALL_DEADLINE_S || (inProcess && stallMs > STALL_LIMIT_MS))
+    if (seconds > deadline || (inProcess && stallMs > STALL_LIMIT_MS))
       violations.push({
         invariant: 'bounded-time',
-        detail: `${step}: took ${seconds} s (limit ${CALL_DEADLINE_S} s)${inProcess ? `, the event loop stalled for ${stallMs} ms (limit ${STALL_LIMIT_MS} ms)` : ''}`,
+        detail: `${step}: took ${seconds} s (limit ${deadline} s)${inProcess ? `, the event loop stalled for ${stallMs} ms (limit ${STALL_LIMIT_MS} ms)` : ''}`,
       });
     if (inProcess && (peakMib > MEMORY_LIMIT_MIB || killed.length > 0))
       violations.push({
@@ -335,7 +337,7 @@ async function scenario(
       execFile(
         process.execPath,
         [join(HERE, '../../bin/sluice-cli.mjs'), ...args],
-        { env: { ...env.cliEnv, SLUICE_KUBECTL: env.bed.kubectl }, timeout: CALL_DEADLINE_S * 1000 },
+        { env: { ...env.cliEnv, SLUICE_KUBECTL: env.bed.kubectl }, timeout: CLI_DEADLINE_S * 1000 },
         (error, stdout, stderr) => {
           const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
           resolve({ code, output: `${stdout}${stderr}` });
