@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { dirname, join, relative } from 'node:path';
 import { packageBundleOptions, PROJECT_ROOT } from '../lib/bundle-options.ts';
 import { HANDLER_NAMES } from '../lib/bundling.ts';
-import { cliBundleOptions } from './cli-bundle.ts';
+import { cliBundleOptions, DEV_UP_FILES, ENDPOINT_BUNDLE } from './cli-bundle.ts';
 
 const DIST = join(PROJECT_ROOT, 'dist');
 
@@ -109,10 +109,14 @@ await bundleEsEntries();
 await build(cliBundleOptions(join(DIST, 'bin', 'sluice.js')));
 // `sluice dev up` builds kube-apiserver and etcd with it on first use (dev/provision.ts, bundled
 // into dist/bin/sluice.js, looks beside itself).
-copyFileSync(
-  join(PROJECT_ROOT, 'dev', 'build-kube-binaries.sh'),
-  join(DIST, 'bin', 'build-kube-binaries.sh'),
-);
+// So do the other files `dev up` reads beside its code: the scripts that build local-kms (and the
+// Lambda runtime interface emulator), and local-kms's seeded test keys.
+for (const file of DEV_UP_FILES) copyFileSync(join(PROJECT_ROOT, 'dev', file), join(DIST, 'bin', file));
+// The local AWS API endpoint runs as a process of its own: compiled, as the CLI is (no tsx).
+await build({
+  ...cliBundleOptions(join(DIST, 'bin', ENDPOINT_BUNDLE)),
+  entryPoints: [join(PROJECT_ROOT, 'dev', 'ecr-endpoint-main.ts')],
+});
 mkdirSync(CJS);
 await buildCommonJs();
 // Without source maps: minified stack traces in the functions' logs are the price of a package

@@ -32,3 +32,17 @@ export function cliBundleOptions(outfile: string): BuildOptions {
     logLevel: 'error',
   };
 }
+
+/**
+ * The files of dev/ that `sluice dev up` reads beside its code (dev/provision.ts, dev/local-kms.ts),
+ * copied next to the CLI bundle (dist/bin/) by `npm run build`.
+ */
+export const DEV_UP_FILES = [
+  'build-kube-binaries.sh',
+  'build-local-kms.sh',
+  'build-lambda-rie.sh',
+  'local-kms-seed.yaml',
+] as const;
+
+/** The local AWS API endpoint's process, compiled beside the CLI (dist/bin/). */
+export const ENDPOINT_BUNDLE = 'ecr-endpoint-main.js';

@@ -235,21 +235,22 @@ async function startEcrEndpoint(
 ) {
   const port = await freePort();
   const log = join(dir, 'ecr-endpoint.log');
-  const pid = startDaemon(
-    process.execPath,
-    ['--import', 'tsx', join(repoRoot, 'dev', 'ecr-endpoint-main.ts'), String(port)],
-    log,
-    {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        SLUICE_ECR_REGISTRY_URL: registryUrl,
-        SLUICE_ECR_USERNAME: username,
-        SLUICE_ECR_PASSWORD: password,
-        SLUICE_CLOUDFORMATION_STACKS: stacksDir,
-      },
+  // A clone runs the source through tsx; the installed package, its compiled copy beside the CLI
+  // bundle (dist/bin/ecr-endpoint-main.js, where this code is bundled too).
+  const source = join(repoRoot, 'dev', 'ecr-endpoint-main.ts');
+  const main = existsSync(source)
+    ? ['--import', 'tsx', source]
+    : [join(dirname(fileURLToPath(import.meta.url)), 'ecr-endpoint-main.js')];
+  const pid = startDaemon(process.execPath, [...main, String(port)], log, {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      SLUICE_ECR_REGISTRY_URL: registryUrl,
+      SLUICE_ECR_USERNAME: username,
+      SLUICE_ECR_PASSWORD: password,
+      SLUICE_CLOUDFORMATION_STACKS: stacksDir,
     },
-  );
+  });
   const endpoint = `http://127.0.0.1:${port}`;
   await waitUntilReady({
     name: 'ECR endpoint',

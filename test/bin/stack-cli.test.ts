@@ -17,11 +17,11 @@ const delivery = uniqueName('stack');
 
 /** This process's environment (the local components) without the variables a stack's outputs set. */
 function withoutTable(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.SLUICE_TABLE;
   delete env.SLUICE_GATE_FUNCTION;
   delete env.SLUICE_STACK;
-  return env;
+  return { ...env, ...extra };
 }
 
 /** A stack whose Sluice exports its outputs under `prefix` (the stack's name by default). */

@@ -16,6 +16,7 @@ import {
 } from '../support/consumer-app.ts';
 import { kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
 import { HANDLER_NAMES } from '../../lib/bundling.ts';
+import { DEV_UP_FILES, ENDPOINT_BUNDLE } from '../../bin/cli-bundle.ts';
 
 const exec = promisify(execFile);
 const HANDLERS = HANDLER_NAMES;
@@ -68,7 +69,10 @@ describe('the packed package', () => {
         ...HANDLERS.map((name) => `dist/handlers/${name}/index.mjs`),
       ]),
     );
-    expect(paths.filter((path) => /^(test|bench|functions|lib|dev|docs|examples)\//.test(path))).toEqual([]);
+    expect(paths.filter((path) => /^(test|bench|functions|lib|dev)\//.test(path))).toEqual([]);
+    expect(
+      paths.filter((path) => path.startsWith('examples/') && !path.startsWith('examples/release-overlays/')),
+    ).toEqual([]);
     expect(paths.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
     // The declarations import each other as .js, as any consumer's TypeScript resolves them.
     const index = readFileSync(join(app.installed, 'dist', 'lib', 'index.d.ts'), 'utf8');
@@ -81,6 +85,52 @@ describe('the packed package', () => {
       'repository',
     );
   });
+
+  it('carries every file `sluice dev up` reads beside the CLI: the build scripts, the KMS seed, the endpoint, compiled', () => {
+    const paths = app.packed.files.map((file) => file.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([...DEV_UP_FILES, ENDPOINT_BUNDLE].map((file) => `dist/bin/${file}`)),
+    );
+  });
+
+  it("the README's links to the docs and examples lead to files the package holds (npm shows no repository)", () => {
+    const readme = readFileSync(join(app.installed, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)#]+)(?:#[^)]*)?\)/g)]
+      .map((match) => match[1]!)
+      .filter((link) => !/^[a-z]+:/.test(link));
+    expect(links.length).toBeGreaterThan(10);
+    expect(links.filter((link) => !existsSync(join(app.installed, link)))).toEqual([]);
+  });
+
+  it(
+    '`sluice dev up` runs from the installed package: the components start, `--stack sluice-local` finds the table, `dev down` stops them',
+    { timeout: 300_000 },
+    async () => {
+      const devDir = join(app.dir, '.sluice-dev-up');
+      const env = { ...offlineEnv(), SLUICE_DEV_DIR: devDir };
+      const sluice = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
+        exec(join(app.dir, 'node_modules', '.bin', 'sluice'), args, {
+          cwd: app.dir,
+          env: { ...env, ...extra },
+        });
+      try {
+        const up = await sluice(['dev', 'up']);
+        expect(up.stdout).toContain('local components up');
+        // `. .sluice/dev/env`, as a user's shell does.
+        const sourced = Object.fromEntries(
+          [...readFileSync(join(devDir, 'env'), 'utf8').matchAll(/^export (\w+)="(.*)"$/gm)].map((m) => [
+            m[1]!,
+            m[2]!,
+          ]),
+        );
+        const status = await sluice(['--stack', 'sluice-local', 'status', '--json'], sourced);
+        expect(JSON.parse(status.stdout)).toEqual([]);
+      } finally {
+        const down = await sluice(['dev', 'down']);
+        expect(down.stdout).toMatch(/^stopped /);
+      }
+    },
+  );
 
   it("the README's install command installs this package", () => {
     const [install] = readmeCodeBlocks('Use it in your CDK app', 'sh');
@@ -132,12 +182,21 @@ describe('the packed package', () => {
           { cwd: app.dir, env: offlineEnv(), maxBuffer: 64 * 1024 * 1024 },
         );
         const template = JSON.parse(readFileSync(join(outdir, 'Sluice.template.json'), 'utf8')) as {
-          Resources: Record<string, { Type: string; Properties: { Handler?: string } }>;
+          Resources: Record<
+            string,
+            {
+              Type: string;
+              Properties: { Handler?: string; Environment?: { Variables?: Record<string, unknown> } };
+            }
+          >;
         };
         const functions = Object.values(template.Resources).filter(
           (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.handler',
         );
         expect(functions).toHaveLength(HANDLERS.length);
+        // The prebuilt bundles ship no source maps, so the functions are not told to read them.
+        for (const fn of functions)
+          expect(fn.Properties.Environment?.Variables?.NODE_OPTIONS).toBeUndefined();
         const prebuilt = HANDLERS.map((name) =>
           sha256(join(app.installed, 'dist', 'handlers', name, 'index.mjs')),
         ).sort();
