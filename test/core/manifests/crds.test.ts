@@ -83,6 +83,37 @@ describe('artifactCrds', () => {
   });
 });
 
+describe('artifactCrds: patterns, as the API server compiles them (Go regexp)', () => {
+  it("names each pattern Go's regexp does not compile, with the API server's field path and message", () => {
+    const at =
+      'crds/widgets.yaml: CustomResourceDefinition/widgets.example.com: spec.versions[0].schema.openAPIV3Schema';
+    const withPatterns = {
+      openAPIV3Schema: {
+        type: 'object',
+        properties: {
+          spec: {
+            type: 'object',
+            properties: {
+              back: { type: 'string', pattern: '(a)\\1' },
+              ahead: { type: 'array', items: { type: 'string', pattern: 'a(?=b)' } },
+              fine: { type: 'string', pattern: '^(a+)+$' },
+              go: { type: 'string', pattern: '(?i)^\\pL[[:alpha:]]\\z' },
+            },
+            anyOf: [{ properties: { back: { pattern: '+' } } }],
+          },
+        },
+      },
+    };
+    expect(
+      artifactCrds([crd([{ name: 'v1', served: true, storage: true, schema: withPatterns }])]).problems,
+    ).toEqual([
+      `${at}.properties[spec].properties[back].pattern: Invalid value: "(a)\\\\1": must be a valid regular expression, but isn't: error parsing regexp: invalid escape sequence: \`\\1\``,
+      `${at}.properties[spec].properties[ahead].items.pattern: Invalid value: "a(?=b)": must be a valid regular expression, but isn't: error parsing regexp: invalid or unsupported Perl syntax: \`(?=\``,
+      `${at}.properties[spec].anyOf[0].properties[back].pattern: Invalid value: "+": must be a valid regular expression, but isn't: error parsing regexp: missing argument to repetition operator: \`+\``,
+    ]);
+  });
+});
+
 describe('crdVersionProblem', () => {
   const { crds } = artifactCrds([
     crd([
