@@ -7,12 +7,13 @@
 /** Values shorter than this are not scrubbed (they would mangle every message). */
 export const MIN_TAINTED_LENGTH = 4;
 /**
- * Any FRAGMENT_LENGTH characters in a row of a value's form are a quote of it (8 characters: 6
- * bytes of its base64, 48 bits of a random token). A form shorter than this is matched whole.
+ * Any FRAGMENT_LENGTH characters in a row of a value's form are a quote of it (10 characters: 7.5
+ * bytes of its base64, 60 bits of a random token). A form shorter than this is matched whole.
+ * Shorter would redact common words that values contain ("password", "database") from every message.
  */
-export const FRAGMENT_LENGTH = 8;
+export const FRAGMENT_LENGTH = 10;
 /**
- * How many fragments one run keeps at most (about 8 per character of the Secrets' values).
+ * How many fragments one run keeps at most (about 12 per character of the Secrets' values).
  * Past it, every message is withheld whole: the run cannot check it.
  */
 export const MAX_TAINTED_FRAGMENTS = 2_000_000;

@@ -179,7 +179,7 @@ describe('a single instance of a recurring event, without its master', () => {
   it('is an event of its own: it holds the delivery from its DTSTART to its DTEND', async () => {
     const { clock, deps, gate, delivery, push, applied } = await setup('2026-03-06T08:59:00Z', {
       default: 'open',
-      calendars: [{ name: 'freezes.ics', ics: ONE_OCCURRENCE }],
+      calendars: [{ name: 'freezes', ics: ONE_OCCURRENCE }],
     });
     await push('v1');
     expect(await run(delivery, deps)).toMatchObject({ outcome: 'Succeeded' });
@@ -189,7 +189,7 @@ describe('a single instance of a recurring event, without its master', () => {
     const held = await run(delivery, deps);
     expect(held).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed' });
     expect(held.message).toBe(
-      `waiting for gate '${gate}' (closed by calendar "freezes.ics": event "Release freeze (moved)" (2026-03-06T09:00:00.000Z to 2026-03-06T17:00:00.000Z); opens at 2026-03-06T17:00:00Z)`,
+      `waiting for gate '${gate}' (closed by calendar "freezes": event "Release freeze (moved)" (2026-03-06T09:00:00.000Z to 2026-03-06T17:00:00.000Z); opens at 2026-03-06T17:00:00Z)`,
     );
     expect(await applied()).toBe('v1');
 

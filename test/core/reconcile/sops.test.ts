@@ -470,12 +470,13 @@ const quotingApiToken = async (ns: string, quoted: string) =>
 describe('a Secret the delivery owns is never quoted, whichever run applied it, whole or in part', () => {
   it('a revision that leaves the encrypted file out: the Secret an earlier run applied, quoted by a policy, is scrubbed from the status, event, result, diff and status', async () => {
     const { ns, name, push } = await setup();
-    await push({ 'token.yaml': sopsFixture('age-secret.yaml') });
+    await push({ 'token.yaml': sopsFixture('age-secret.yaml'), 'app.yaml': configMap('app') });
     expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded' });
     const remove = await quotingApiToken(ns, "string(params.data['token'])");
     try {
-      // The new revision has no encrypted file: this run decrypts nothing.
-      await push({ 'app.yaml': configMap('app') });
+      // The new revision has no encrypted file (this run decrypts nothing) and changes the
+      // ConfigMap, which the policy refuses quoting the Secret the first run applied.
+      await push({ 'app.yaml': configMap('app').replace('a: b', 'a: c') });
       const result = await run(name, deps);
       expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
       expect(result.message).toContain(`app.yaml: ConfigMap/${ns}/app: `);
@@ -500,17 +501,18 @@ describe('a Secret the delivery owns is never quoted, whichever run applied it, 
     }
   });
 
-  it('a quote of part of a value (its middle 12 characters, and their base64) is scrubbed too', async () => {
+  // The admission CEL environment has no base64.encode (Kubernetes does not register the Encoders
+  // library there): the base64 of a part is covered by test/core/taint.test.ts.
+  it('a quote of part of a value (its middle 12 characters) is scrubbed too', async () => {
     const { ns, name, push } = await setup();
     await push({ 'token.yaml': sopsFixture('age-secret.yaml') });
     expect(await run(name, deps)).toMatchObject({ outcome: 'Succeeded' });
-    const middle = "string(params.data['token']).substring(10, 22)";
-    const remove = await quotingApiToken(ns, `${middle} + ' and ' + base64.encode(bytes(${middle}))`);
+    const remove = await quotingApiToken(ns, "string(params.data['token']).substring(10, 22) + ' (middle)'");
     try {
       await push({ 'token.yaml': sopsFixture('age-secret.yaml'), 'app.yaml': configMap('app') });
       const result = await run(name, deps);
       expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
-      expect(result.message).toContain('refused: [redacted] and [redacted]');
+      expect(result.message).toContain('refused: [redacted] (middle)');
       expectNoPart(result.message);
       expectNoPart(JSON.stringify(events));
       expectNoPart(logged.join('\n'));
@@ -519,7 +521,7 @@ describe('a Secret the delivery owns is never quoted, whichever run applied it, 
       expect(status.stdout).toContain(name);
       expectNoPart(status.stdout + status.stderr);
       const diff = await sluice('diff', name);
-      expect(diff.stdout + diff.stderr).toContain('refused: [redacted] and [redacted]');
+      // (diff only dry-runs objects that exist: the new ConfigMap is listed to create.)
       expectNoPart(diff.stdout + diff.stderr);
     } finally {
       await remove();
