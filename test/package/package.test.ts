@@ -118,10 +118,9 @@ describe('the packed package', () => {
         expect(up.stdout).toContain('local components up');
         // `. .sluice/dev/env`, as a user's shell does.
         const sourced = Object.fromEntries(
-          [...readFileSync(join(devDir, 'env'), 'utf8').matchAll(/^export (\w+)="(.*)"$/gm)].map((m) => [
-            m[1]!,
-            m[2]!,
-          ]),
+          [...readFileSync(join(devDir, 'env'), 'utf8').matchAll(/^export (\w+)="(.*)"$/gm)]
+            .filter((m) => m[1] !== 'PATH')
+            .map((m) => [m[1]!, m[2]!]),
         );
         const status = await sluice(['--stack', 'sluice-local', 'status', '--json'], sourced);
         expect(JSON.parse(status.stdout)).toEqual([]);
