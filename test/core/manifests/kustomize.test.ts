@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../../functions/core/errors.ts';
-import { runKustomize } from '../../../functions/core/manifests/kustomize.ts';
+import { reconcileDepsFromEnvironment } from '../../../functions/core/environment.ts';
+import { commandOnPath, runKustomize } from '../../../functions/core/manifests/kustomize.ts';
 import { configMap, kubectl } from './fixtures.ts';
 
 const created: string[] = [];
@@ -61,34 +62,42 @@ describe('runKustomize', () => {
     expect(error.message).toMatch(/^kubectl kustomize was stopped: its output is larger than the limit of/);
   });
 
-  it('finds a bare "kubectl" on PATH as documented, though kustomize itself runs with an empty PATH', async () => {
+  it('finds kubectl on PATH as documented when SLUICE_KUBECTL is unset, though kustomize runs with an empty PATH', async () => {
     const dir = kustomizationDir();
-    const previous = process.env.PATH;
+    const saved = {
+      PATH: process.env.PATH,
+      SLUICE_KUBECTL: process.env.SLUICE_KUBECTL,
+      SLUICE_TABLE: process.env.SLUICE_TABLE,
+    };
     process.env.PATH = ['relative/bin', '/nonexistent', dirname(kubectl())].join(':');
+    delete process.env.SLUICE_KUBECTL;
+    process.env.SLUICE_TABLE ??= 'path-test'; // the deps only name it; nothing is called
+    let resolved: string;
     try {
-      const output = await runKustomize(
-        dir,
-        { kubectl: 'kubectl', timeoutMs: 30_000 },
-        { home: dir, hide: dir, as: '' },
-      );
-      expect(output).toContain('kind: ConfigMap');
+      resolved = reconcileDepsFromEnvironment({ runId: 'path-test' }).kubectl!;
     } finally {
-      process.env.PATH = previous;
+      for (const [key, value] of Object.entries(saved))
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
     }
+    expect(resolved).toBe(kubectl());
+    const output = await runKustomize(
+      dir,
+      { kubectl: resolved, timeoutMs: 30_000 },
+      { home: dir, hide: dir, as: '' },
+    );
+    expect(output).toContain('kind: ConfigMap');
+    expect(commandOnPath('kubectl', '/nonexistent:relative')).toBe('kubectl');
   });
 
-  it('says kubectl is neither at the name given nor on PATH when PATH has none', async () => {
+  it('says a bare name is not looked up on the empty PATH of the build', async () => {
     const dir = kustomizationDir();
-    const previous = process.env.PATH;
-    process.env.PATH = '/nonexistent';
-    try {
-      const error = await failure(
-        runKustomize(dir, { kubectl: 'kubectl', timeoutMs: 30_000 }, { home: dir, hide: dir, as: '' }),
-      );
-      expect(error.message).toContain('kubectl not found at "kubectl" nor on PATH: set SLUICE_KUBECTL');
-    } finally {
-      process.env.PATH = previous;
-    }
+    const error = await failure(
+      runKustomize(dir, { kubectl: 'kubectl', timeoutMs: 30_000 }, { home: dir, hide: dir, as: '' }),
+    );
+    expect(error.message).toContain(
+      'kubectl not found at "kubectl" (the build runs with an empty PATH: give a path): set SLUICE_KUBECTL',
+    );
   });
 
   it('says how to point sluice at kubectl when the binary is missing', async () => {

@@ -254,8 +254,7 @@ describe('build failures leave the cluster and the inventory as they were', () =
       'app/extra.yaml': pool({ replicas: '1' }).replace('machinepool-mp-0', 'extra'),
     });
     const result = await run(name, deps);
-    const message =
-      'kustomize build of app/kustomization.yaml: invalid Kustomization: json: unknown field "resourcez"';
+    const message = 'app/kustomization.yaml: resourcez is not a field sluice knows: refused';
     expect(result).toMatchObject({ outcome: 'Failed', reason: 'BuildFailed', message });
     expect(result.revision).not.toBe(applied.revision);
     expect(await getStatus(deps.db, name)).toMatchObject({
