@@ -34,3 +34,4 @@ export { FailureRoutes, type FailureRoutesProps } from './failure-routes.ts';
 export { FunctionAlarms, type FunctionAlarmsProps, type AlarmedFunction } from './function-alarms.ts';
 export { WARNINGS } from './warnings.ts';
 export { SluiceOutputs, STACK_OUTPUTS, type SluiceOutputsProps } from './outputs.ts';
+export type { StackOutputKey } from '../functions/core/runtime-contract.ts';
