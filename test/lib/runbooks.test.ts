@@ -225,7 +225,10 @@ describe('console test events', () => {
     // second sluice stack in the account and Region would create it again: CloudFormation cannot.
     template.resourceCountIs('AWS::EventSchemas::Registry', 0);
     template.resourceCountIs('AWS::EventSchemas::Schema', 0);
-    const plain = synth((cluster) => ({ gates: GATES, deliveries: [seedDelivery(cluster)] })).template;
+    const plain = synth((cluster) => ({
+      gates: GATES,
+      deliveries: [{ ...seedDelivery(cluster), gates: [{ name: 'two-person' }] }],
+    })).template;
     plain.resourceCountIs('AWS::EventSchemas::Registry', 0);
     plain.resourceCountIs('AWS::EventSchemas::Schema', 0);
   });

@@ -1,12 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { keyedStableHash, stableHash } from '../manifests/hash.ts';
-import {
-  artifactCrds,
-  crdKey,
-  crdVersionProblem,
-  customResourceProblems,
-  type CustomResource,
-} from '../manifests/crds.ts';
+import type { ArtifactCrd, CustomResource } from '../manifests/crds.ts';
 import { entryFor, type InventoryEntry } from '../manifests/inventory.ts';
 import {
   describeObject,
@@ -106,7 +100,15 @@ export async function prepareObjects({
   manifests,
   targetNamespace,
 }: PrepareOptions): Promise<DesiredObject[]> {
-  const { crds, problems } = artifactCrds(manifests);
+  // The CRD checks, and the Go regexp engine their patterns need, load only for an artifact that
+  // defines CRDs: a chunk of their own in the Lambda bundle, off the cold start.
+  const crdChecks = manifests.some(({ object }) => object.kind === 'CustomResourceDefinition')
+    ? await import('../manifests/crds.ts')
+    : undefined;
+  const { crds, problems } = crdChecks?.artifactCrds(manifests) ?? {
+    crds: new Map<string, ArtifactCrd>(),
+    problems: [],
+  };
   const newKindResources: (CustomResource & { readonly origin: string })[] = [];
   const missing = new Map<string, Promise<boolean>>();
   const newNamespaces = await declaredNamespacesMissing({ kube, owner: deliveryName }, manifests);
@@ -117,8 +119,8 @@ export async function prepareObjects({
     const key = `${raw.apiVersion}/${raw.kind}`;
     if (!served.has(key)) served.set(key, kube.resource(raw.apiVersion!, raw.kind!));
     const servedInfo = await served.get(key);
-    const crd = crds.get(crdKey(groupOf(raw.apiVersion!), raw.kind!));
-    const versionProblem = crd && crdVersionProblem(raw, crd);
+    const crd = crdChecks && crds.get(crdChecks.crdKey(groupOf(raw.apiVersion!), raw.kind!));
+    const versionProblem = crd && crdChecks.crdVersionProblem(raw, crd);
     if (versionProblem) {
       problems.push(`${origin}: ${describeObject(raw)}: ${versionProblem}`);
       continue;
@@ -154,7 +156,7 @@ export async function prepareObjects({
     const hash = hashKey ? keyedStableHash(object, hashKey) : stableHash(object);
     byId.set(entry.id, { object, origin, entry, hash, deferred, sensitive: hashKey !== undefined });
   }
-  customResourceProblems(newKindResources).forEach((found, i) => {
+  crdChecks?.customResourceProblems(newKindResources).forEach((found, i) => {
     const { object, origin } = newKindResources[i]!;
     for (const problem of found) problems.push(`${origin}: ${describeObject(object)}: ${problem}`);
   });
