@@ -1,8 +1,10 @@
-// Red team, identity (third round): one person counted as two approvers, or let approve their
-// own push, because a role written with its path (as Systems Manager records an approver by the
-// IAM ARN its runbook lists) and the same role's session (as STS names it, without the path)
-// were two approver keys. The gate handler on DynamoDB Local, the SSM stand-in (which verifies
-// SigV4 and who may approve) for the runbook.
+// Red team, identity (third round): one role counted as two approvers, or let approve its own
+// push, because the role written with its path (as Systems Manager may record a runbook approver:
+// by the IAM ARN its Approvers list names, which signers.ts accepts as a signer) and the same
+// role's session (as STS and CloudTrail name it, without the path) were two approver keys. The
+// gate handler on DynamoDB Local; for the runbook, the SSM stand-in, which verifies SigV4 and
+// records each approver as its signer's ARN: one test identity's ARN is the role's own, standing
+// for that record.
 import { randomBytes } from 'node:crypto';
 import { SendAutomationSignalCommand, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +35,7 @@ testbed();
 
 /** A role people assume, kept under a path (as Identity Center's roles and many teams' are). */
 const APPROVER_ROLE = `arn:aws:iam::${ACCOUNT}:role/teams/Approver`;
-/** Systems Manager's record of an approval by that role: the ARN the runbook's Approvers list names. */
+/** An approval recorded as the role itself: the ARN the runbook's Approvers list names. */
 const AS_LISTED = identity('as-listed', APPROVER_ROLE);
 /** A session of the same role, named as whoever assumed it liked: what STS answers for it. */
 const AS_SESSION = identity('as-session', `arn:aws:sts::${ACCOUNT}:assumed-role/Approver/mallory-as-bob`);
@@ -110,8 +112,23 @@ describe('a two-person runbook approved by one role, once as listed and once as 
   });
 });
 
+/** CloudTrail's record of an ECR PutImage call by `pusher`, as EventBridge delivers it. */
+const putImage = (pusher: string, digest: string) => ({
+  'detail-type': 'AWS API Call via CloudTrail',
+  source: 'aws.ecr',
+  detail: {
+    eventName: 'PutImage',
+    eventTime: '2026-06-01T08:55:00Z',
+    userIdentity: { arn: pusher },
+    responseElements: { image: { imageId: { imageDigest: digest } } },
+  },
+});
+const VIA_RULE = {
+  invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT}:function:sluice-gate:record_pushes`,
+};
+
 describe('preventSelfApproval: the pusher approving as the role its runbook lists', () => {
-  it('is refused: a session of the role pushed the digest', async () => {
+  async function pushedBy(pusher: string, spec: Record<string, unknown> = {}) {
     const deps = engineDeps();
     const gate = uniqueName('pathpush');
     await registerGate(deps, {
@@ -120,30 +137,55 @@ describe('preventSelfApproval: the pusher approving as the role its runbook list
       window: '1h',
       approval: 'revision',
       preventSelfApproval: true,
+      ...spec,
     });
     const gateDeps = inProcessGateDeps(deps);
     const digest = `sha256:${randomBytes(32).toString('hex')}`;
-    const pushed = await gateHandler(() => gateDeps)(
-      {
-        'detail-type': 'AWS API Call via CloudTrail',
-        source: 'aws.ecr',
-        detail: {
-          eventName: 'PutImage',
-          eventTime: '2026-06-01T08:55:00Z',
-          userIdentity: { arn: AS_SESSION.arn },
-          responseElements: { image: { imageId: { imageDigest: digest } } },
-        },
-      },
-      { invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:sluice-gate:record_pushes' },
-    );
-    expect(pushed).toEqual({ recorded: { digest, pusher: AS_SESSION.arn } });
+    expect(await gateHandler(() => gateDeps)(putImage(pusher, digest), VIA_RULE)).toEqual({
+      recorded: { digest, pusher },
+    });
     // The runbook's approval, as handleRunbookApproval hands it on: the principal Systems Manager recorded.
-    const approval = handleGateEvent(
-      parseGateEvent({ gate, action: 'open', revision: `1.0.0@${digest}` }, { signed: true }),
-      gateDeps,
-      { principal: APPROVER_ROLE, verified: true },
-    );
-    await expect(approval).rejects.toThrow(/refuses approvals from the pusher/);
-    expect(await getGateRequest(deps.db, gate)).toBeUndefined();
+    const approveAs = (principal: string) =>
+      handleGateEvent(
+        parseGateEvent({ gate, action: 'open', revision: `1.0.0@${digest}` }, { signed: true }),
+        gateDeps,
+        { principal, verified: true },
+      );
+    return { approveAs, stored: () => getGateRequest(deps.db, gate) };
+  }
+
+  it('is refused: a session of the role (under a path) pushed the digest', async () => {
+    const { approveAs, stored } = await pushedBy(AS_SESSION.arn);
+    await expect(approveAs(APPROVER_ROLE)).rejects.toThrow(/refuses approvals from the pusher/);
+    expect(await stored()).toBeUndefined();
+  });
+
+  it('is refused: an Identity Center user of that permission set pushed it (the record names no person)', async () => {
+    const set = 'AWSReservedSSO_Deployer_0123456789abcdef';
+    const { approveAs, stored } = await pushedBy(`arn:aws:sts::${ACCOUNT}:assumed-role/${set}/alice`);
+    await expect(
+      approveAs(`arn:aws:iam::${ACCOUNT}:role/aws-reserved/sso.amazonaws.com/eu-west-1/${set}`),
+    ).rejects.toThrow(/refuses approvals from the pusher/);
+    expect(await stored()).toBeUndefined();
+  });
+
+  it('is refused: a person of a sessionNamedRoles role pushed it', async () => {
+    const people = `arn:aws:iam::${ACCOUNT}:role/people/Engineer`;
+    const { approveAs, stored } = await pushedBy(`arn:aws:sts::${ACCOUNT}:assumed-role/Engineer/alice`, {
+      sessionNamedRoles: [people],
+    });
+    await expect(approveAs(people)).rejects.toThrow(/refuses approvals from the pusher/);
+    expect(await stored()).toBeUndefined();
+  });
+
+  it('holds for what it should not refuse: another role, and an IAM user of the same name', async () => {
+    const { approveAs } = await pushedBy(AS_SESSION.arn);
+    await expect(approveAs(`arn:aws:iam::${ACCOUNT}:role/teams/Reviewer`)).resolves.toMatchObject({
+      outcome: 'accepted',
+    });
+    const { approveAs: asUser } = await pushedBy(AS_SESSION.arn);
+    await expect(asUser(`arn:aws:iam::${ACCOUNT}:user/Approver`)).resolves.toMatchObject({
+      outcome: 'accepted',
+    });
   });
 });
