@@ -37,6 +37,14 @@ export function isImagePushRecord(event: unknown): event is ImagePushRecord {
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
+const ROLE_ARN = /^arn:(aws[\w-]*):iam::(\d{12}):role\/(?:.*\/)?([^/]+)$/;
+const SESSION_ARN = /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([^/]+)\/.+$/;
+
+/** `<partition> <account> <role name>` of a role's own ARN or of its session's; undefined for anyone else. */
+function roleOf(arn: string, form: RegExp): string | undefined {
+  const match = form.exec(arn);
+  return match ? `${match[1]} ${match[2]} ${match[3]!.toLowerCase()}` : undefined;
+}
 
 /**
  * Refuses a push record that did not come through PUSH_RECORDS_ALIAS (the EventBridge rule's): a
@@ -94,7 +102,15 @@ export async function checkSelfApproval(gate: Gate, request: GateRequest, db: Ta
       `${refused}: no push of ${digest} is recorded yet. The pusher comes from CloudTrail's ECR PutImage record, which arrives minutes after the push (a trail must log management events in the repository's account and region); try again shortly`,
     );
   const approver = approverKey(request.requestedBy, gate);
-  const own = pushers.find((pusher) => approverKey(pusher, gate) === approver);
+  // A role recorded as itself (Systems Manager's record of a runbook approver may name the role a
+  // list names) could be any person its sessions name (Identity Center, sessionNamedRoles): every
+  // session of the role that pushed is, for all anyone can tell, the approver.
+  const approverRole = roleOf(request.requestedBy, ROLE_ARN);
+  const own = pushers.find(
+    (pusher) =>
+      approverKey(pusher, gate) === approver ||
+      (approverRole !== undefined && roleOf(pusher, SESSION_ARN) === approverRole),
+  );
   if (own !== undefined)
     throw new GateEventError(
       `${refused}: ${readablePrincipal(request.requestedBy, true)} pushed ${digest} (as ${readablePrincipal(own, true)}); someone else must approve it`,
