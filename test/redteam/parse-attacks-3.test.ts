@@ -1,0 +1,92 @@
+// Red team, round 3: guards that read their input differently from the program they guard.
+// Found: sluice's YAML parser (eemeli/yaml) applies a merge key (`<<`) only where no explicit key
+// is set, and only under `%YAML 1.1` or with an explicit `!!merge` tag; kustomize's (go-yaml v2)
+// applies every merge key, and one written after an explicit key overrides it. The check read
+// `resources: [cm.yaml]`; kustomize read the merged URL and fetched it (Go never proxies loopback).
+import { CoreV1Api } from '@kubernetes/client-node';
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
+import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
+
+const bed = testbed();
+const kc = bed.kubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const deps = engineDeps();
+
+let trap: Server;
+let port = 0;
+let connections = 0;
+
+beforeAll(async () => {
+  trap = createServer((socket) => {
+    connections++;
+    socket.once('data', () => {
+      const body = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fetched\ndata:\n  k: STOLEN\n';
+      socket.end(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    });
+  });
+  await new Promise<void>((done) => trap.listen(0, '127.0.0.1', done));
+  port = (trap.address() as { port: number }).port;
+});
+afterAll(() => new Promise<void>((done) => trap.close(() => done())));
+
+const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n';
+
+const mergeCases: [string, (url: string) => Record<string, string>][] = [
+  [
+    '`%YAML 1.1` and a merge key after `resources:` (go-yaml lets it override)',
+    (url) => ({
+      'deploy/kustomization.yaml': `%YAML 1.1\n---\nresources: [cm.yaml]\n<<: {resources: ["${url}.yaml"]}\n`,
+      'deploy/cm.yaml': CM,
+    }),
+  ],
+  [
+    'an explicit `!!merge <<` key after `resources:` (YAML 1.2)',
+    (url) => ({
+      'deploy/kustomization.yaml': `resources: [cm.yaml]\n!!merge <<: {resources: ["${url}.yaml"]}\n`,
+      'deploy/cm.yaml': CM,
+    }),
+  ],
+  [
+    'a merge key in an inline transformer config',
+    (url) => ({
+      'deploy/kustomization.yaml':
+        'resources: [cm.yaml]\ntransformers:\n- |-\n  apiVersion: builtin\n  kind: PatchTransformer\n  metadata:\n    name: p\n  path: p.yaml\n' +
+        `  !!merge <<: {path: "${url}.yaml"}\n`,
+      'deploy/cm.yaml': CM,
+      'deploy/p.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: w\n',
+    }),
+  ],
+];
+
+describe('kustomizations whose merge keys sluice and kustomize read differently', () => {
+  for (const [title, files] of mergeCases) {
+    it(`${title}: refused, no connection is made`, async () => {
+      const ns = uniqueName('rt-merge');
+      await createNamespace(kc, ns);
+      const name = uniqueName('rt-merge');
+      const repository = uniqueName('redteam/merge');
+      await registerDelivery(deps, bed, {
+        name,
+        repository,
+        path: 'deploy',
+        targetNamespace: ns,
+        prune: true,
+        cluster: { kubeconfig: kubeconfigCopy() },
+      });
+      await pushFiles(bed, repository, 'main', files(`http://127.0.0.1:${port}/loot`));
+      const before = connections;
+      const result = await run(name, deps);
+      const loot = await core
+        .listNamespacedConfigMap({ namespace: ns })
+        .then((list) => list.items.filter((cm) => JSON.stringify(cm.data ?? {}).includes('STOLEN')));
+      expect({ connections: connections - before, loot: loot.map((cm) => cm.metadata?.name) }).toEqual({
+        connections: 0,
+        loot: [],
+      });
+      expect(result.outcome).toBe('Failed');
+      expect(result.message).toMatch(/merge key/);
+    });
+  }
+});
