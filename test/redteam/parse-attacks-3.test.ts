@@ -6,6 +6,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calendarProblem } from '../../functions/core/config/icalendar.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
 
@@ -89,4 +90,46 @@ describe('kustomizations whose merge keys sluice and kustomize read differently'
       expect(result.message).toMatch(/merge key/);
     });
   }
+});
+
+// Calendars: ical.js keeps one instance per UID and RECURRENCE-ID and drops the rest silently (a
+// moved freeze day that closed nothing), reads RRULE COUNT=0 as "forever", and a text holding two
+// VCALENDARs was refused with a TypeError's message.
+describe('calendars sluice would read differently from what they say', () => {
+  const cal = (body: string) =>
+    `BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//redteam//EN\r\n${body}END:VCALENDAR\r\n`;
+  const master =
+    'BEGIN:VEVENT\r\nUID:freeze\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20270104T100000Z\r\nDTEND:20270104T120000Z\r\nRRULE:FREQ=WEEKLY;COUNT=4\r\nSUMMARY:weekly freeze\r\nEND:VEVENT\r\n';
+  const instance = (day: string, summary: string) =>
+    `BEGIN:VEVENT\r\nUID:freeze\r\nDTSTAMP:20260101T000000Z\r\nRECURRENCE-ID:20270111T100000Z\r\nDTSTART:${day}T100000Z\r\nDTEND:${day}T120000Z\r\nSUMMARY:${summary}\r\nEND:VEVENT\r\n`;
+
+  it('two instances of one occurrence (same UID and RECURRENCE-ID) with their master: refused', () => {
+    const ics = cal(
+      master + instance('20270112', 'moved to Tuesday') + instance('20270113', 'moved to Wednesday'),
+    );
+    expect(calendarProblem(ics, 'UTC')).toMatch(
+      /has two instances of VEVENT UID "freeze" .*RECURRENCE-ID 2027-01-11T10:00:00Z: only one would be read/,
+    );
+  });
+
+  it('two instances of one occurrence without their master: refused', () => {
+    const ics = cal(instance('20270112', 'a') + instance('20270113', 'b'));
+    expect(calendarProblem(ics, 'UTC')).toMatch(/has two instances of VEVENT UID "freeze"/);
+  });
+
+  it('one moved instance with its master is still accepted', () => {
+    expect(calendarProblem(cal(master + instance('20270112', 'moved')), 'UTC')).toBeUndefined();
+  });
+
+  it('RRULE COUNT=0 (ical.js: forever): refused', () => {
+    expect(calendarProblem(cal(master.replace('COUNT=4', 'COUNT=0')), 'UTC')).toBe(
+      'event "weekly freeze": RRULE COUNT=0 is not a number of occurrences',
+    );
+  });
+
+  it('two VCALENDARs in one text: refused, saying so', () => {
+    expect(calendarProblem(cal(master) + cal(master.replace('UID:freeze', 'UID:other')), 'UTC')).toBe(
+      'holds more than one VCALENDAR: give one calendar, with all its events',
+    );
+  });
 });
