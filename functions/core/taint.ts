@@ -40,11 +40,14 @@ function foldCase(text: string): string {
  */
 function formsOf(value: string): string[] {
   const texts = [value];
-  if (value.length % 4 === 0 && BASE64.test(value)) {
-    const decoded = Buffer.from(value, 'base64').toString('utf8');
-    if (!decoded.includes('\uFFFD')) texts.push(decoded);
-  }
   const forms: string[] = [];
+  if (value.length % 4 === 0 && BASE64.test(value)) {
+    const bytes = Buffer.from(value, 'base64');
+    const decoded = bytes.toString('utf8');
+    if (!decoded.includes('\uFFFD')) texts.push(decoded);
+    // Binary data has no text form, but a policy can still print its bytes in hex.
+    else forms.push(bytes.toString('hex'));
+  }
   for (const text of texts) {
     const escaped = JSON.stringify(text).slice(1, -1);
     forms.push(text, escaped, ...text.split(/\r?\n/), ...escaped.split('\\n'));

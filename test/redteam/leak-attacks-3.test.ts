@@ -144,4 +144,15 @@ describe('the taint matches a value in any case, hex and percent-encoded', () =>
   ])('%s', (_, form) => {
     expect(taint.scrub(`refused: ${form}.`)).toBe('refused: [redacted].');
   });
+
+  it("a binary Secret's data (not UTF-8), printed in hex", () => {
+    const bytes = Buffer.from([0x8f, 0x00, 0xff, 0x13, 0x37, 0xc3, 0x28, 0xa0, 0xa1, 0xfe, 0x42, 0x99]);
+    const binary = new Taint();
+    binary.addSecret({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      data: { keystore: bytes.toString('base64') },
+    } as never);
+    expect(binary.scrub(`refused: ${bytes.toString('hex')}.`)).toBe('refused: [redacted].');
+  });
 });
