@@ -356,9 +356,11 @@ function mergeKeyProblem(document: Document.Parsed): string | undefined {
   visit(document, {
     Pair(_, pair) {
       const key = pair.key;
+      // A plain `<<` sluice's parser keeps as a key is refused as a field sluice does not know.
       if (
         isScalar(key) &&
-        (key.tag === 'tag:yaml.org,2002:merge' || (key.type === 'PLAIN' && key.source === '<<'))
+        (key.tag === 'tag:yaml.org,2002:merge' ||
+          (key.type === 'PLAIN' && key.source === '<<' && key.value !== '<<'))
       ) {
         found =
           'has a YAML merge key (<<), which kustomize applies differently from sluice: refused; write the keys out';
