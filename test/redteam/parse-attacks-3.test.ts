@@ -59,9 +59,18 @@ const mergeCases: [string, (url: string) => Record<string, string>][] = [
       'deploy/p.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: w\n',
     }),
   ],
+  [
+    // go-yaml (YAML 1.1) breaks lines at U+2028; sluice's parser (YAML 1.2) does not: the URL was
+    // part of one odd local path to the check, a second resource to kustomize.
+    'a second resource after U+2028 (LINE SEPARATOR) on the line of the first',
+    (url) => ({
+      'deploy/kustomization.yaml': `resources:\n- cm.yaml\u2028- ${url}.yaml\n`,
+      'deploy/cm.yaml': CM,
+    }),
+  ],
 ];
 
-describe('kustomizations whose merge keys sluice and kustomize read differently', () => {
+describe('kustomizations sluice and kustomize read differently (merge keys, line breaks)', () => {
   for (const [title, files] of mergeCases) {
     it(`${title}: refused, no connection is made`, async () => {
       const ns = uniqueName('rt-merge');
@@ -87,7 +96,7 @@ describe('kustomizations whose merge keys sluice and kustomize read differently'
         loot: [],
       });
       expect(result.outcome).toBe('Failed');
-      expect(result.message).toMatch(/merge key/);
+      expect(result.message).toMatch(/merge key|U\+2028, a line break to kustomize/);
     });
   }
 });

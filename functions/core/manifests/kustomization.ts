@@ -146,7 +146,7 @@ function readKustomization(
       `${file}:${at ? ` line ${at.line}, column ${at.col}:` : ''} invalid YAML: ${problem}`,
     );
   }
-  const merge = mergeKeyProblem(document);
+  const merge = lineBreakProblem(files.get(file)!.toString('utf8')) ?? mergeKeyProblem(document);
   if (merge) throw new SluiceError('BuildFailed', `${file}: ${merge}`);
   const value: unknown = document.toJS({ maxAliasCount: 100 });
   const decoded: Decoded = { problems: [], written: new Map() };
@@ -230,7 +230,7 @@ function inlineConfigs(entry: string): unknown[] | string | undefined {
   const documents = parseAllDocuments(entry);
   const list = Array.isArray(documents) ? documents : [documents];
   if (list.some((document) => document.errors.length > 0)) return undefined;
-  const merge = list.map(mergeKeyProblem).find(Boolean);
+  const merge = lineBreakProblem(entry) ?? list.map(mergeKeyProblem).find(Boolean);
   if (merge) return merge;
   const values = list.map((document) => document.toJS({ maxAliasCount: 100 }) as unknown);
   if (values.length === 1 && typeof values[0] === 'string' && !entry.includes('\n')) return undefined;
@@ -239,7 +239,13 @@ function inlineConfigs(entry: string): unknown[] | string | undefined {
 
 /** The references in the config documents of a generator or transformer file. */
 function* pluginFileReferences(files: ReadonlyMap<string, Buffer>, file: string): Generator<Reference> {
-  const documents = parseAllDocuments(files.get(file)!.toString('utf8'));
+  const text = files.get(file)!.toString('utf8');
+  const breaks = lineBreakProblem(text);
+  if (breaks) {
+    yield { field: '(document)', value: '', use: 'file', problem: breaks };
+    return;
+  }
+  const documents = parseAllDocuments(text);
   const list = Array.isArray(documents) ? documents : [documents];
   for (const [d, document] of list.entries()) {
     const at = list.length > 1 ? `document ${d + 1}: ` : '';
@@ -370,4 +376,17 @@ function mergeKeyProblem(document: Document.Parsed): string | undefined {
     },
   });
   return found;
+}
+
+/**
+ * Why YAML holding U+0085, U+2028 or U+2029 is refused: kustomize's parser (go-yaml v2, YAML 1.1)
+ * reads them as line breaks, sluice's (YAML 1.2) as characters of a scalar, so `- a.yaml`, U+2028,
+ * `- https://…` is two resources to kustomize and one odd path to sluice.
+ */
+function lineBreakProblem(text: string): string | undefined {
+  const found = /[\u0085\u2028\u2029]/.exec(text);
+  if (!found) return undefined;
+  const line = text.slice(0, found.index).split('\n').length;
+  const code = found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+  return `line ${line} holds U+${code}, a line break to kustomize's YAML parser but not to sluice's: refused`;
 }
