@@ -7,6 +7,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calendarProblem } from '../../functions/core/config/icalendar.ts';
+import { sopsDecryption, sopsFixture } from '../support/sops.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { createNamespace, kubeconfigCopy, testbed, uniqueName } from '../support/testbed.ts';
 
@@ -140,5 +141,37 @@ describe('calendars sluice would read differently from what they say', () => {
     expect(calendarProblem(cal(master) + cal(master.replace('UID:freeze', 'UID:other')), 'UTC')).toBe(
       'holds more than one VCALENDAR: give one calendar, with all its events',
     );
+  });
+});
+
+// sops and kustomize parse with go-yaml, which ends a comment at U+2028; sluice computed the MAC over
+// its own parse, where the rest of the line is still comment: a key hidden there reached the
+// cluster on a Secret whose MAC "checked out".
+describe('a sops file with a key hidden behind U+2028 in a comment', () => {
+  it('is refused naming the file; the injected key reaches nothing', async () => {
+    const ns = uniqueName('rt-sops');
+    await createNamespace(kc, ns);
+    const name = uniqueName('rt-sops');
+    const repository = uniqueName('redteam/sops');
+    await registerDelivery(deps, bed, {
+      name,
+      repository,
+      targetNamespace: ns,
+      prune: true,
+      decryption: sopsDecryption(),
+    });
+    const tampered = sopsFixture('kms-secret.yaml').replace(
+      '    name: db-credentials\n',
+      '    name: db-credentials # note\u2028    annotations: {injected: "yes"}\n',
+    );
+    await pushFiles(bed, repository, 'main', {
+      'kustomization.yaml': 'resources: [db.yaml]\n',
+      'db.yaml': tampered,
+    });
+    const result = await run(name, deps);
+    const secrets = await core.listNamespacedSecret({ namespace: ns });
+    expect(secrets.items.map((secret) => secret.metadata?.annotations ?? {})).toEqual([]);
+    expect(result.outcome).toBe('Failed');
+    expect(result.message).toMatch(/db\.yaml.*U\+2028/);
   });
 });
