@@ -2,7 +2,7 @@
 // revision holds, and, learned when a message is about to be written, the values of every Secret
 // the delivery owns in the cluster) is scrubbed from every message the run writes out: status,
 // events, logs, diff, CLI, CloudFormation. Scrubbed whole or in part: any run of FRAGMENT_LENGTH
-// characters of a value, in any form it could be echoed in, is redacted.
+// characters of a value, in any form it could be echoed in, in any case, is redacted.
 
 /** Values shorter than this are not scrubbed (they would mangle every message). */
 export const MIN_TAINTED_LENGTH = 4;
@@ -21,22 +21,40 @@ const REDACTED = '[redacted]';
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /**
- * The forms a value may be echoed in: as is, JSON/Go-escaped, its base64 and base64url (from each
+ * `text` with each character lower-cased where that keeps its length, so that positions in it
+ * are positions in `text`: quotes are matched regardless of case (an admission message may
+ * upper-case what it echoes; hex may be written in either case).
+ */
+function foldCase(text: string): string {
+  let folded = '';
+  for (const char of text) {
+    const lower = char.toLowerCase();
+    folded += lower.length === char.length ? lower : char;
+  }
+  return folded;
+}
+
+/**
+ * The forms a value may be echoed in: as is, JSON/Go-escaped, hex, percent-encoded, its base64 and base64url (from each
  * of the three byte alignments, so that the base64 of any part of it is a part of one of them), a
  * base64 value decoded, line by line.
  */
 function formsOf(value: string): string[] {
   const texts = [value];
-  if (value.length % 4 === 0 && BASE64.test(value)) {
-    const decoded = Buffer.from(value, 'base64').toString('utf8');
-    if (!decoded.includes('\uFFFD')) texts.push(decoded);
-  }
   const forms: string[] = [];
+  if (value.length % 4 === 0 && BASE64.test(value)) {
+    const bytes = Buffer.from(value, 'base64');
+    const decoded = bytes.toString('utf8');
+    if (!decoded.includes('\uFFFD')) texts.push(decoded);
+    // Binary data has no text form, but a policy can still print its bytes in hex.
+    else forms.push(bytes.toString('hex'));
+  }
   for (const text of texts) {
     const escaped = JSON.stringify(text).slice(1, -1);
     forms.push(text, escaped, ...text.split(/\r?\n/), ...escaped.split('\\n'));
     const bytes = Buffer.from(text);
-    forms.push(bytes.toString('base64'), bytes.toString('base64url'));
+    forms.push(bytes.toString('base64'), bytes.toString('base64url'), bytes.toString('hex'));
+    if (encodeURIComponent(text) !== text) forms.push(encodeURIComponent(text));
     for (let offset = 0; offset < Math.min(3, bytes.length); offset++) {
       const aligned = bytes.subarray(offset);
       // The last group of an encoding depends on where the quoted part ends: left out. Parts of
@@ -70,7 +88,7 @@ export class Taint {
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return;
     const forms = formsOf(String(value));
     if (forms.length > 0) this.values++;
-    for (const form of forms) {
+    for (const form of forms.map(foldCase)) {
       if (form.length < FRAGMENT_LENGTH) {
         this.shortForms.add(form);
         continue;
@@ -131,12 +149,13 @@ export class Taint {
     if (this.withheld !== undefined && text.length > 0)
       return `[message withheld: it may quote a Secret's value, and ${this.withheld}]`;
     if (this.values === 0 || text.length === 0) return text;
+    const folded = foldCase(text);
     const quoted = new Uint8Array(text.length);
-    for (let index = 0; index + FRAGMENT_LENGTH <= text.length; index++)
-      if (this.fragments.has(text.slice(index, index + FRAGMENT_LENGTH)))
+    for (let index = 0; index + FRAGMENT_LENGTH <= folded.length; index++)
+      if (this.fragments.has(folded.slice(index, index + FRAGMENT_LENGTH)))
         quoted.fill(1, index, index + FRAGMENT_LENGTH);
     for (const form of this.shortForms)
-      for (let index = text.indexOf(form); index >= 0; index = text.indexOf(form, index + 1))
+      for (let index = folded.indexOf(form); index >= 0; index = folded.indexOf(form, index + 1))
         quoted.fill(1, index, index + form.length);
     if (!quoted.includes(1)) return text;
     let result = '';

@@ -79,6 +79,8 @@ function parseCalendar(ics: string): ParsedCalendar {
   } catch (error) {
     throw new CalendarError(`is not iCalendar (RFC 5545): ${(error as Error).message}`);
   }
+  if (typeof root.name !== 'string')
+    throw new CalendarError('holds more than one VCALENDAR: give one calendar, with all its events');
   if (root.name !== 'vcalendar') throw new CalendarError(`is a ${root.name.toUpperCase()}, not a VCALENDAR`);
   checkUnderstood(root);
   const zones = new Map(
@@ -91,6 +93,19 @@ function parseCalendar(ics: string): ParsedCalendar {
   if (components.length === 0) throw new CalendarError('has no events (VEVENT): it would close nothing');
   const masters = components.filter((component) => !component.hasProperty('recurrence-id'));
   const instances = components.filter((component) => component.hasProperty('recurrence-id'));
+  // ical.js keeps one instance per UID and RECURRENCE-ID (as it prints it): the others would be dropped.
+  const instanceKeys = new Set<string>();
+  for (const instance of instances) {
+    const key = JSON.stringify([
+      instance.getFirstPropertyValue('uid'),
+      String(instance.getFirstPropertyValue('recurrence-id')),
+    ]);
+    if (instanceKeys.has(key))
+      throw new CalendarError(
+        `has two instances of ${describeComponent(instance)} with RECURRENCE-ID ${String(instance.getFirstPropertyValue('recurrence-id'))}: only one would be read; keep one`,
+      );
+    instanceKeys.add(key);
+  }
   const masterUids = new Set<unknown>();
   for (const master of masters) {
     const uid = master.getFirstPropertyValue('uid');
@@ -298,6 +313,9 @@ function checkEvent(event: ICAL.Event, calendar: ParsedCalendar, timeZone: strin
   if (end - start > MAX_WINDOW_MS) throw new CalendarError(`${what} lasts more than a year`);
   for (const rule of event.component.getAllProperties('rrule')) {
     const recur = rule.getFirstValue() as ICAL.Recur;
+    // RFC 5545 counts occurrences from 1; ical.js reads COUNT=0 as no count at all (forever).
+    if (recur.count !== null && recur.count !== undefined && recur.count < 1)
+      throw new CalendarError(`${what}: RRULE COUNT=${recur.count} is not a number of occurrences`);
     if (REFUSED_FREQUENCIES.has(recur.freq))
       throw new CalendarError(`${what}: RRULE FREQ=${recur.freq} is refused; events may recur at most daily`);
   }

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { parseAllDocuments, parseDocument } from 'yaml';
+import { isScalar, parseAllDocuments, parseDocument, visit, type Document } from 'yaml';
 import { SluiceError } from '../errors.ts';
 import { isRecord } from '../config/issues.ts';
 import { decode, goFold, type Decoded } from './go-json-decode.ts';
@@ -146,6 +146,8 @@ function readKustomization(
       `${file}:${at ? ` line ${at.line}, column ${at.col}:` : ''} invalid YAML: ${problem}`,
     );
   }
+  const merge = lineBreakProblem(files.get(file)!.toString('utf8')) ?? mergeKeyProblem(document);
+  if (merge) throw new SluiceError('BuildFailed', `${file}: ${merge}`);
   const value: unknown = document.toJS({ maxAliasCount: 100 });
   const decoded: Decoded = { problems: [], written: new Map() };
   if (value === null || value === undefined) return { kustomization: {}, decoded };
@@ -191,7 +193,9 @@ function* referencesOf(kustomization: Record<string, unknown>): Generator<Refere
     for (const [i, entry] of strings(kustomization[field]).entries()) {
       const inline = inlineConfigs(entry);
       // kustomize reads an entry as inline YAML first, as a path only if that fails.
-      if (inline === undefined && !entry.includes('\n'))
+      if (typeof inline === 'string')
+        yield { field: `${field}[${i}]`, value: '', use: 'file', problem: inline };
+      else if (inline === undefined && !entry.includes('\n'))
         yield { field: `${field}[${i}]`, value: entry, use: 'plugin' };
       else if (inline === undefined)
         yield {
@@ -208,7 +212,7 @@ function* inlinePluginReferences(kustomization: Record<string, unknown>): Genera
   for (const field of ['generators', 'transformers'])
     for (const [i, entry] of strings(kustomization[field]).entries()) {
       const configs = inlineConfigs(entry);
-      if (configs === undefined) continue;
+      if (configs === undefined || typeof configs === 'string') continue;
       for (const [d, config] of configs.entries()) {
         const at = configs.length > 1 ? `${field}[${i}] (document ${d + 1})` : `${field}[${i}]`;
         for (const reference of pluginReferences(config))
@@ -220,11 +224,14 @@ function* inlinePluginReferences(kustomization: Record<string, unknown>): Genera
 /**
  * An entry's inline YAML documents when it is inline YAML (every document a mapping or text that
  * is not a plain path), else undefined: a one-line string that reads as a plain string is a path.
+ * A string: why the inline YAML is refused.
  */
-function inlineConfigs(entry: string): unknown[] | undefined {
+function inlineConfigs(entry: string): unknown[] | string | undefined {
   const documents = parseAllDocuments(entry);
   const list = Array.isArray(documents) ? documents : [documents];
   if (list.some((document) => document.errors.length > 0)) return undefined;
+  const merge = lineBreakProblem(entry) ?? list.map(mergeKeyProblem).find(Boolean);
+  if (merge) return merge;
   const values = list.map((document) => document.toJS({ maxAliasCount: 100 }) as unknown);
   if (values.length === 1 && typeof values[0] === 'string' && !entry.includes('\n')) return undefined;
   return values;
@@ -232,12 +239,23 @@ function inlineConfigs(entry: string): unknown[] | undefined {
 
 /** The references in the config documents of a generator or transformer file. */
 function* pluginFileReferences(files: ReadonlyMap<string, Buffer>, file: string): Generator<Reference> {
-  const documents = parseAllDocuments(files.get(file)!.toString('utf8'));
+  const text = files.get(file)!.toString('utf8');
+  const breaks = lineBreakProblem(text);
+  if (breaks) {
+    yield { field: '(document)', value: '', use: 'file', problem: breaks };
+    return;
+  }
+  const documents = parseAllDocuments(text);
   const list = Array.isArray(documents) ? documents : [documents];
   for (const [d, document] of list.entries()) {
     const at = list.length > 1 ? `document ${d + 1}: ` : '';
     if (document.errors.length > 0) {
       yield { field: `${at}(document)`, value: '', use: 'file', problem: 'is not YAML sluice can read' };
+      continue;
+    }
+    const merge = mergeKeyProblem(document);
+    if (merge) {
+      yield { field: `${at}(document)`, value: '', use: 'file', problem: merge };
       continue;
     }
     for (const reference of pluginReferences(document.toJS({ maxAliasCount: 100 })))
@@ -331,4 +349,44 @@ function existsInArtifact(files: ReadonlyMap<string, Buffer>, path: string): boo
   if (files.has(normal)) return true;
   for (const file of files.keys()) if (file.startsWith(`${normal}/`)) return true;
   return false;
+}
+
+/**
+ * Why a document with a merge key (`<<`, or a key tagged `!!merge`) is refused. kustomize's YAML
+ * parser (go-yaml v2) applies every merge key, a later one overriding keys set before it; sluice's
+ * applies them only under `%YAML 1.1` or an explicit `!!merge` tag, and never over a key already
+ * set: the two would read different kustomizations.
+ */
+function mergeKeyProblem(document: Document.Parsed): string | undefined {
+  let found: string | undefined;
+  visit(document, {
+    Pair(_, pair) {
+      const key = pair.key;
+      // A plain `<<` sluice's parser keeps as a key is refused as a field sluice does not know.
+      if (
+        isScalar(key) &&
+        (key.tag === 'tag:yaml.org,2002:merge' ||
+          (key.type === 'PLAIN' && key.source === '<<' && key.value !== '<<'))
+      ) {
+        found =
+          'has a YAML merge key (<<), which kustomize applies differently from sluice: refused; write the keys out';
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+/**
+ * Why YAML holding U+0085, U+2028 or U+2029 is refused: kustomize's parser (go-yaml v2, YAML 1.1)
+ * reads them as line breaks, sluice's (YAML 1.2) as characters of a scalar, so `- a.yaml`, U+2028,
+ * `- https://…` is two resources to kustomize and one odd path to sluice.
+ */
+function lineBreakProblem(text: string): string | undefined {
+  const found = /[\u0085\u2028\u2029]/.exec(text);
+  if (!found) return undefined;
+  const line = text.slice(0, found.index).split('\n').length;
+  const code = found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+  return `line ${line} holds U+${code}, a line break to kustomize's YAML parser but not to sluice's: refused`;
 }

@@ -17,7 +17,12 @@ interface EncryptedFile {
   readonly documents: readonly Node[];
   /** The first document's `sops` block (sops reads the metadata from there). */
   readonly sops: unknown;
+  /** Why the file is not read as sops and kustomize read it: it is refused. */
+  readonly problem?: string;
 }
+
+/** go-yaml (sops, kustomize) breaks lines at these; sluice's parser (YAML 1.2) does not. */
+const YAML_11_BREAK = /[\u0085\u2028\u2029]/;
 
 /**
  * The artifact's sops-encrypted files by their (encrypted) MAC. A build may reorder keys (kustomize
@@ -40,7 +45,11 @@ function encryptedFiles(files: ReadonlyMap<string, Buffer>): Map<string, Encrypt
     const sops = first instanceof Map ? toPlain(first.get('sops')) : undefined;
     const mac = isRecord(sops) ? sops.mac : undefined;
     if (typeof mac !== 'string') continue;
-    byMac.set(mac, [...(byMac.get(mac) ?? []), { path, documents, sops }]);
+    const found = YAML_11_BREAK.exec(content.toString('utf8'));
+    const problem = found
+      ? `it holds U+${found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}, a line break to sops and kustomize but not to sluice's YAML parser, so its MAC would be checked over other content than they read`
+      : undefined;
+    byMac.set(mac, [...(byMac.get(mac) ?? []), { path, documents, sops, ...(problem && { problem }) }]);
   }
   return byMac;
 }
@@ -128,6 +137,7 @@ export function sopsDecryptor(keys: SopsKeys): Decryptor {
           const key = await dataKey;
           for (const source of sources) {
             if (checked.has(source)) continue;
+            if (source.problem) throw failure(where, `${source.path}: ${source.problem}`);
             const problem = macProblem(source, readMetadata(source.sops), key);
             const inFile = manifest.origin.split('#')[0] === source.path ? '' : ` (in ${source.path})`;
             if (problem) throw failure(where, `${problem}${inFile}`);
