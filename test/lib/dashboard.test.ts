@@ -104,14 +104,16 @@ describe('the dashboard', () => {
     expect(fleet).not.toContain('"delivery","oddy-test"');
   });
 
-  it('dashboard: false creates none, and no output', () => {
+  it('dashboard: false creates none, and no dashboard output', () => {
     const { template: none, sluice: without } = synth((cluster) => ({
       gates: SEED_GATES,
       deliveries: [seedDelivery(cluster)],
       dashboard: false,
     }));
     none.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
-    expect(Object.keys(none.findOutputs('*'))).toEqual([]);
+    const outputs = Object.keys(none.findOutputs('*'));
+    expect(outputs).toContain('SluiceTableName');
+    expect(outputs.filter((id) => id.includes('Dashboard'))).toEqual([]);
     expect(without.dashboard).toBeUndefined();
   });
 });
