@@ -65,6 +65,9 @@ const showCluster = (components: Components) =>
   );
 
 /** The revision a held run asks to approve: `… --revision 1.0.0@sha256:…`. */
+/** The digest of `<tag>@sha256:…`: what messages show first. */
+const digestOf = (revision: string): string => revision.slice(revision.indexOf('@') + 1);
+
 function revisionToApprove(output: string): string {
   const revision = /--revision (\S+@sha256:[a-f0-9]{64})/.exec(output)?.[1];
   if (!revision) throw new DemoFailure(`the held run did not name the revision to approve:\n${output}`);
@@ -157,7 +160,9 @@ async function story(components: Components, work: string): Promise<void> {
   const unapproved = await sluice(['reconcile', 'demo'], 4);
   const second = revisionToApprove(unapproved);
   check(
-    unapproved.includes(`${second} awaits approval at gate 'sre-approval' (open only for ${first}`),
+    unapproved.includes(
+      `${digestOf(second)} (tag 1.1.0) awaits approval at gate 'sre-approval' (open only for ${digestOf(first)}`,
+    ),
     '1.1.0 held although the gate is open: the approval names 1.0.0',
     unapproved,
   );

@@ -63,7 +63,7 @@ describe('sluice gate override', () => {
     );
     expect(made.stderr).toBe('');
     expect(made.stdout).toContain(
-      `break-glass override of gate '${gate}': lets ${revision} (deliveries ${delivery}) until`,
+      `break-glass override of gate '${gate}': lets ${revision.split('@')[1]} (tag "${revision.split('@')[0]}" claimed, not checked against the registry) (deliveries ${delivery}) until`,
     );
     expect(made.stdout).toContain(`by ${ALICE}: INC-77 hotfix; reconciling ${delivery}`);
     expect(recorder.requests.some((r) => r.path.includes('/url?Qualifier=break_glass'))).toBe(true);

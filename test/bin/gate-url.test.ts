@@ -79,7 +79,7 @@ describe('sluice gate open --function: a signed request through the gate URL', (
     });
     const history = await sluice('gate', 'history', gate);
     expect(history.stdout).toMatch(
-      /open\s+-\s+1h\s+alice@example\.com \(role AWSReservedSSO_Approver_0123456789abcdef, 123456789012\)\s+url\s+accepted\s+CHG-1/,
+      /open\s+any revision\s+1h\s+alice@example\.com \(role AWSReservedSSO_Approver_0123456789abcdef, 123456789012\)\s+url\s+accepted\s+CHG-1/,
     );
   });
 
