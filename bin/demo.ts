@@ -290,7 +290,9 @@ async function story(components: Components, work: string): Promise<void> {
   );
   const audit = await sluice(['gate', 'history', 'checkout-healthy']);
   check(
-    /OVERRIDE\s+1\.2\.1@sha256:.*alice@example\.com.*INC-77 hotfix/.test(audit),
+    /OVERRIDE\s+sha256:[a-f0-9]+ \(tag "1\.2\.1" claimed, not checked against the registry\).*alice@example\.com.*INC-77 hotfix/.test(
+      audit,
+    ),
     'the audit row: OVERRIDE, by alice, with the reason',
     audit,
   );
