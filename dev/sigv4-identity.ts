@@ -37,6 +37,12 @@ export const TEST_IDENTITIES = {
     secretAccessKey: 'carol/secret/EXAMPLEKEY/000000000000000',
     arn: `arn:aws:iam::${ACCOUNT}:user/carol`,
   },
+  /**
+   * The IAM user carol through roles whose trust policies set the session name to the assumer's
+   * user name (`sts:RoleSessionName` = `${aws:username}`): what a gate's sessionNamedRoles lists.
+   */
+  carolAsDeveloper: role('Developer', 'carol', 'caroldev'),
+  carolAsDeployer: role('Deployer', 'carol', 'caroldeploy'),
   ci: role('ci-pusher', 'github-actions', 'cipusher'),
   /** A user of another (free) account, signing as a role named like an Identity Center one: bob's name. */
   outsiderAsBob: role(

@@ -142,8 +142,11 @@ async function tryAddApproval(
       ? stored
       : undefined;
   const approver = request.approver ?? rule.keyOf(request.requestedBy);
-  const keyOf = (approval: Approval) => (approval.approver ?? rule.keyOf(approval.principal)).toLowerCase();
-  if (current?.approvals.some((approval) => keyOf(approval) === approver)) {
+  // The key stored with an approval, and the key its principal has now: an approval stored under an
+  // earlier form of the key is still the same approver.
+  const keysOf = (approval: Approval) =>
+    [approval.approver, rule.keyOf(approval.principal)].flatMap((key) => (key ? [key.toLowerCase()] : []));
+  if (current?.approvals.some((approval) => keysOf(approval).includes(approver.toLowerCase()))) {
     await db.doc.send(
       new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'pending', now) }),
     );

@@ -1,0 +1,156 @@
+// Red team, identity (issue 39), round 4: one person counted as two approvers, or approving their
+// own push, through the sessions of roles a gate lists in `sessionNamedRoles` (whose trust policy
+// sets the session name to the person: `sts:RoleSessionName` = `${aws:username}`). Real requests:
+// proofs presigned with the test identities' keys, verified by the STS stand-in, sent through the
+// function URL stand-in to the real gate handler on DynamoDB Local.
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
+import { gateStatus, type GateDeps } from '../../functions/core/gates/requests.ts';
+import { gateKey } from '../../functions/core/store/table-client.ts';
+import { gateHandler } from '../../functions/gate/handler.ts';
+import { proveIdentity, type SignedGateRequest } from '../../bin/commands/signed-gate-request.ts';
+import { gatedDelivery, inProcessGateDeps, signersGranting, TEST_ACCOUNT } from '../support/gates.ts';
+import { REGION, startFunctionUrls, type FunctionUrls } from '../support/function-url.ts';
+import { testbed } from '../support/testbed.ts';
+
+const bed = testbed();
+const { carol, carolAsDeveloper, carolAsDeployer, alice } = TEST_IDENTITIES;
+const FUNCTION_ARN = `arn:aws:lambda:${REGION}:${TEST_ACCOUNT}:function:sluice-gate`;
+const DEVELOPER = `arn:aws:iam::${TEST_ACCOUNT}:role/Developer`;
+const DEPLOYER = `arn:aws:iam::${TEST_ACCOUNT}:role/team/Deployer`;
+const CAROL = `arn:aws:iam::${TEST_ACCOUNT}:user/carol`;
+const IDENTITY_CENTER = `arn:aws:iam::${TEST_ACCOUNT}:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Approver_0123456789abcdef`;
+
+let deps: GateDeps;
+let urls: FunctionUrls;
+const granted = new Map<string, readonly string[]>();
+
+beforeAll(async () => {
+  urls = await startFunctionUrls(Object.values(TEST_IDENTITIES), () => deps);
+});
+afterAll(() => urls.stop());
+
+/** A gate (with a delivery behind it) whose open entry is granted carol, her two roles and Identity Center's. */
+async function gate(spec: Record<string, unknown>) {
+  const setup = await gatedDelivery(bed, {
+    start: new Date().toISOString(),
+    gate: { default: 'closed', sessionNamedRoles: [DEVELOPER, DEPLOYER], ...spec },
+    names: { gate: 'idattack', delivery: 'idattack', repository: 'idattack' },
+  });
+  granted.set(`open_${setup.gate}`, [CAROL, DEVELOPER, DEPLOYER, IDENTITY_CENTER]);
+  deps = {
+    ...inProcessGateDeps(setup.deps),
+    signers: signersGranting(Object.fromEntries(granted)),
+  };
+  return setup;
+}
+
+/** Sends `request` through its entry's function URL, proven and URL-signed by `who`; answers status and body. */
+async function send(who: TestIdentity, request: SignedGateRequest) {
+  const credentials = {
+    accessKeyId: who.accessKeyId,
+    secretAccessKey: who.secretAccessKey,
+    ...(who.sessionToken && { sessionToken: who.sessionToken }),
+  };
+  const proof = await proveIdentity(request, FUNCTION_ARN, REGION, credentials);
+  const url = new URL(urls.url(`${request.action}_${request.gate}`));
+  const body = JSON.stringify({ ...request, proof });
+  const signed = await new SignatureV4({
+    service: 'lambda',
+    region: REGION,
+    credentials,
+    sha256: Sha256,
+  }).sign({
+    method: 'POST',
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: Number(url.port),
+    path: url.pathname,
+    headers: { host: url.host, 'content-type': 'application/json' },
+    body,
+  });
+  const response = await fetch(url, { method: 'POST', headers: signed.headers, body });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+describe('one person, two approvers, through session-named roles', () => {
+  it('carol as her IAM user and as a session of a session-named role is one approver', async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    const first = await send(carol, { gate: name, action: 'open', reason: 'CHG-1' });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.outcome).toBe('pending');
+    const second = await send(carolAsDeveloper, { gate: name, action: 'open', reason: 'CHG-1' });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body.outcome).toBe('pending');
+    const report = await gateStatus(name, deps);
+    expect(report.status.state).toBe('closed');
+    expect(report.pendingApprovals?.approvals.map((a) => a.principal)).toEqual([CAROL]);
+  });
+
+  it('carol through two session-named roles is one approver', async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    expect((await send(carolAsDeveloper, { gate: name, action: 'open' })).body.outcome).toBe('pending');
+    const second = await send(carolAsDeployer, { gate: name, action: 'open' });
+    expect(second.body.outcome, JSON.stringify(second.body)).toBe('pending');
+    expect((await gateStatus(name, deps)).status.state).toBe('closed');
+  });
+
+  it("an Identity Center user and another person's session of a session-named role are two approvers", async () => {
+    // The control: alice (Identity Center) and carol (Developer) are two people, and open the gate.
+    const { gate: name } = await gate({ approvers: 2 });
+    expect((await send(alice, { gate: name, action: 'open' })).body.outcome).toBe('pending');
+    expect((await send(carolAsDeveloper, { gate: name, action: 'open' })).body.outcome).toBe('accepted');
+  });
+
+  it('an approval stored under the earlier key of an IAM user (its ARN) is still carol', async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    const at = new Date().toISOString();
+    await deps.db.doc.send(
+      new PutCommand({
+        TableName: deps.db.table,
+        Item: {
+          pk: gateKey(name),
+          sk: 'approvals',
+          version: 1,
+          pending: {
+            approvals: [{ principal: CAROL, at, approver: CAROL.toLowerCase() }],
+            expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+          },
+        },
+      }),
+    );
+    const second = await send(carolAsDeveloper, { gate: name, action: 'open' });
+    expect(second.body.outcome, JSON.stringify(second.body)).toBe('pending');
+    expect((await gateStatus(name, deps)).status.state).toBe('closed');
+  });
+});
+
+describe('preventSelfApproval across session-named roles', () => {
+  it('refuses carol approving, as a session-named role, the digest she pushed as her IAM user', async () => {
+    const setup = await gate({ approval: 'revision', preventSelfApproval: true });
+    const revision = await setup.pushValue('v1');
+    const digest = revision.split('@')[1]!;
+    // CloudTrail's record of the push, through the EventBridge rule's alias.
+    await gateHandler(() => deps)(
+      {
+        'detail-type': 'AWS API Call via CloudTrail',
+        source: 'aws.ecr',
+        detail: {
+          eventName: 'PutImage',
+          eventTime: new Date().toISOString(),
+          userIdentity: { arn: CAROL },
+          responseElements: { image: { imageId: { imageDigest: digest } } },
+        },
+      },
+      { invokedFunctionArn: `${FUNCTION_ARN}:record_pushes` },
+    );
+    const answer = await send(carolAsDeployer, { gate: setup.gate, action: 'open', revision });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+    expect(String(answer.body.message)).toMatch(/preventSelfApproval/);
+    expect(String(answer.body.message)).toMatch(/carol \(role Deployer, 123456789012\) pushed/);
+    expect((await gateStatus(setup.gate, deps)).status.state).toBe('closed');
+  });
+});
