@@ -8,7 +8,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
-import { gateStatus, type GateDeps } from '../../functions/core/gates/requests.ts';
+import { gateStatus, handleGateEvent, type GateDeps } from '../../functions/core/gates/requests.ts';
 import { gateKey } from '../../functions/core/store/table-client.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
 import { proveIdentity, type SignedGateRequest } from '../../bin/commands/signed-gate-request.ts';
@@ -125,6 +125,25 @@ describe('one person, two approvers, through session-named roles', () => {
     const second = await send(carolAsDeveloper, { gate: name, action: 'open' });
     expect(second.body.outcome, JSON.stringify(second.body)).toBe('pending');
     expect((await gateStatus(name, deps)).status.state).toBe('closed');
+  });
+});
+
+describe('a runbook approval recorded as the role its Approvers list names', () => {
+  // Systems Manager may record an approver as the IAM ARN the runbook's Approvers list names (the
+  // role, not the session that signalled): handleRunbookApproval then counts that role's ARN as
+  // the approver, verified, as here. Whoever of the role's people it was, alice may be one.
+  it('alice approving again through the URL as her Identity Center session is not a second approver', async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    const recorded = await handleGateEvent({ gate: name, action: 'open', source: 'runbook' }, deps, {
+      principal: IDENTITY_CENTER,
+      verified: true,
+    });
+    expect(recorded.outcome).toBe('pending');
+    const again = await send(alice, { gate: name, action: 'open' });
+    expect(again.body.outcome, JSON.stringify(again.body)).toBe('pending');
+    expect((await gateStatus(name, deps)).status.state).toBe('closed');
+    // Someone who is not one of the role's people (carol, an IAM user) is the second approver.
+    expect((await send(carol, { gate: name, action: 'open' })).body.outcome).toBe('accepted');
   });
 });
 

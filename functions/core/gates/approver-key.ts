@@ -55,3 +55,24 @@ function namesPeople(gate: Pick<Gate, 'sessionNamedRoles'>, account: string, nam
     return arn !== null && arn[1] === account && arn[2]!.toLowerCase() === name.toLowerCase();
   });
 }
+
+const SESSION = /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([^/]+)\/.+$/;
+const ROLE_OF = /^arn:(aws[\w-]*):iam::(\d{12}):role\/(?:.*\/)?([^/]+)$/;
+
+/**
+ * True when one principal is a role's own ARN (how Systems Manager may record a runbook approver:
+ * the role its Approvers list names, whoever of its people signalled) and the other a session of
+ * that role: for all anyone can tell, the same person. Their keys differ when the role's sessions
+ * name people (Identity Center, sessionNamedRoles), so the keys alone would count them twice.
+ */
+export function roleAndItsSession(a: string, b: string): boolean {
+  const role = (arn: string, form: RegExp) => {
+    const match = form.exec(arn);
+    return match ? `${match[1]} ${match[2]} ${match[3]!.toLowerCase()}` : undefined;
+  };
+  const roleA = role(a, ROLE_OF);
+  const roleB = role(b, ROLE_OF);
+  return (
+    (roleA !== undefined && roleA === role(b, SESSION)) || (roleB !== undefined && roleB === role(a, SESSION))
+  );
+}

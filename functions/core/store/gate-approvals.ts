@@ -38,6 +38,11 @@ export interface ApprovalRule {
   /** The approver key of a principal (for approvals stored without one). */
   readonly keyOf: (principal: string) => string;
   /**
+   * True when two principals with different keys may still be one approver (a role's own ARN and
+   * a session of that role); none: keys alone decide.
+   */
+  readonly sameApprover?: (a: string, b: string) => boolean;
+  /**
    * When the gate was last asked to close (ms), given its stored request: approvals made before
    * then no longer count, whether the close was a request or a schedule's firing.
    */
@@ -146,7 +151,10 @@ async function tryAddApproval(
   // earlier form of the key is still the same approver.
   const keysOf = (approval: Approval) =>
     [approval.approver, rule.keyOf(approval.principal)].flatMap((key) => (key ? [key.toLowerCase()] : []));
-  if (current?.approvals.some((approval) => keysOf(approval).includes(approver.toLowerCase()))) {
+  const already = (approval: Approval) =>
+    keysOf(approval).includes(approver.toLowerCase()) ||
+    (rule.sameApprover?.(approval.principal, request.requestedBy) ?? false);
+  if (current?.approvals.some(already)) {
     await db.doc.send(
       new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'pending', now) }),
     );
