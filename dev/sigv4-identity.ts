@@ -43,6 +43,13 @@ export const TEST_IDENTITIES = {
    */
   carolAsDeveloper: role('Developer', 'carol', 'caroldev'),
   carolAsDeployer: role('Deployer', 'carol', 'caroldeploy'),
+  /** carol's GetFederationToken session: a federated user she named as she liked (STS does not say whose). */
+  carolFederated: {
+    accessKeyId: 'ASIACAROLFEDERATED01',
+    secretAccessKey: 'carol-federated/secret/EXAMPLEKEY/000000',
+    sessionToken: 'session-token-of-carol-federated',
+    arn: `arn:aws:sts::${ACCOUNT}:federated-user/release-bot`,
+  },
   ci: role('ci-pusher', 'github-actions', 'cipusher'),
   /** A user of another (free) account, signing as a role named like an Identity Center one: bob's name. */
   outsiderAsBob: role(

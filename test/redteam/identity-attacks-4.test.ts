@@ -17,7 +17,7 @@ import { REGION, startFunctionUrls, type FunctionUrls } from '../support/functio
 import { testbed } from '../support/testbed.ts';
 
 const bed = testbed();
-const { carol, carolAsDeveloper, carolAsDeployer, alice } = TEST_IDENTITIES;
+const { carol, carolAsDeveloper, carolAsDeployer, carolFederated, alice, mallory } = TEST_IDENTITIES;
 const FUNCTION_ARN = `arn:aws:lambda:${REGION}:${TEST_ACCOUNT}:function:sluice-gate`;
 const DEVELOPER = `arn:aws:iam::${TEST_ACCOUNT}:role/Developer`;
 const DEPLOYER = `arn:aws:iam::${TEST_ACCOUNT}:role/team/Deployer`;
@@ -34,13 +34,13 @@ beforeAll(async () => {
 afterAll(() => urls.stop());
 
 /** A gate (with a delivery behind it) whose open entry is granted carol, her two roles and Identity Center's. */
-async function gate(spec: Record<string, unknown>) {
+async function gate(spec: Record<string, unknown>, grantees = [CAROL, DEVELOPER, DEPLOYER, IDENTITY_CENTER]) {
   const setup = await gatedDelivery(bed, {
     start: new Date().toISOString(),
     gate: { default: 'closed', sessionNamedRoles: [DEVELOPER, DEPLOYER], ...spec },
     names: { gate: 'idattack', delivery: 'idattack', repository: 'idattack' },
   });
-  granted.set(`open_${setup.gate}`, [CAROL, DEVELOPER, DEPLOYER, IDENTITY_CENTER]);
+  granted.set(`open_${setup.gate}`, grantees);
   deps = {
     ...inProcessGateDeps(setup.deps),
     signers: signersGranting(Object.fromEntries(granted)),
@@ -74,6 +74,23 @@ async function send(who: TestIdentity, request: SignedGateRequest) {
   });
   const response = await fetch(url, { method: 'POST', headers: signed.headers, body });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** CloudTrail's record of a push of `digest` by `pusher`, through the EventBridge rule's alias. */
+async function recordPush(digest: string, pusher: string) {
+  await gateHandler(() => deps)(
+    {
+      'detail-type': 'AWS API Call via CloudTrail',
+      source: 'aws.ecr',
+      detail: {
+        eventName: 'PutImage',
+        eventTime: new Date().toISOString(),
+        userIdentity: { arn: pusher },
+        responseElements: { image: { imageId: { imageDigest: digest } } },
+      },
+    },
+    { invokedFunctionArn: `${FUNCTION_ARN}:record_pushes` },
+  );
 }
 
 describe('one person, two approvers, through session-named roles', () => {
@@ -147,25 +164,38 @@ describe('a runbook approval recorded as the role its Approvers list names', () 
   });
 });
 
+describe('a federated user (GetFederationToken) under an account grant', () => {
+  // grantGateRequests(new AccountRootPrincipal(), …) lets every principal of the account sign,
+  // federated users included; STS names a federated user as its IAM user chose, never whose it is.
+  it('carol as her IAM user and as a federated user she made is not two approvers', async () => {
+    const { gate: name } = await gate({ approvers: 2 }, [TEST_ACCOUNT]);
+    expect((await send(carol, { gate: name, action: 'open' })).body.outcome).toBe('pending');
+    const again = await send(carolFederated, { gate: name, action: 'open' });
+    expect(again.body.outcome, JSON.stringify(again.body)).toBe('pending');
+    expect((await gateStatus(name, deps)).status.state).toBe('closed');
+    // A role session (mallory's) is no federated user's IAM user: the second approver.
+    expect((await send(mallory, { gate: name, action: 'open' })).body.outcome).toBe('accepted');
+  });
+
+  it('refuses a federated user approving the digest an IAM user of its account pushed', async () => {
+    const setup = await gate({ approval: 'revision', preventSelfApproval: true }, [TEST_ACCOUNT]);
+    const revision = await setup.pushValue('v1');
+    await recordPush(revision.split('@')[1]!, CAROL);
+    const answer = await send(carolFederated, { gate: setup.gate, action: 'open', revision });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+    expect(String(answer.body.message)).toMatch(
+      /preventSelfApproval.*federated-user\/release-bot pushed.*carol \(user/,
+    );
+    expect((await gateStatus(setup.gate, deps)).status.state).toBe('closed');
+  });
+});
+
 describe('preventSelfApproval across session-named roles', () => {
   it('refuses carol approving, as a session-named role, the digest she pushed as her IAM user', async () => {
     const setup = await gate({ approval: 'revision', preventSelfApproval: true });
     const revision = await setup.pushValue('v1');
     const digest = revision.split('@')[1]!;
-    // CloudTrail's record of the push, through the EventBridge rule's alias.
-    await gateHandler(() => deps)(
-      {
-        'detail-type': 'AWS API Call via CloudTrail',
-        source: 'aws.ecr',
-        detail: {
-          eventName: 'PutImage',
-          eventTime: new Date().toISOString(),
-          userIdentity: { arn: CAROL },
-          responseElements: { image: { imageId: { imageDigest: digest } } },
-        },
-      },
-      { invokedFunctionArn: `${FUNCTION_ARN}:record_pushes` },
-    );
+    await recordPush(digest, CAROL);
     const answer = await send(carolAsDeployer, { gate: setup.gate, action: 'open', revision });
     expect(answer.status, JSON.stringify(answer.body)).toBe(400);
     expect(String(answer.body.message)).toMatch(/preventSelfApproval/);

@@ -58,21 +58,30 @@ function namesPeople(gate: Pick<Gate, 'sessionNamedRoles'>, account: string, nam
 
 const SESSION = /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([^/]+)\/.+$/;
 const ROLE_OF = /^arn:(aws[\w-]*):iam::(\d{12}):role\/(?:.*\/)?([^/]+)$/;
+const FEDERATED_OF = /^arn:(aws[\w-]*):sts::(\d{12}):federated-user\/.+$/;
+/** Who may call GetFederationToken: an IAM user, or the account's root. */
+const FEDERATOR = /^arn:(aws[\w-]*):iam::(\d{12}):(?:user\/.+|root)$/;
 
 /**
- * True when one principal is a role's own ARN (how Systems Manager may record a runbook approver:
- * the role its Approvers list names, whoever of its people signalled) and the other a session of
- * that role: for all anyone can tell, the same person. Their keys differ when the role's sessions
- * name people (Identity Center, sessionNamedRoles), so the keys alone would count them twice.
+ * True when two principals whose approver keys differ may still be one person:
+ * - a role's own ARN (how Systems Manager may record a runbook approver: the role its Approvers
+ *   list names, whoever of its people signalled) and a session of that role, whose key differs
+ *   when the role's sessions name people (Identity Center, sessionNamedRoles);
+ * - a federated user (GetFederationToken, which any IAM user or the root of the account may call,
+ *   naming the federated user as it likes; STS does not say who) and an IAM user or the root of
+ *   the same account.
  */
-export function roleAndItsSession(a: string, b: string): boolean {
-  const role = (arn: string, form: RegExp) => {
+export function mayBeOnePerson(a: string, b: string): boolean {
+  return oneWay(a, b) || oneWay(b, a);
+}
+
+function oneWay(a: string, b: string): boolean {
+  const key = (arn: string, form: RegExp) => {
     const match = form.exec(arn);
-    return match ? `${match[1]} ${match[2]} ${match[3]!.toLowerCase()}` : undefined;
+    return match ? [match[1], match[2], match[3]?.toLowerCase()].join(' ') : undefined;
   };
-  const roleA = role(a, ROLE_OF);
-  const roleB = role(b, ROLE_OF);
-  return (
-    (roleA !== undefined && roleA === role(b, SESSION)) || (roleB !== undefined && roleB === role(a, SESSION))
-  );
+  const role = key(a, ROLE_OF);
+  if (role !== undefined && role === key(b, SESSION)) return true;
+  const federated = key(a, FEDERATED_OF);
+  return federated !== undefined && federated === key(b, FEDERATOR);
 }

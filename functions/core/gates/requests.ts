@@ -20,7 +20,7 @@ import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
 import { alarmHoldsText } from './alarms.ts';
 import type { AlarmHold } from '../model/status.ts';
-import { approverKey, roleAndItsSession } from './approver-key.ts';
+import { approverKey, mayBeOnePerson } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import type { ClosedPeriod } from './closed-periods.ts';
 import { readGateConditions, type GateConditionReaders } from './conditions.ts';
@@ -104,7 +104,7 @@ async function registeredGate(db: TableClient, name: string): Promise<Gate> {
 const approvalRule = (gate: Gate, now: Date, periods: readonly ClosedPeriod[]): ApprovalRule => ({
   required: gate.approvers,
   keyOf: (principal) => approverKey(principal, gate),
-  sameApprover: roleAndItsSession,
+  sameApprover: mayBeOnePerson,
   lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now, periods),
 });
 

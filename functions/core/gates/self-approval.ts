@@ -2,7 +2,7 @@ import type { Gate } from '../config/index.ts';
 import type { GateRequest } from '../store/gates.ts';
 import { imagePushers, recordImagePusher } from '../store/image-pushers.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { approverKey } from './approver-key.ts';
+import { approverKey, mayBeOnePerson } from './approver-key.ts';
 import { readablePrincipal } from './caller.ts';
 import { PUSH_RECORDS_ALIAS } from './entry.ts';
 import { GateEventError } from './event.ts';
@@ -37,15 +37,6 @@ export function isImagePushRecord(event: unknown): event is ImagePushRecord {
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
-const ROLE_ARN = /^arn:(aws[\w-]*):iam::(\d{12}):role\/(?:.*\/)?([^/]+)$/;
-const SESSION_ARN = /^arn:(aws[\w-]*):sts::(\d{12}):assumed-role\/([^/]+)\/.+$/;
-
-/** `<partition> <account> <role name>` of a role's own ARN or of its session's; undefined for anyone else. */
-function roleOf(arn: string, form: RegExp): string | undefined {
-  const match = form.exec(arn);
-  return match ? `${match[1]} ${match[2]} ${match[3]!.toLowerCase()}` : undefined;
-}
-
 /**
  * Refuses a push record that did not come through PUSH_RECORDS_ALIAS (the EventBridge rule's): a
  * direct invocation (whoever may invoke the unqualified function) could otherwise record a push
@@ -103,13 +94,10 @@ export async function checkSelfApproval(gate: Gate, request: GateRequest, db: Ta
     );
   const approver = approverKey(request.requestedBy, gate);
   // A role recorded as itself (Systems Manager's record of a runbook approver may name the role a
-  // list names) could be any person its sessions name (Identity Center, sessionNamedRoles): every
-  // session of the role that pushed is, for all anyone can tell, the approver.
-  const approverRole = roleOf(request.requestedBy, ROLE_ARN);
+  // list names) could be any person its sessions name (Identity Center, sessionNamedRoles), and a
+  // federated user any IAM user of its account: for all anyone can tell, the pusher.
   const own = pushers.find(
-    (pusher) =>
-      approverKey(pusher, gate) === approver ||
-      (approverRole !== undefined && roleOf(pusher, SESSION_ARN) === approverRole),
+    (pusher) => approverKey(pusher, gate) === approver || mayBeOnePerson(pusher, request.requestedBy),
   );
   if (own !== undefined)
     throw new GateEventError(
