@@ -21,6 +21,7 @@ const { carol, carolAsDeveloper, carolAsDeployer, carolFederated, alice, mallory
 const FUNCTION_ARN = `arn:aws:lambda:${REGION}:${TEST_ACCOUNT}:function:sluice-gate`;
 const DEVELOPER = `arn:aws:iam::${TEST_ACCOUNT}:role/Developer`;
 const DEPLOYER = `arn:aws:iam::${TEST_ACCOUNT}:role/team/Deployer`;
+const APPROVER = `arn:aws:iam::${TEST_ACCOUNT}:role/Approver`;
 const CAROL = `arn:aws:iam::${TEST_ACCOUNT}:user/carol`;
 const IDENTITY_CENTER = `arn:aws:iam::${TEST_ACCOUNT}:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Approver_0123456789abcdef`;
 
@@ -34,7 +35,10 @@ beforeAll(async () => {
 afterAll(() => urls.stop());
 
 /** A gate (with a delivery behind it) whose open entry is granted carol, her two roles and Identity Center's. */
-async function gate(spec: Record<string, unknown>, grantees = [CAROL, DEVELOPER, DEPLOYER, IDENTITY_CENTER]) {
+async function gate(
+  spec: Record<string, unknown>,
+  grantees = [CAROL, DEVELOPER, DEPLOYER, IDENTITY_CENTER, APPROVER],
+) {
   const setup = await gatedDelivery(bed, {
     start: new Date().toISOString(),
     gate: { default: 'closed', sessionNamedRoles: [DEVELOPER, DEPLOYER], ...spec },
@@ -159,8 +163,36 @@ describe('a runbook approval recorded as the role its Approvers list names', () 
     const again = await send(alice, { gate: name, action: 'open' });
     expect(again.body.outcome, JSON.stringify(again.body)).toBe('pending');
     expect((await gateStatus(name, deps)).status.state).toBe('closed');
-    // Someone who is not one of the role's people (carol, an IAM user) is the second approver.
-    expect((await send(carol, { gate: name, action: 'open' })).body.outcome).toBe('accepted');
+    // A plain role's session (mallory's), which names no person, is the second approver.
+    expect((await send(mallory, { gate: name, action: 'open' })).body.outcome).toBe('accepted');
+  });
+});
+
+describe('a runbook approval recorded as a session-named role, and carol', () => {
+  // Developer's trust policy names its sessions for the IAM users who assume it: whoever signalled
+  // the runbook as Developer may be carol.
+  it('carol approving through the URL as her IAM user is not a second approver', async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    await handleGateEvent({ gate: name, action: 'open', source: 'runbook' }, deps, {
+      principal: DEVELOPER,
+      verified: true,
+    });
+    const again = await send(carol, { gate: name, action: 'open' });
+    expect(again.body.outcome, JSON.stringify(again.body)).toBe('pending');
+    expect((await gateStatus(name, deps)).status.state).toBe('closed');
+  });
+
+  it('refuses the runbook approval, recorded as Developer, of the digest carol pushed as her IAM user', async () => {
+    const setup = await gate({ approval: 'revision', preventSelfApproval: true });
+    const revision = await setup.pushValue('v1');
+    await recordPush(revision.split('@')[1]!, CAROL);
+    await expect(
+      handleGateEvent({ gate: setup.gate, action: 'open', source: 'runbook', revision }, deps, {
+        principal: DEVELOPER,
+        verified: true,
+      }),
+    ).rejects.toThrow(/preventSelfApproval.*Developer.*pushed.*carol \(user/);
+    expect((await gateStatus(setup.gate, deps)).status.state).toBe('closed');
   });
 });
 

@@ -66,22 +66,29 @@ const FEDERATOR = /^arn:(aws[\w-]*):iam::(\d{12}):(?:user\/.+|root)$/;
  * True when two principals whose approver keys differ may still be one person:
  * - a role's own ARN (how Systems Manager may record a runbook approver: the role its Approvers
  *   list names, whoever of its people signalled) and a session of that role, whose key differs
- *   when the role's sessions name people (Identity Center, sessionNamedRoles);
+ *   when the role's sessions name people (Identity Center, sessionNamedRoles); and, when they do,
+ *   that role's ARN and any principal that counts as a person (an IAM user, a person-named
+ *   session): whoever signalled may have been them;
  * - a federated user (GetFederationToken, which any IAM user or the root of the account may call,
  *   naming the federated user as it likes; STS does not say who) and an IAM user or the root of
  *   the same account.
  */
-export function mayBeOnePerson(a: string, b: string): boolean {
-  return oneWay(a, b) || oneWay(b, a);
+export function mayBeOnePerson(a: string, b: string, gate: Pick<Gate, 'sessionNamedRoles'>): boolean {
+  return oneWay(a, b, gate) || oneWay(b, a, gate);
 }
 
-function oneWay(a: string, b: string): boolean {
+function oneWay(a: string, b: string, gate: Pick<Gate, 'sessionNamedRoles'>): boolean {
   const key = (arn: string, form: RegExp) => {
     const match = form.exec(arn);
     return match ? [match[1], match[2], match[3]?.toLowerCase()].join(' ') : undefined;
   };
-  const role = key(a, ROLE_OF);
-  if (role !== undefined && role === key(b, SESSION)) return true;
+  const role = ROLE_OF.exec(a);
+  if (role) {
+    if (key(a, ROLE_OF) === key(b, SESSION)) return true;
+    const [, partition, account, name] = role;
+    const namesPersons = name!.startsWith('AWSReservedSSO_') || namesPeople(gate, account!, name!);
+    return namesPersons && approverKey(b, gate).startsWith(`${partition!.toLowerCase()}:person/`);
+  }
   const federated = key(a, FEDERATED_OF);
   return federated !== undefined && federated === key(b, FEDERATOR);
 }

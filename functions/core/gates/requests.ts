@@ -104,7 +104,7 @@ async function registeredGate(db: TableClient, name: string): Promise<Gate> {
 const approvalRule = (gate: Gate, now: Date, periods: readonly ClosedPeriod[]): ApprovalRule => ({
   required: gate.approvers,
   keyOf: (principal) => approverKey(principal, gate),
-  sameApprover: mayBeOnePerson,
+  sameApprover: (a, b) => mayBeOnePerson(a, b, gate),
   lastClosedAt: (recorded) => lastClosedAt(gate, recorded, now, periods),
 });
 

@@ -97,7 +97,7 @@ export async function checkSelfApproval(gate: Gate, request: GateRequest, db: Ta
   // list names) could be any person its sessions name (Identity Center, sessionNamedRoles), and a
   // federated user any IAM user of its account: for all anyone can tell, the pusher.
   const own = pushers.find(
-    (pusher) => approverKey(pusher, gate) === approver || mayBeOnePerson(pusher, request.requestedBy),
+    (pusher) => approverKey(pusher, gate) === approver || mayBeOnePerson(pusher, request.requestedBy, gate),
   );
   if (own !== undefined)
     throw new GateEventError(
