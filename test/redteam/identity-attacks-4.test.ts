@@ -53,19 +53,32 @@ async function gate(
 }
 
 /** Sends `request` through its entry's function URL, proven and URL-signed by `who`; answers status and body. */
-async function send(who: TestIdentity, request: SignedGateRequest) {
-  const credentials = {
-    accessKeyId: who.accessKeyId,
-    secretAccessKey: who.secretAccessKey,
-    ...(who.sessionToken && { sessionToken: who.sessionToken }),
-  };
-  const proof = await proveIdentity(request, FUNCTION_ARN, REGION, credentials);
-  const url = new URL(urls.url(`${request.action}_${request.gate}`));
-  const body = JSON.stringify({ ...request, proof });
+async function send(
+  who: TestIdentity,
+  request: SignedGateRequest,
+  options: {
+    /** Who signs the URL request (the caller IAM authenticates); `who` unless given. */
+    readonly caller?: TestIdentity;
+    /** A proof to send instead of a fresh one by `who`. */
+    readonly proof?: unknown;
+    /** The entry (alias) to send to; the request's own unless given. */
+    readonly entry?: string;
+    /** The body to send instead of the request's fields. */
+    readonly body?: Record<string, unknown>;
+  } = {},
+) {
+  const keys = (identity: TestIdentity) => ({
+    accessKeyId: identity.accessKeyId,
+    secretAccessKey: identity.secretAccessKey,
+    ...(identity.sessionToken && { sessionToken: identity.sessionToken }),
+  });
+  const proof = options.proof ?? (await proveIdentity(request, FUNCTION_ARN, REGION, keys(who)));
+  const url = new URL(urls.url(options.entry ?? `${request.action}_${request.gate}`));
+  const body = JSON.stringify({ ...(options.body ?? request), proof });
   const signed = await new SignatureV4({
     service: 'lambda',
     region: REGION,
-    credentials,
+    credentials: keys(options.caller ?? who),
     sha256: Sha256,
   }).sign({
     method: 'POST',
@@ -77,7 +90,7 @@ async function send(who: TestIdentity, request: SignedGateRequest) {
     body,
   });
   const response = await fetch(url, { method: 'POST', headers: signed.headers, body });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown>, proof };
 }
 
 /** CloudTrail's record of a push of `digest` by `pusher`, through the EventBridge rule's alias. */
@@ -233,5 +246,60 @@ describe('preventSelfApproval across session-named roles', () => {
     expect(String(answer.body.message)).toMatch(/preventSelfApproval/);
     expect(String(answer.body.message)).toMatch(/carol \(role Deployer, 123456789012\) pushed/);
     expect((await gateStatus(setup.gate, deps)).status.state).toBe('closed');
+  });
+});
+
+describe('attacks that held (kept as regressions)', () => {
+  it('a proof replayed for a second approval is refused: each proof is taken once', async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    const first = await send(carol, { gate: name, action: 'open' });
+    expect(first.body.outcome).toBe('pending');
+    const replay = await send(carol, { gate: name, action: 'open' }, { proof: first.proof, caller: mallory });
+    expect(replay.status).toBe(403);
+    expect(String(replay.body.message)).toMatch(/used already/);
+  });
+
+  it("mallory calling the URL with carol's proof is refused, naming both", async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    const answer = await send(carol, { gate: name, action: 'open' }, { caller: mallory });
+    expect(answer.status).toBe(403);
+    expect(String(answer.body.message)).toContain(`signed by ${CAROL}`);
+    expect(String(answer.body.message)).toContain(`by ${mallory.arn}`);
+  });
+
+  it('two sessions of one plain role (mallory, mallory-as-bob) are one approver', async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    expect((await send(mallory, { gate: name, action: 'open' })).body.outcome).toBe('pending');
+    const again = await send(TEST_IDENTITIES.malloryAsBob, { gate: name, action: 'open' });
+    expect(again.body.outcome).toBe('pending');
+  });
+
+  it('a principal of the trusted account that was not granted the entry is refused', async () => {
+    const { gate: name } = await gate({ approvers: 2 }, [CAROL]);
+    const answer = await send(mallory, { gate: name, action: 'open' });
+    expect(answer.status).toBe(403);
+    expect(String(answer.body.message)).toMatch(/is not granted the entry open_/);
+  });
+
+  it('an override sent through a gate entry is refused, and a gate request through another gate entry', async () => {
+    const { gate: name } = await gate({ approvers: 2 });
+    const override = await send(
+      carol,
+      { gate: name, action: 'open' },
+      {
+        body: {
+          action: 'override',
+          gates: [name],
+          revision: `sha256:${'a'.repeat(64)}`,
+          window: '1h',
+          reason: 'x',
+        },
+      },
+    );
+    expect(override.status).toBe(403);
+    expect(String(override.body.message)).toMatch(/break_glass/);
+    const closeEntry = await send(carol, { gate: name, action: 'open' }, { entry: `close_${name}` });
+    expect(closeEntry.status).toBe(403);
+    expect((await gateStatus(name, deps)).pendingApprovals).toBeUndefined();
   });
 });
