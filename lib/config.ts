@@ -235,19 +235,19 @@ function rolloutInput(rollout: SluiceRollout, path: Path, issues: Issues): Recor
 /** The calendars with each `file` read at synth (relative to the current directory) into `ics`. */
 function calendarsRead(calendars: SluiceGate['calendars'], path: Path, issues: Issues): unknown {
   if (!Array.isArray(calendars)) return calendars;
-  try {
-    const [read] = readCalendarFiles([{ calendars }], process.cwd(), PROPS_ORIGIN) as {
-      calendars: unknown;
-    }[];
-    return read!.calendars;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    for (const issue of error.issues) {
-      const [, index] = /calendars\[(\d+)\]/.exec(issue.path) ?? [];
-      issues.add([...path, 'calendars', Number(index), 'file'], issue.message);
+  // One calendar at a time, so that an unreadable file is reported at its own index.
+  return calendars.map((calendar: unknown, index) => {
+    try {
+      const [read] = readCalendarFiles([{ calendars: [calendar] }], process.cwd(), PROPS_ORIGIN) as {
+        calendars: unknown[];
+      }[];
+      return read!.calendars[0];
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      for (const issue of error.issues) issues.add([...path, 'calendars', index, 'file'], issue.message);
+      return calendar;
     }
-    return calendars;
-  }
+  });
 }
 
 /** `Duration.minutes(5)` → `300s` (`1500ms` when not whole seconds); strings pass to the schema as they are. */
