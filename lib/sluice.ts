@@ -1,4 +1,3 @@
-import { KubectlV33Layer } from '@aws-cdk/lambda-layer-kubectl-v33';
 import { Aws, CustomResource, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as events from 'aws-cdk-lib/aws-events';
@@ -50,6 +49,7 @@ import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
 import { AlarmStateTriggers, describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
 import { EcrPushTriggers, ImagePushRecords, ecrRepositories } from './triggers.ts';
+import { KubectlLayer } from './kubectl-layer.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 
 /** Where the kubectl layer puts kubectl (kustomize builds run `kubectl kustomize`). */
@@ -226,7 +226,7 @@ export class Sluice extends Construct {
     // Retries of failed runs (retryInterval): the reconcile function schedules itself.
     for (const statement of oneTimeScheduleStatements) deployerRole.addToPrincipalPolicy(statement);
 
-    const kubectlLayer = new KubectlV33Layer(this, 'KubectlLayer');
+    const kubectlLayer = new KubectlLayer(this, 'KubectlLayer');
     const reconcileFunction = new SluiceFunction(this, 'Reconcile', {
       handler: 'reconcile',
       description: 'sluice: reconcile deliveries (pull from ECR, build, apply, prune)',

@@ -142,7 +142,7 @@ function requestCommand(action: GateAction): Command {
       const result =
         opts.function || opts.url
           ? await signedRequest(gate, action, opts)
-          : await handleGateEvent(parseGateEvent(localEvent(gate, action, opts)), localGateDeps());
+          : await localRequest(gate, action, opts);
       if (opts.json) printJson(result);
       else process.stdout.write(`${result.message}\n`);
       if (result.outcome === 'stale') process.exitCode = 1;
@@ -158,6 +158,32 @@ interface RequestOptions {
   readonly function?: string;
   readonly url?: string;
   readonly json?: boolean;
+}
+
+/** Locally the CLI records the request itself; against a table in AWS that is worth a warning. */
+async function localRequest(
+  gate: string,
+  action: GateAction,
+  opts: RequestOptions,
+): Promise<GateRequestResult> {
+  const event = localEvent(gate, action, opts);
+  if (!isLocalEndpoint(process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL))
+    process.stderr.write(
+      `sluice: warning: no --function: this ${action} is written straight to table '${process.env.SLUICE_TABLE ?? ''}' ` +
+        `as an unverified claim by '${String(event.requestedBy)}'; against a deployed stack, give --stack <stack> ` +
+        '(or --function <gate function>) so that the gate function records your verified AWS identity\n',
+    );
+  return handleGateEvent(parseGateEvent(event), localGateDeps());
+}
+
+/** Whether DynamoDB is reached on this machine (the local components), not in AWS. */
+export function isLocalEndpoint(endpoint: string | undefined): boolean {
+  if (endpoint === undefined) return false;
+  try {
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(endpoint).hostname);
+  } catch {
+    return false;
+  }
 }
 
 /** Locally the CLI is the recording side: the request is a claim by `--by` or the OS user. */

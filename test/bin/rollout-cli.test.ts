@@ -65,6 +65,7 @@ describe('sluice rollout halt|resume|rollback', () => {
     expect(status.stdout).toContain(`halted in wave 2 (recorded by ${aliceReads} at `);
     expect(status.stdout).toContain(` halt by ${aliceReads}: INC-9: errors`);
     expect(status.stdout).not.toContain(alice.arn);
+    expect((await sluice('rollout', 'status', f.name, '--exit-code')).code).toBe(1);
 
     // Locally, without --function: a claim by --by, marked unverified; the next wave goes on here.
     const resumed = await sluice('rollout', 'resume', f.name, '--reason', 'INC-9 fixed', '--by', 'bob');

@@ -3,8 +3,8 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Match } from 'aws-cdk-lib/assertions';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -153,6 +153,21 @@ describe('functions', () => {
       },
     });
     expect(LAYER_KUBECTL).toBe('/opt/kubectl/kubectl');
+  });
+
+  it('the kubectl layer holds kubectl alone (no 63 MB helm, which sluice refuses to run), and it runs', () => {
+    const layer = logicalId(template, 'AWS::Lambda::LayerVersion');
+    const key = (template.toJSON().Resources[layer].Properties.Content as { S3Key: string }).S3Key;
+    const dir = join(outdir, `asset.${key.replace(/\.zip$/, '')}`);
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
+    expect(files).toEqual(['kubectl/kubectl']);
+    const kubectl = join(dir, 'kubectl', 'kubectl');
+    expect(statSync(kubectl).size).toBeLessThan(70 * 1024 * 1024);
+    expect(execFileSync(kubectl, ['version', '--client'], { encoding: 'utf8' })).toMatch(
+      /Client Version: v1\.33\./,
+    );
   });
 
   it('gate: the reconcile function, the window schedule group and the role Scheduler assumes', () => {

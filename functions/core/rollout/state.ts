@@ -89,7 +89,7 @@ export interface RolloutState {
 }
 
 /** Reasons a run records while something holds it: not failures of the revision. */
-const HOLDS: ReadonlySet<StatusReason> = new Set<StatusReason>([
+export const HOLDS: ReadonlySet<StatusReason> = new Set<StatusReason>([
   'GateClosed',
   'DependencyNotReady',
   'ClusterBusy',
