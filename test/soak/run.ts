@@ -98,6 +98,8 @@ const registryProxy = await startRegistryFaultProxy(bed);
 const trap = await startTrap();
 const watchdog = startWatchdog();
 const exercise = noExercise();
+/** Per counter, the seeds whose runs exercised it at least once. */
+const seedsExercising = noExercise();
 const invariantResults: SeedResult[] = [];
 const reports: ScenarioReport[] = [];
 const attacks: AttackReport[] = [];
@@ -125,6 +127,8 @@ try {
         const result = await checkSeed(invariantEnv, seed, 1, shrinkMs, generators);
         invariantResults.push(result);
         addExercise(exercise, result.exercise);
+        for (const key of Object.keys(seedsExercising) as (keyof typeof exercise)[])
+          if (result.exercise[key] > 0) seedsExercising[key]++;
         process.stdout.write(
           `${String(i + 1).padStart(4)} seed ${seed}: invariants: ${result.failed ? `VIOLATED (${result.invariants.join(', ')})` : 'all hold'}; ${took()}` +
             `${result.failed ? `  <--\n${describeFailure(result)}` : ''}\n`,
@@ -216,6 +220,7 @@ process.stdout.write(
     `  invariant peak memory limit: ${MEMORY_LIMIT_MIB} MiB over the baseline per sluice call`,
     `  invariant time limits: ${CALL_DEADLINE_S} s per sluice call (${CLI_DEADLINE_S} s per CLI command), ${STALL_LIMIT_MS} ms of event-loop stall`,
     `  invariants exercised (over ${invariantResults.reduce((n, r) => n + r.scenarios, 0)} scenario runs${hostile ? `, hostile kinds ${hostile.join(', ')}` : ''}): ${describeExercise(exercise)}`,
+    `  seeds exercising each (of ${invariantResults.length}): ${describeExercise(seedsExercising)}`,
     `  time:                 ${((Date.now() - started) / 1000).toFixed(0)}s`,
     '',
   ].join('\n'),
