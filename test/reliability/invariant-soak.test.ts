@@ -34,8 +34,12 @@ afterAll(async () => {
   await watchdog.stop();
 });
 
-/** The seed of the fixed run, and how many scenarios it takes (about two minutes). */
-const SEED = 2221;
+/**
+ * The seed of the fixed run, and how many scenarios it takes (about two minutes). Seed 3022's pairs:
+ * two plain revisions with encrypted Secrets, the second pruning the first's Secret and
+ * ServiceAccount; then a remote reference and a catastrophic CRD `pattern`.
+ */
+const SEED = 3022;
 const RUNS = 2;
 
 const object = (spec: Partial<ObjectSpec> & Pick<ObjectSpec, 'kind' | 'ns' | 'name'>): ObjectSpec => ({
