@@ -207,9 +207,10 @@ async function scenario(
     const deadline = inProcess ? CALL_DEADLINE_S : CLI_DEADLINE_S;
     const before = await snapshot();
     audit.read();
-    env.watchdog?.at(`seed ${env.seed ?? '?'}, ${tag}: ${step}`);
+    const context = `seed ${env.seed ?? '?'}, ${tag}: ${step}`;
+    env.watchdog?.at(context);
     const from = micros(new Date());
-    const memory = await watchMemory();
+    const memory = await watchMemory(context);
     const time = watchTime();
     const outcome = await withDeadline(
       call().catch((error: unknown) => `threw ${String(error)}`),
