@@ -4,7 +4,15 @@ import * as z from 'zod';
 import { isRecord } from './issues.ts';
 import { patchProblems } from './patches.ts';
 import type { Decryption, DeliveryPatch, ImageOverride } from './types.ts';
-import { type Check, DIGEST_OF_ANY_ALGORITHM, KMS_KEY_ARN, SECRET_ARN, checked, name, strict } from './fields.ts';
+import {
+  type Check,
+  DIGEST_OF_ANY_ALGORITHM,
+  KMS_KEY_ARN,
+  SECRET_ARN,
+  checked,
+  name,
+  strict,
+} from './fields.ts';
 
 export const pathSchema = checked((path) => {
   if (path.startsWith('/')) return `"${path}" must be relative to the artifact root (no leading "/")`;
