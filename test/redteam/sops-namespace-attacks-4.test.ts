@@ -3,6 +3,7 @@
 // the Secret's namespace becomes a label's value, and the MAC still checks out.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { parseDelivery } from '../../functions/core/config/index.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../support/deliveries.ts';
 import { ageKeySecret, sopsDecryption } from '../support/sops.ts';
 import { sopsEncrypt } from '../support/sops-encrypt.ts';
@@ -94,5 +95,29 @@ describe('sops key renames cannot move a decrypted Secret into another namespace
     const honest = await run(delivery.name, deps);
     expect(honest.outcome, honest.message).toBe('Succeeded');
     expect(await secretIn(home, name)).toBe(true);
+  });
+});
+
+describe('decryption.namespaces in the config', () => {
+  const delivery = (extra: Record<string, unknown>) =>
+    parseDelivery({
+      name: 'd',
+      source: { url: 'oci://123456789012.dkr.ecr.eu-west-1.amazonaws.com/x', tag: 'v1' },
+      cluster: { kubeconfig: './kubeconfig' },
+      ...extra,
+    });
+  const decryption = (namespaces: unknown) => ({ ...sopsDecryption(), namespaces });
+
+  it('must list the targetNamespace when both are set, and name at least one valid namespace', () => {
+    expect(() => delivery({ targetNamespace: 'a', decryption: decryption(['b']) })).toThrow(
+      'decryption.namespaces: does not list the targetNamespace "a"',
+    );
+    expect(() => delivery({ decryption: decryption([]) })).toThrow(
+      'decryption.namespaces: list at least one namespace',
+    );
+    expect(() => delivery({ decryption: decryption(['Bad_NS']) })).toThrow('decryption.namespaces[0]');
+    expect(delivery({ targetNamespace: 'a', decryption: decryption(['a']) }).decryption?.namespaces).toEqual([
+      'a',
+    ]);
   });
 });

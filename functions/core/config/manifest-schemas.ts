@@ -115,7 +115,10 @@ export const decryptionSchema = strict({
       ? undefined
       : `"${arn}" is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)`,
   ).optional(),
-  namespaces: z.array(name('namespace name')).min(1).optional(),
+  namespaces: z
+    .array(name('namespace name'))
+    .min(1, 'list at least one namespace, or leave namespaces out (then: targetNamespace, else default)')
+    .optional(),
 })
   .superRefine(
     (decryption, ctx) => {
