@@ -273,6 +273,13 @@ export interface SluiceDecryption {
    * @default - none
    */
   readonly ageKeySecretArn?: string;
+  /**
+   * The namespaces a decrypted Secret may land in when the delivery has no `targetNamespace`.
+   * sops's MAC covers a file's values, not its keys, so the namespace a file names is not trusted
+   * on its own: a Secret settling anywhere else is refused.
+   * @default - `default` only (with `targetNamespace`: that namespace only)
+   */
+  readonly namespaces?: string[];
 }
 
 export interface SluiceGateSchedule {

@@ -434,6 +434,8 @@ async function scenario(
       provider: 'sops',
       kmsKeyArns: [LOCAL_KMS_KEYS.fixtures],
       ageKeySecretArn: await ageSecretArn,
+      // B's Secrets name its own namespace in their files; only there may they be decrypted.
+      namespaces: [names.ns.mine],
     },
   });
   let lastOutcome = '';
