@@ -1,10 +1,10 @@
 // `npm run test:unit`: the test files that need no local component (test/support/test-tiers.ts),
 // with no global setup, so nothing is started. `npm test` runs these and the rest.
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import base from './vitest.config.ts';
 import { testTiers } from './test/support/test-tiers.ts';
 
-export default mergeConfig(
-  { ...base, test: { ...base.test, globalSetup: [] } },
-  defineConfig({ test: { include: testTiers(import.meta.dirname).unit } }),
-);
+export default defineConfig({
+  ...base,
+  test: { ...base.test, include: testTiers(import.meta.dirname).unit, globalSetup: [] },
+});
