@@ -82,6 +82,8 @@ describe('an alarm gate', () => {
     const held = await run(closed.delivery, closed.deps);
     expect(held).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed' });
     expect(held.message).toContain(`alarm '${alarm}' has no data yet (INSUFFICIENT_DATA since `);
+    // Not a planned hold: the blocked-too-long alarm counts it.
+    expect(held.planned).toBeUndefined();
     // `sluice status` says so, and what to do.
     const status = await sluice('status', closed.delivery);
     expect(status.stdout).toContain(`alarm '${alarm}' has no data yet`);
