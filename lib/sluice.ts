@@ -48,6 +48,8 @@ import { GateSchedules, IntervalSchedules } from './schedules.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
 import { AlarmStateTriggers, describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
+import { alarmsReportWithoutData, gateWaitsOn } from './gate-dependencies.ts';
+import { nameAlarms } from './alarm-names.ts';
 import { EcrPushTriggers, ImagePushRecords, ecrRepositories } from './triggers.ts';
 import { KubectlLayer } from './kubectl-layer.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
@@ -119,6 +121,8 @@ export class Sluice extends Construct {
   private readonly breakGlassProps: BreakGlassProps;
   private breakGlass?: BreakGlass;
   private rolloutControl?: RolloutControl;
+  /** Alarm gates whose alarms may hold them closed for want of data (a synth warning). */
+  private readonly gatesWaitingForData: string[] = [];
 
   /**
    * sluice with the gates and deliveries of a `sluice.yaml` (the file `sluice register -f` reads),
@@ -136,7 +140,7 @@ export class Sluice extends Construct {
 
   constructor(scope: Construct, id: string, props: SluiceProps = {}) {
     super(scope, id);
-    this.specs = resolveSpecs(props);
+    this.specs = resolveSpecs(props, { account: Stack.of(scope).account, region: Stack.of(scope).region });
     const { config, clusters } = this.specs;
     const stack = Stack.of(this);
     const logRetention = props.logRetention ?? logs.RetentionDays.THREE_MONTHS;
@@ -372,7 +376,7 @@ export class Sluice extends Construct {
     });
     // Alarm gates: both functions read the alarms (a reconcile's gates, `sluice gates` through the
     // gate function); their state changes reconcile the deliveries behind them.
-    const alarmArns = gateAlarmArns(Stack.of(this), config.gates);
+    const alarmArns = gateAlarmArns(Stack.of(this), this.specs.alarmEntries);
     if (alarmArns.length > 0) {
       deployerRole.addToPrincipalPolicy(describeAlarmsStatement(alarmArns));
       gateRole.addToPrincipalPolicy(describeAlarmsStatement(alarmArns));
@@ -468,6 +472,7 @@ export class Sluice extends Construct {
     }
 
     this.outputs = this.stackOutputs(props.exportPrefix ?? stack.stackName);
+    nameAlarms(this, props.alarmNamePrefix ?? props.exportPrefix ?? stack.stackName);
 
     warnOfRiskyChoices(this, {
       deliveries: config.deliveries,
@@ -477,6 +482,7 @@ export class Sluice extends Construct {
       alarmTopic: props.alarmTopic !== undefined,
       unwatchedRepositories: pushTriggers.unwatched,
       environmentAgnostic: Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region),
+      gatesWaitingForData: this.gatesWaitingForData,
     });
 
     acknowledgeNagFindings({
@@ -709,15 +715,28 @@ export class Sluice extends Construct {
       logGroup: frameworkLogs,
     });
 
-    const gates = [...this.specs.gateInputs].map(
-      ([name, input]) =>
-        new CustomResource(this, `Gate-${name}`, {
-          serviceToken: provider.serviceToken,
-          resourceType: 'Custom::SluiceGate',
-          properties: { Kind: 'gate', Name: name, Spec: stack.toJsonString(input) },
-          serviceTimeout: SPEC_SERVICE_TIMEOUT,
-        }),
-    );
+    const gates = [...this.specs.gateInputs].map(([name, input]) => {
+      const resource = new CustomResource(this, `Gate-${name}`, {
+        serviceToken: provider.serviceToken,
+        resourceType: 'Custom::SluiceGate',
+        properties: { Kind: 'gate', Name: name, Spec: stack.toJsonString(input) },
+        serviceTimeout: SPEC_SERVICE_TIMEOUT,
+      });
+      // Written after the alarms and Change Calendars of the app it waits on (and the deliveries
+      // and rollouts using it after it): a first deploy's first reconcile finds them.
+      const gate = this.specs.config.gates.find((candidate) => candidate.name === name)!;
+      const alarms = Array.isArray(input.alarms) ? (input.alarms as string[]) : [];
+      const constructs = this.specs.gateAlarmConstructs.get(name) ?? [];
+      const waitedOn = gateWaitsOn(this, gate, alarms, constructs);
+      for (const construct of waitedOn) resource.node.addDependency(construct);
+      if (
+        alarms.length > 0 &&
+        gate.insufficientData !== 'open' &&
+        !alarmsReportWithoutData(alarms, constructs, waitedOn)
+      )
+        this.gatesWaitingForData.push(name);
+      return resource;
+    });
     // A rollout is written before its members, so that their first run takes the rollout's
     // revision in its waves (not their own tags'); on delete, after them.
     const rolloutOf = new Map<string, CustomResource>();

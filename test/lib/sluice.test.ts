@@ -520,10 +520,10 @@ describe('alarms', () => {
     });
   });
 
-  it('oddy-test blocked by gates for more than 24h alarms (BlockedSeconds)', () => {
+  it('oddy-test blocked by gates (planned holds not counted) for more than 24h alarms (UnplannedBlockedSeconds)', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'Sluice',
-      MetricName: 'BlockedSeconds',
+      MetricName: 'UnplannedBlockedSeconds',
       Dimensions: dimensions,
       Statistic: 'Maximum',
       Threshold: 86_400,

@@ -313,7 +313,7 @@ describe('options', () => {
       Timeout: 600,
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      MetricName: 'BlockedSeconds',
+      MetricName: 'UnplannedBlockedSeconds',
       Threshold: 7200,
     });
   });
@@ -396,10 +396,10 @@ describe('options', () => {
       )
       .filter((p) => p.Namespace === 'Sluice');
     expect(sluiceAlarms.map((p) => p.MetricName).sort()).toEqual([
-      'BlockedSeconds',
       'KeptObjects',
       'ReconcileCompleted',
       'ReconcileFailed',
+      'UnplannedBlockedSeconds',
     ]);
     for (const alarm of sluiceAlarms)
       expect(alarm.Dimensions).toEqual([{ Name: 'service', Value: 'sluice-reconcile' }]);

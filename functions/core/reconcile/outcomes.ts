@@ -45,6 +45,11 @@ export interface ReconcileResult {
   readonly nextRetryAt?: string;
   /** A held (Blocked) run: since when the delivery has been held, as its status records it. */
   readonly blockedSince?: string;
+  /**
+   * A held run whose every closed gate is closed only by a planned period (a freeze, a calendar
+   * event, a CLOSED Change Calendar): the blocked-too-long alarm does not count it.
+   */
+  readonly planned?: boolean;
   /** CRDs and Namespaces the run left out but kept, as they hold objects it does not delete. */
   readonly kept?: readonly KeptContainer[];
   /** When a run of the delivery last succeeded (this one, if it did), if ever. */
@@ -110,6 +115,14 @@ const lastSuccessOf = (run: Run) =>
 /** When the delivery was first held, in this run or an earlier one still holding it. */
 const heldSince = (run: Run): string => run.previous?.blockedSince ?? run.started.toISOString();
 
+/** Every gate holding the run is closed by a planned period only, none by an alarm or a problem. */
+const plannedOnly = (blockedBy: readonly BlockingGate[] | null | undefined): boolean =>
+  !!blockedBy &&
+  blockedBy.length > 0 &&
+  blockedBy.every(
+    (gate) => gate.closedBy !== undefined && !gate.closedByAlarms?.length && gate.problem === undefined,
+  );
+
 /**
  * Records a run that changed nothing because something holds it (`reason`), and answers with the
  * result: status not ready, held since it first was, and the event.
@@ -133,6 +146,7 @@ export async function hold(
     reason,
     message,
     blockedSince,
+    ...(plannedOnly(status.blockedBy) && { planned: true }),
     ...(revision && { revision }),
     ...(typeof status.nextRetryAt === 'string' && { nextRetryAt: status.nextRetryAt }),
     ...lastSuccessOf(run),
