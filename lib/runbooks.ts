@@ -7,7 +7,7 @@ import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import { formatDuration, type Gate } from '../functions/core/config/index.ts';
-import { PINNABLE_REVISION } from '../functions/core/store/gates.ts';
+import { PINNABLE_REVISION } from '../functions/core/model/pinnable-revision.ts';
 import { RUNBOOK_STEPS } from '../functions/core/gates/runbook-approval.ts';
 import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 import { nagResourceName } from './nag.ts';
