@@ -107,10 +107,16 @@ export class Sluice extends Construct {
   /** The CloudWatch dashboard of deliveries and gates; undefined with `dashboard: false`. */
   readonly dashboard?: cloudwatch.Dashboard;
   /**
-   * Per gate, the EventBridge rule sending its `Release Waiting` events to the approval topic
-   * (`approvalTopic`, else `alarmTopic`); empty without an `eventBus` or a topic.
+   * Per gate, the EventBridge rule sending its `Release Waiting` events that an approval lifts
+   * (`lift: approve`) to the approval topic (`approvalTopic`, else `alarmTopic`), with the gate
+   * function's name; empty without an `eventBus` or a topic.
    */
   readonly releaseWaitingRules: ReadonlyMap<string, events.Rule>;
+  /**
+   * Per gate, the rule sending its `Release Waiting` events that no approval lifts (a freeze or
+   * calendar to wait out, an alarm to fix) to the same topic, with who may break the glass.
+   */
+  readonly releaseHeldRules: ReadonlyMap<string, events.Rule>;
   /** The stack outputs (`<exportPrefix>-TableName`, ...) that `sluice --stack` reads. */
   readonly outputs: SluiceOutputs;
   private readonly gateEntries: GateEntries;
@@ -433,17 +439,23 @@ export class Sluice extends Construct {
     }).alarms;
 
     const approvalTopic = props.approvalTopic ?? props.alarmTopic;
-    this.releaseWaitingRules =
+    const notifications =
       props.eventBus && approvalTopic
         ? new ReleaseNotifications(this, 'ReleaseWaiting', {
             gates: config.gates,
             eventBus: props.eventBus,
             topic: approvalTopic,
             gateFunction: gate,
-            runbookOf,
+            breakGlassOf: () =>
+              this.breakGlass && {
+                runbook: this.breakGlass.runbook.documentName,
+                grantees: this.entryGrantees.granteesOf(BREAK_GLASS_ALIAS),
+              },
             deadLetterQueue: failures.queue,
-          }).rules
-        : new Map();
+          })
+        : undefined;
+    this.releaseWaitingRules = notifications?.rules ?? new Map();
+    this.releaseHeldRules = notifications?.holdRules ?? new Map();
     if (props.dashboard ?? true) {
       this.dashboard = new SluiceDashboard(this, 'Dashboard', {
         deliveries: config.deliveries,

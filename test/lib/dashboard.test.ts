@@ -119,7 +119,7 @@ describe('the dashboard', () => {
 });
 
 describe('Release Waiting notifications', () => {
-  it('one rule per gate on the event bus sends its Release Waiting events to the approval topic, naming how to approve', () => {
+  it('per gate, approvals go to the approval topic with the CLI line; what no approval lifts goes there without "approve", with who may break the glass', () => {
     const { template, sluice } = synth(
       (cluster, stack) => ({
         gates: SEED_GATES,
@@ -133,51 +133,60 @@ describe('Release Waiting notifications', () => {
         ),
       }),
       {
-        then: (s, stack) =>
+        then: (s, stack) => {
           s.grantGateRequests(
             new iam.Role(stack, 'Approver', { assumedBy: new iam.AccountRootPrincipal() }),
             'sre-approval',
-          ),
+          );
+          s.grantBreakGlass(
+            iam.Role.fromRoleArn(stack, 'Oncall', `arn:aws:iam::${ACCOUNT}:role/oncall-lead`),
+          );
+        },
       },
     );
     const gate = functionId(template, 'open and close gates');
     const queue = logicalId(template, 'AWS::SQS::Queue');
     expect([...sluice.releaseWaitingRules.keys()]).toEqual(['no-deploy-friday', 'sre-approval']);
-    for (const name of ['no-deploy-friday', 'sre-approval']) {
-      template.hasResourceProperties('AWS::Events::Rule', {
-        EventBusName: 'platform-events',
-        EventPattern: { source: ['sluice'], 'detail-type': ['Release Waiting'], detail: { gate: [name] } },
-        Targets: [
-          Match.objectLike({
-            Arn: `arn:aws:sns:${REGION}:${ACCOUNT}:AutomationApprovals`,
-            DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queue, 'Arn'] } },
-            InputTransformer: {
-              InputPathsMap: {
-                'detail-delivery': '$.detail.delivery',
-                'detail-revision': '$.detail.revision',
-              },
-              InputTemplate: Match.anyValue(),
-            },
-          }),
-        ],
-      });
-    }
+    expect([...sluice.releaseHeldRules.keys()]).toEqual(['no-deploy-friday', 'sre-approval']);
+    const target = Match.objectLike({
+      Arn: `arn:aws:sns:${REGION}:${ACCOUNT}:AutomationApprovals`,
+      DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queue, 'Arn'] } },
+      InputTransformer: Match.objectLike({
+        InputPathsMap: Match.objectLike({ 'detail-message': '$.detail.message' }),
+      }),
+    });
     const rules = Object.values(template.findResources('AWS::Events::Rule')).filter((r) =>
       JSON.stringify(r).includes('Release Waiting'),
     );
-    const message = (name: string) =>
-      JSON.stringify(rules.find((r) => JSON.stringify(r).includes(`"gate":["${name}"]`)));
-    expect(message('sre-approval')).toContain(
-      `runbook ${Stack.of(sluice).resolve(sluice.gateRunbookName('sre-approval'))}`,
-    );
-    expect(message('sre-approval')).toContain(
-      `sluice gate open sre-approval --revision <detail-revision> --reason <why> --function \\",{\\"Ref\\":\\"${gate}\\"}`.slice(
-        0,
-        60,
-      ),
-    );
-    expect(message('no-deploy-friday')).not.toContain('runbook');
-    // The reconcile function knows the runbooks' names for its events.
+    const message = (name: string, lift: unknown) =>
+      JSON.stringify(
+        rules.find(
+          (r) =>
+            JSON.stringify(r).includes(`"gate":["${name}"]`) &&
+            JSON.stringify(r.Properties.EventPattern.detail.lift) === JSON.stringify(lift),
+        )!.Properties.Targets[0].InputTransformer.InputTemplate,
+      );
+    for (const name of ['no-deploy-friday', 'sre-approval']) {
+      for (const lift of [['approve'], [{ 'anything-but': ['approve'] }]])
+        template.hasResourceProperties('AWS::Events::Rule', {
+          EventBusName: 'platform-events',
+          EventPattern: {
+            source: ['sluice'],
+            'detail-type': ['Release Waiting'],
+            detail: { gate: [name], lift },
+          },
+          Targets: [target],
+        });
+      // An approval: the notice (it names the runbook) ends with the CLI line; the gate function is added.
+      expect(message(name, ['approve'])).toContain(`<detail-message> --function ",{"Ref":"${gate}"}`);
+      // No approval lifts it: no "approve", no gate open; who may break the glass, and how.
+      const held = message(name, [{ 'anything-but': ['approve'] }]);
+      expect(held).not.toMatch(/approve|gate open/i);
+      expect(held).toContain(
+        `Break-glass, by arn:aws:iam::${ACCOUNT}:role/oncall-lead only: sluice gate override ${name} --revision <detail-revision>`,
+      );
+    }
+    // The reconcile function knows the runbooks' names for its notices.
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('reconcile deliveries'),
       Environment: {

@@ -27,7 +27,7 @@ import {
 } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
-import { announceWaiting } from './release-waiting.ts';
+import { announceWaiting, announceWaveWaiting, type WaveGateHold } from './release-waiting.ts';
 import { retryTime } from './retry.ts';
 
 /** Why a run was skipped: nothing was touched. */
@@ -206,6 +206,20 @@ export interface RolloutHold {
   readonly retryAt?: Date;
   /** The rollout's revision it does not take yet. */
   readonly pending?: string;
+  /** The wave gate holding it: its approvers are told, once for the wave. */
+  readonly waveGate?: WaveGateHold;
+}
+
+/** Tells the approvers of the wave gate holding the run (once for the wave: release-waiting.ts). */
+async function announceWaveGate(run: Run, held: RolloutHold): Promise<void> {
+  if (held.waveGate && held.pending)
+    await announceWaveWaiting(
+      run.delivery.name,
+      held.waveGate.gate,
+      held.pending,
+      held.waveGate.wave,
+      run.deps,
+    );
 }
 
 /**
@@ -215,13 +229,15 @@ export interface RolloutHold {
  */
 export async function holdForRollout(run: Run, held: RolloutHold): Promise<ReconcileResult> {
   const nextRetryAt = held.retryAt && (await scheduleRetry(run, held.retryAt));
-  return hold(
+  const result = await hold(
     run,
     held.reason,
     held.message,
     { blockedBy: null, nextRetryAt: nextRetryAt ?? null, pendingRevision: held.pending ?? null },
     held.pending,
   );
+  await announceWaveGate(run, held);
+  return result;
 }
 
 /**
@@ -252,6 +268,7 @@ export async function reapplyForRollout(
     },
     held.pending,
   );
+  await announceWaveGate(run, held);
   return { ...result, changes, ...(kept.length > 0 && { kept }) };
 }
 
