@@ -13,7 +13,7 @@ import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
 import { RolloutControl } from './rollout-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
-import { dashboardUrl, SluiceDashboard } from './dashboard.ts';
+import { DASHBOARD_ROWS_MAX, dashboardUrl, SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
 import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
@@ -45,7 +45,8 @@ import { GateRunbooks } from './runbooks.ts';
 import { readStatements } from './read-grant.ts';
 import { functionRuntime } from './runtime.ts';
 import { STACK_OUTPUTS, SluiceOutputs } from './outputs.ts';
-import { GateSchedules, IntervalSchedules } from './schedules.ts';
+import { GateSchedules, GateStateSchedules, IntervalSchedules } from './schedules.ts';
+import { GATE_STATE_RATE_MINUTES } from '../functions/gate/metrics.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
 import { AlarmStateTriggers, describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
@@ -376,6 +377,16 @@ export class Sluice extends Construct {
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
     });
+    // The dashboard's gate state: read on a schedule, so freezes, calendars and alarms show too.
+    if (props.dashboard ?? true)
+      new GateStateSchedules(this, 'GateStateSchedules', {
+        gates: config.gates.slice(0, DASHBOARD_ROWS_MAX),
+        gateFunction: scheduleTarget,
+        role: gateInvoker,
+        group: this.scheduleGroup,
+        deadLetterQueue: failures.queue,
+        rateMinutes: GATE_STATE_RATE_MINUTES,
+      });
     // Alarm gates: both functions read the alarms (a reconcile's gates, `sluice gates` through the
     // gate function); their state changes reconcile the deliveries behind them.
     const alarmArns = gateAlarmArns(Stack.of(this), config.gates);

@@ -43,7 +43,6 @@ describe('the dashboard', () => {
       expect(body).toContain(`filter delivery = \\"${delivery}\\" and ispresent(outcome)`);
       expect(body).toContain(`"delivery","${delivery}"`);
     }
-    expect(titles).toContain('Deliveries: latest run (outcome, revision, seconds since the last success)');
     // The log widgets query the reconcile function's log group.
     const reconcileLogs = logicalId(template, 'AWS::Logs::LogGroup', (_, id) => id.includes('Reconcile'));
     expect(body).toContain(JSON.stringify(refOf(reconcileLogs)));
@@ -60,14 +59,30 @@ describe('the dashboard', () => {
     ]) {
       expect(titles).toEqual(
         expect.arrayContaining([
-          `Gate ${gate}: open (1) or closed (0) after each request`,
-          `Gate ${gate}: requests and pending approvals`,
+          `Gate ${gate}: open (1) or closed (0), alarms, freezes and calendars included (read every 5 min)`,
+          gate === 'two-person' ? `Gate ${gate}: requests and pending approvals` : `Gate ${gate}: requests`,
           `Gate ${gate}: releases that came to wait at it`,
         ]),
       );
+      // The open/closed graph is the effective state, read on a schedule, not the requests.
+      expect(body).toContain(`"GateState","gate","${gate}","service","sluice-gate"`);
       expect(body).toContain(`"GateOpen","gate","${gate}","service","sluice-gate"`);
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        ScheduleExpression: 'rate(5 minutes)',
+        Target: Match.objectLike({ Input: JSON.stringify({ gate, action: 'status' }) }),
+      });
     }
+    // Pending approvals only where approvals are gathered (approvers > 1).
     expect(body).toContain('approvals pending (of 2)');
+    expect(body).not.toContain('approvals pending (of 1)');
+  });
+
+  it('shows the revision applied apart from the one held', () => {
+    expect(titles).toContain(
+      'Deliveries: latest run (outcome, revision applied and revision held, seconds since the last success)',
+    );
+    expect(body).toContain('latest(appliedRevision) as applied, latest(heldRevision) as held');
+    expect(body).not.toContain('latest(revision)');
   });
 
   it('explains how to approve: the runbooks in the console, and the CLI line with the gate function', () => {

@@ -51,6 +51,10 @@ export interface ReconcileResult {
   readonly lastSuccessAt?: string;
   /** The rollout the delivery is a member of, when the run looked it up (every run that reached its revision). */
   readonly rollout?: string;
+  /** The revision running: applied by this run, or by the last run that applied one. */
+  readonly appliedRevision?: string;
+  /** A held run: the revision it holds back (not running). */
+  readonly heldRevision?: string;
 }
 
 /** What a run that applied its revision did. */
@@ -127,6 +131,9 @@ export async function hold(
   await finish(run, 'Blocked', { ...notReady, ...status, ready: false, reason, message, blockedSince });
   if (status.blockedBy)
     await announceWaiting(run.delivery.name, run.previous, status.blockedBy, revision, run.deps);
+  const applied =
+    (typeof status.lastAppliedRevision === 'string' ? status.lastAppliedRevision : undefined) ??
+    run.previous?.lastAppliedRevision;
   return {
     delivery: run.delivery.name,
     outcome: 'Blocked',
@@ -134,6 +141,8 @@ export async function hold(
     message,
     blockedSince,
     ...(revision && { revision }),
+    ...(applied && { appliedRevision: applied }),
+    ...(revision && revision !== applied && { heldRevision: revision }),
     ...(typeof status.nextRetryAt === 'string' && { nextRetryAt: status.nextRetryAt }),
     ...lastSuccessOf(run),
   };
@@ -396,6 +405,7 @@ export async function succeed(
     reason: 'ReconciliationSucceeded',
     message,
     revision: artifact.revision,
+    appliedRevision: artifact.revision,
     changes,
     ...(kept.length > 0 && { kept }),
     lastSuccessAt,
@@ -429,6 +439,7 @@ export async function fail(run: Run, error: unknown, revision: string | undefine
     reason: failure.reason,
     message: failure.message,
     revision,
+    ...(run.previous?.lastAppliedRevision && { appliedRevision: run.previous.lastAppliedRevision }),
     ...(nextRetryAt && { nextRetryAt }),
     ...lastSuccessOf(run),
   };

@@ -8,6 +8,7 @@ import { handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import type { ReleaseWaitingEvent } from '../../../functions/core/reconcile/events.ts';
 import type { ReconcileEvent } from '../../../functions/core/store/events.ts';
 import { reconcile } from '../../../functions/core/reconcile/reconcile.ts';
+import { revisionFields } from '../../../functions/reconcile/handler.ts';
 import { createAlarm } from '../../support/alarms.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
 import { configMapYaml, inProcessGateDeps, manualClock, registerGate } from '../../support/gates.ts';
@@ -152,7 +153,10 @@ describe('Release Waiting', () => {
     clock.advance(2 * 3_600_000); // the window is over: closed again
     const v2 = await push('2.0.0');
     expect(await run(delivery, deps)).toMatchObject({ outcome: 'Blocked', revision: v2 });
-    expect(await run(delivery, deps)).toMatchObject({ outcome: 'Blocked', revision: v2 });
+    // What runs and what waits, apart (the dashboard's columns).
+    const held = await run(delivery, deps);
+    expect(held).toMatchObject({ outcome: 'Blocked', appliedRevision: v1, heldRevision: v2 });
+    expect(revisionFields(held)).toEqual({ appliedRevision: v1, heldRevision: v2 });
     expect(waiting).toEqual([expect.objectContaining({ delivery, gate, revision: v2, blocks: 'revisions' })]);
   });
 
