@@ -12,7 +12,7 @@ import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
 import { RolloutControl } from './rollout-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
-import { dashboardUrl, SluiceDashboard } from './dashboard.ts';
+import { DASHBOARD_ROWS_MAX, dashboardUrl, SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
 import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
@@ -44,7 +44,8 @@ import { GateRunbooks } from './runbooks.ts';
 import { readStatements } from './read-grant.ts';
 import { functionRuntime } from './runtime.ts';
 import { STACK_OUTPUTS, SluiceOutputs } from './outputs.ts';
-import { GateSchedules, IntervalSchedules } from './schedules.ts';
+import { GateSchedules, GateStateSchedules, IntervalSchedules } from './schedules.ts';
+import { GATE_STATE_RATE_MINUTES } from '../functions/gate/metrics.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
 import { AlarmStateTriggers, describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
@@ -109,10 +110,16 @@ export class Sluice extends Construct {
   /** The CloudWatch dashboard of deliveries and gates; undefined with `dashboard: false`. */
   readonly dashboard?: cloudwatch.Dashboard;
   /**
-   * Per gate, the EventBridge rule sending its `Release Waiting` events to the approval topic
-   * (`approvalTopic`, else `alarmTopic`); empty without an `eventBus` or a topic.
+   * Per gate, the EventBridge rule sending its `Release Waiting` events that an approval lifts
+   * (`lift: approve`) to the approval topic (`approvalTopic`, else `alarmTopic`), with the gate
+   * function's name; empty without an `eventBus` or a topic.
    */
   readonly releaseWaitingRules: ReadonlyMap<string, events.Rule>;
+  /**
+   * Per gate, the rule sending its `Release Waiting` events that no approval lifts (a freeze or
+   * calendar to wait out, an alarm to fix) to the same topic, with who may break the glass.
+   */
+  readonly releaseHeldRules: ReadonlyMap<string, events.Rule>;
   /** The stack outputs (`<exportPrefix>-TableName`, ...) that `sluice --stack` reads. */
   readonly outputs: SluiceOutputs;
   private readonly gateEntries: GateEntries;
@@ -374,6 +381,16 @@ export class Sluice extends Construct {
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
     });
+    // The dashboard's gate state: read on a schedule, so freezes, calendars and alarms show too.
+    if (props.dashboard ?? true)
+      new GateStateSchedules(this, 'GateStateSchedules', {
+        gates: config.gates.slice(0, DASHBOARD_ROWS_MAX),
+        gateFunction: scheduleTarget,
+        role: gateInvoker,
+        group: this.scheduleGroup,
+        deadLetterQueue: failures.queue,
+        rateMinutes: GATE_STATE_RATE_MINUTES,
+      });
     // Alarm gates: both functions read the alarms (a reconcile's gates, `sluice gates` through the
     // gate function); their state changes reconcile the deliveries behind them.
     const alarmArns = gateAlarmArns(Stack.of(this), this.specs.alarmEntries);
@@ -437,17 +454,23 @@ export class Sluice extends Construct {
     }).alarms;
 
     const approvalTopic = props.approvalTopic ?? props.alarmTopic;
-    this.releaseWaitingRules =
+    const notifications =
       props.eventBus && approvalTopic
         ? new ReleaseNotifications(this, 'ReleaseWaiting', {
             gates: config.gates,
             eventBus: props.eventBus,
             topic: approvalTopic,
             gateFunction: gate,
-            runbookOf,
+            breakGlassOf: () =>
+              this.breakGlass && {
+                runbook: this.breakGlass.runbook.documentName,
+                grantees: this.entryGrantees.granteesOf(BREAK_GLASS_ALIAS),
+              },
             deadLetterQueue: failures.queue,
-          }).rules
-        : new Map();
+          })
+        : undefined;
+    this.releaseWaitingRules = notifications?.rules ?? new Map();
+    this.releaseHeldRules = notifications?.holdRules ?? new Map();
     if (props.dashboard ?? true) {
       this.dashboard = new SluiceDashboard(this, 'Dashboard', {
         deliveries: config.deliveries,

@@ -6,7 +6,6 @@ import {
   gateConditionReadersFromEnvironment,
   tableFromEnvironment,
 } from '../../functions/core/environment.ts';
-import { alarmHoldsText } from '../../functions/core/gates/alarms.ts';
 import { printable } from '../../functions/core/gates/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
@@ -52,21 +51,29 @@ export function gatesCommand(): Command {
       const readers = gateConditionReadersFromEnvironment();
       const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, ...readers })));
       if (opts.json) {
-        printJson(only ? gates[0] : gates);
+        // The effective state first, as the table shows it; `status` is what the requests say.
+        const json = gates.map(({ effective, ...report }) => ({
+          name: report.status.name,
+          state: effective.state,
+          cause: effective.cause,
+          why: effective.why,
+          ...report,
+        }));
+        printJson(only ? json[0] : json);
         return;
       }
       const now = clock.now().getTime();
       printTable(
         ['GATE', 'STATE', 'DEFAULT', 'SINCE', 'UNTIL', 'NEXT CHANGE', 'LAST REQUEST'],
-        gates.map(({ status, nextChange, pendingApprovals, closedByAlarms }) => {
+        gates.map(({ status, effective, nextChange, pendingApprovals }) => {
           const last = status.lastRequest;
           return [
             status.name,
-            closedByAlarms
-              ? `closed (by ${alarmHoldsText(closedByAlarms)})`
+            effective.cause === 'alarm'
+              ? `closed (by ${effective.why})`
               : status.closedBy
-                ? `closed (${status.closedBy.cause})`
-                : status.state,
+                ? `closed (${effective.cause})`
+                : effective.state,
             status.default,
             status.since ? ago(status.since, now) : '-',
             status.until ? relative(status.until, now) : '-',

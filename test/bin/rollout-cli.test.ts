@@ -93,7 +93,7 @@ describe('sluice rollout halt|resume|rollback', () => {
     expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
     expect(await reconcile(eu, f.deps)).toMatchObject({
       reason: 'RolloutWaiting',
-      message: expect.stringContaining(`gate '${gate}' holds wave 2`),
+      message: expect.stringContaining(`wave 2 of 3 waits for gate '${gate}' to open`),
     });
 
     const opened = await sluice('gate', 'open', gate, '--reason', 'CHG-7', '--by', 'bob');

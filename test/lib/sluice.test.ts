@@ -249,7 +249,9 @@ describe('schedules', () => {
     const id = logicalId(
       template,
       'AWS::Scheduler::Schedule',
-      (p) => p.ScheduleExpression === 'rate(5 minutes)',
+      (p) =>
+        p.ScheduleExpression === 'rate(5 minutes)' &&
+        String((p.Target as { Input?: unknown }).Input).includes('delivery'),
     );
     const properties = template.toJSON().Resources[id].Properties;
     expect(properties).toMatchObject({
@@ -265,8 +267,19 @@ describe('schedules', () => {
     expect(JSON.parse(properties.Target.Input)).toEqual({ delivery: 'oddy-test' });
   });
 
-  it('has just those two schedules, and two groups (the window group starts empty)', () => {
-    template.resourceCountIs('AWS::Scheduler::Schedule', 2);
+  it("has just those two schedules and the dashboard's gate-state reads, and two groups (the window group starts empty)", () => {
+    const schedules = Object.values(template.findResources('AWS::Scheduler::Schedule'));
+    const reads = schedules.filter((r) => JSON.parse(r.Properties.Target.Input).action === 'status');
+    expect(reads.map((r) => JSON.parse(r.Properties.Target.Input).gate).sort()).toEqual([
+      'no-deploy-friday',
+      'sre-approval',
+    ]);
+    for (const read of reads)
+      expect(read.Properties).toMatchObject({
+        ScheduleExpression: 'rate(5 minutes)',
+        Target: { RoleArn: arnOf(gateInvoker), RetryPolicy: { MaximumRetryAttempts: 0 } },
+      });
+    expect(schedules).toHaveLength(2 + reads.length);
     template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 2);
   });
 

@@ -27,7 +27,7 @@ import {
 } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
-import { announceWaiting } from './release-waiting.ts';
+import { announceWaiting, announceWaveWaiting, type WaveGateHold } from './release-waiting.ts';
 import { retryTime } from './retry.ts';
 
 /** Why a run was skipped: nothing was touched. */
@@ -56,6 +56,10 @@ export interface ReconcileResult {
   readonly lastSuccessAt?: string;
   /** The rollout the delivery is a member of, when the run looked it up (every run that reached its revision). */
   readonly rollout?: string;
+  /** The revision running: applied by this run, or by the last run that applied one. */
+  readonly appliedRevision?: string;
+  /** A held run: the revision it holds back (not running). */
+  readonly heldRevision?: string;
 }
 
 /** What a run that applied its revision did. */
@@ -140,6 +144,9 @@ export async function hold(
   await finish(run, 'Blocked', { ...notReady, ...status, ready: false, reason, message, blockedSince });
   if (status.blockedBy)
     await announceWaiting(run.delivery.name, run.previous, status.blockedBy, revision, run.deps);
+  const applied =
+    (typeof status.lastAppliedRevision === 'string' ? status.lastAppliedRevision : undefined) ??
+    run.previous?.lastAppliedRevision;
   return {
     delivery: run.delivery.name,
     outcome: 'Blocked',
@@ -148,6 +155,8 @@ export async function hold(
     blockedSince,
     ...(plannedOnly(status.blockedBy) && { planned: true }),
     ...(revision && { revision }),
+    ...(applied && { appliedRevision: applied }),
+    ...(revision && revision !== applied && { heldRevision: revision }),
     ...(typeof status.nextRetryAt === 'string' && { nextRetryAt: status.nextRetryAt }),
     ...lastSuccessOf(run),
   };
@@ -220,6 +229,20 @@ export interface RolloutHold {
   readonly retryAt?: Date;
   /** The rollout's revision it does not take yet. */
   readonly pending?: string;
+  /** The wave gate holding it: its approvers are told, once for the wave. */
+  readonly waveGate?: WaveGateHold;
+}
+
+/** Tells the approvers of the wave gate holding the run (once for the wave: release-waiting.ts). */
+async function announceWaveGate(run: Run, held: RolloutHold): Promise<void> {
+  if (held.waveGate && held.pending)
+    await announceWaveWaiting(
+      run.delivery.name,
+      held.waveGate.gate,
+      held.pending,
+      held.waveGate.wave,
+      run.deps,
+    );
 }
 
 /**
@@ -229,13 +252,15 @@ export interface RolloutHold {
  */
 export async function holdForRollout(run: Run, held: RolloutHold): Promise<ReconcileResult> {
   const nextRetryAt = held.retryAt && (await scheduleRetry(run, held.retryAt));
-  return hold(
+  const result = await hold(
     run,
     held.reason,
     held.message,
     { blockedBy: null, nextRetryAt: nextRetryAt ?? null, pendingRevision: held.pending ?? null },
     held.pending,
   );
+  await announceWaveGate(run, held);
+  return result;
 }
 
 /**
@@ -266,6 +291,7 @@ export async function reapplyForRollout(
     },
     held.pending,
   );
+  await announceWaveGate(run, held);
   return { ...result, changes, ...(kept.length > 0 && { kept }) };
 }
 
@@ -393,6 +419,7 @@ export async function succeed(
     reason: 'ReconciliationSucceeded',
     message,
     revision: artifact.revision,
+    appliedRevision: artifact.revision,
     changes,
     ...(kept.length > 0 && { kept }),
     lastSuccessAt,
@@ -426,6 +453,7 @@ export async function fail(run: Run, error: unknown, revision: string | undefine
     reason: failure.reason,
     message: failure.message,
     revision,
+    ...(run.previous?.lastAppliedRevision && { appliedRevision: run.previous.lastAppliedRevision }),
     ...(nextRetryAt && { nextRetryAt }),
     ...lastSuccessOf(run),
   };

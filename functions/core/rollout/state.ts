@@ -284,13 +284,14 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
       for (const member of classified) if (member.phase === 'Progressing') admitted.add(member.name);
     for (const name of admitted) mayTake.add(name);
 
+    // Said as what it waits for: `wave 2 of 3 waits for <this>`.
     const waiting = !earlierComplete
-      ? `wave ${number - 1} has not finished`
+      ? `wave ${number - 1} to finish`
       : gateHolds
-        ? `gate '${gate.name}' holds wave ${number}`
+        ? `gate '${gate.name}' to open`
         : halt
-          ? 'the rollout is halted'
-          : `its turn in wave ${number} (maxParallel ${rollout.maxParallel ?? ''})`;
+          ? 'the rollout to resume'
+          : `its turn in wave ${number}${rollout.maxParallel !== undefined ? ` (maxParallel ${rollout.maxParallel})` : ''}`;
     const members: MemberView[] = classified.map((member) => {
       if (member.phase === 'Done')
         return soakEnd !== undefined && !soaked

@@ -131,7 +131,7 @@ describe('rolloutState', () => {
     expect(memberTurn(state, 'eu-1')).toEqual({
       take: false,
       halted: false,
-      why: `rollout 'app' of v1.2.0@${D}: wave 2 of 3 waits for wave 1 has not finished (wave 1 progressing)`,
+      why: `rollout 'app' of v1.2.0@${D}: wave 2 of 3 waits for wave 1 to finish (wave 1 progressing)`,
     });
   });
 
@@ -190,7 +190,7 @@ describe('rolloutState', () => {
     expect(gated.waves[1]).toMatchObject({ phase: 'Gated', heldBy: closed });
     expect(taking(gated)).toEqual(['canary-a', 'canary-b']);
     expect(memberTurn(gated, 'eu-2')).toMatchObject({
-      why: expect.stringContaining("gate 'eu-approval' holds wave 2"),
+      why: expect.stringContaining("gate 'eu-approval' to open"),
     });
 
     const alarmed = rolloutState(inputs({ statuses, waveGates: new Map([[1, ALARMED]]), now: at(100) }));
