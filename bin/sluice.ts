@@ -14,6 +14,12 @@ import { rolloutCommand } from './commands/rollout.ts';
 import { configuredRegion, useStackOutputs } from './commands/stack.ts';
 import { packageVersion } from './version.ts';
 
+// `sluice status | head` closes the pipe early: stop writing, quietly, as other CLIs do.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 const program = new Command('sluice')
   .description(
     'Serverless GitOps delivery for Amazon EKS: OCI artifacts, server-side apply, prune and gates.',

@@ -17,7 +17,10 @@ class SsmError extends Error {
 /** An Automation runbook as CloudFormation's AWS::SSM::Document Content holds it (schemaVersion 0.3). */
 export interface AutomationDocument {
   readonly schemaVersion: string;
-  readonly parameters?: Record<string, { readonly type: string; readonly default?: unknown }>;
+  readonly parameters?: Record<
+    string,
+    { readonly type: string; readonly default?: unknown; readonly allowedPattern?: string }
+  >;
   readonly mainSteps: readonly {
     readonly name: string;
     readonly action: string;
@@ -239,6 +242,15 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
               ? fallback.map(String)
               : [String(fallback)]
             : (value as unknown[]).map(String);
+        // As Systems Manager does at the start: every value given (each of a list) matches the pattern.
+        const pattern = definition.allowedPattern;
+        if (pattern !== undefined && value !== undefined)
+          for (const item of parameters[key])
+            if (!new RegExp(pattern).test(item))
+              throw new SsmError(
+                'InvalidAutomationExecutionParametersException',
+                `Parameter "${key}" value "${item}" does not match allowed pattern ${pattern}`,
+              );
       }
       const mode = input.Mode ?? 'Auto';
       if (mode !== 'Auto' && mode !== 'Interactive')

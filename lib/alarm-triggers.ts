@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, type Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Token, type Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -6,30 +6,39 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { alarmNameOf } from '../functions/core/config/alarm-fields.ts';
-import type { Gate } from '../functions/core/config/index.ts';
 
 /** How many alarm ARNs one rule's pattern lists (an event pattern holds at most 4,096 characters). */
 const ARNS_PER_RULE = 20;
 
 /**
  * The ARNs of the alarms the gates name, each once: an ARN as given, a name as an alarm of the
- * stack's account and region (where sluice reads it).
+ * stack's account and region (where sluice reads it). A token is an ARN when it resolves to one
+ * (an alarm's `Arn` attribute, an ARN built with `Fn::Join`), else a name (`alarm.alarmName`).
  */
-export function gateAlarmArns(stack: Stack, gates: readonly Gate[]): string[] {
+export function gateAlarmArns(stack: Stack, alarms: readonly string[]): string[] {
   const arns = new Set<string>();
-  for (const gate of gates)
-    for (const alarm of gate.alarms ?? [])
-      arns.add(
-        alarmNameOf(alarm) === alarm
-          ? stack.formatArn({
-              service: 'cloudwatch',
-              resource: 'alarm',
-              resourceName: alarm,
-              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-            })
-          : alarm,
-      );
+  for (const alarm of alarms)
+    arns.add(
+      isArn(stack, alarm)
+        ? alarm
+        : stack.formatArn({
+            service: 'cloudwatch',
+            resource: 'alarm',
+            resourceName: alarm,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+    );
   return [...arns];
+}
+
+function isArn(stack: Stack, alarm: string): boolean {
+  if (!Token.isUnresolved(alarm)) return alarmNameOf(alarm) !== alarm;
+  const resolved: unknown = stack.resolve(alarm);
+  if (typeof resolved === 'string') return resolved.startsWith('arn:');
+  const getAtt = (resolved as { 'Fn::GetAtt'?: unknown[] } | null)?.['Fn::GetAtt'];
+  if (Array.isArray(getAtt)) return getAtt[1] === 'Arn';
+  const join = (resolved as { 'Fn::Join'?: [string, unknown[]] } | null)?.['Fn::Join'];
+  return Array.isArray(join) && typeof join[1][0] === 'string' && join[1][0].startsWith('arn:');
 }
 
 /** What reading the gates' alarms takes: DescribeAlarms on those alarms only. */

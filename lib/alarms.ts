@@ -100,8 +100,9 @@ export class DeliveryAlarms extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
       const blocked = new cloudwatch.Alarm(this, `${delivery.name}-blocked`, {
-        alarmDescription: `sluice: delivery ${delivery.name} has been held (closed gates, the mass-deletion brake or a dependency not ready) for more than ${formatDuration(threshold.toMilliseconds())}`,
-        metric: deliveryMetric(RECONCILE_METRICS.blockedSeconds, delivery, {
+        alarmDescription: `sluice: delivery ${delivery.name} has been held (closed gates, the mass-deletion brake or a dependency not ready) for more than ${formatDuration(threshold.toMilliseconds())}, not counting planned freezes, calendar events and Change Calendars`,
+        // Planned holds (freezes, calendar events, Change Calendars) count 0: no page through a planned freeze.
+        metric: deliveryMetric(RECONCILE_METRICS.unplannedBlockedSeconds, delivery, {
           statistic: cloudwatch.Stats.MAXIMUM,
         }),
         threshold: threshold.toSeconds({ integral: false }),

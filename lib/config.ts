@@ -1,4 +1,5 @@
-import { Duration, Token } from 'aws-cdk-lib';
+import { Aws, Duration, Token } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import { Construct } from 'constructs';
 import {
@@ -36,6 +37,10 @@ export interface SluiceSpecs {
   readonly rolloutInputs: ReadonlyMap<string, Record<string, unknown>>;
   /** Per delivery name, the cluster passed as `eks.ICluster`. */
   readonly clusters: ReadonlyMap<string, eks.ICluster>;
+  /** Every gate's alarms as written to the table: names, ARNs, and tokens of either. */
+  readonly alarmEntries: readonly string[];
+  /** Per gate name, the alarms passed as `IAlarm` constructs (its spec is written after them). */
+  readonly gateAlarmConstructs: ReadonlyMap<string, readonly cloudwatch.IAlarm[]>;
 }
 
 type Path = readonly (string | number)[];
@@ -57,7 +62,10 @@ export function isCluster(target: SluiceClusterTarget): target is eks.ICluster {
  * Validates props with the shared zod schema (durations become `300s`-style strings first) and
  * the limits of the AWS services used; throws one ConfigError naming every bad prop.
  */
-export function resolveSpecs(props: SluiceProps): SluiceSpecs {
+export function resolveSpecs(
+  props: SluiceProps,
+  env: StackEnv = { account: Aws.ACCOUNT_ID, region: Aws.REGION },
+): SluiceSpecs {
   const deliveries = props.deliveries ?? [];
   const gates = props.gates ?? [];
   const rollouts = props.rollouts ?? [];
@@ -75,13 +83,15 @@ export function resolveSpecs(props: SluiceProps): SluiceSpecs {
     if (isCluster(delivery.cluster) && typeof delivery.name === 'string')
       clusters.set(delivery.name, delivery.cluster);
   });
-  const gateInputs = gates.map((gate, index) => gateInput(gate, ['gates', index], issues));
+  const gateInputPairs = gates.map((gate, index) => gateInput(gate, ['gates', index], issues, env));
+  const gateInputs = gateInputPairs.map(([stored]) => stored);
+  const gateValidation = gateInputPairs.map(([, validated]) => validated);
   const rolloutInputs = rollouts.map((rollout, index) => rolloutInput(rollout, ['rollouts', index], issues));
 
   let config: SluiceConfig | undefined;
   try {
     config = parseConfig(
-      { gates: gateInputs, deliveries: deliveryValidation, rollouts: rolloutInputs },
+      { gates: gateValidation, deliveries: deliveryValidation, rollouts: rolloutInputs },
       PROPS_ORIGIN,
     );
   } catch (error) {
@@ -112,6 +122,14 @@ export function resolveSpecs(props: SluiceProps): SluiceSpecs {
       ]),
     ),
     clusters,
+    alarmEntries: [
+      ...new Set(
+        gateInputs.flatMap((input) => (Array.isArray(input.alarms) ? (input.alarms as string[]) : [])),
+      ),
+    ],
+    gateAlarmConstructs: new Map(
+      config.gates.map((gate, i) => [gate.name, (gates[i]?.alarms ?? []).filter(isAlarm)]),
+    ),
   };
 }
 
@@ -193,12 +211,19 @@ function deliveryInput(
   return [defined({ ...input, cluster: { eks } }), defined({ ...input, cluster: { eks: known } })];
 }
 
-function gateInput(gate: SluiceGate, path: Path, issues: Issues): Record<string, unknown> {
-  if (!isRecord(gate)) return gate as never;
-  const { window, schedules, calendars, maxOverride, ...rest } = gate;
+/** `[input written to the table, input validated now]`: they differ only in alarms given as tokens. */
+function gateInput(
+  gate: SluiceGate,
+  path: Path,
+  issues: Issues,
+  env: StackEnv,
+): [Record<string, unknown>, Record<string, unknown>] {
+  if (!isRecord(gate)) return [gate as never, gate as never];
+  const { window, schedules, calendars, maxOverride, alarms, ...rest } = gate;
   forbidTokens(rest, path, issues);
   forbidTokens(calendars, [...path, 'calendars'], issues);
-  return defined({
+  const [stored, validated] = alarmInputs(alarms, [...path, 'alarms'], issues, env);
+  const input = defined({
     ...rest,
     calendars: calendarsRead(calendars, path, issues),
     window: durationText(window, [...path, 'window'], issues),
@@ -213,6 +238,79 @@ function gateInput(gate: SluiceGate, path: Path, issues: Issues): Record<string,
         })
       : schedules,
   });
+  return [defined({ ...input, alarms: stored }), defined({ ...input, alarms: validated })];
+}
+
+/** The stack's account and region (tokens when it is environment-agnostic). */
+export interface StackEnv {
+  readonly account: string;
+  readonly region: string;
+}
+
+const isAlarm = (value: unknown): value is cloudwatch.IAlarm =>
+  Construct.isConstruct(value) && 'alarmArn' in value && 'alarmName' in value;
+
+/**
+ * A gate's alarms as written to the table (an IAlarm as its ARN, a token as it is: CloudFormation
+ * resolves it) and as validated now (a token as a placeholder name of its own). An ARN of another
+ * account or region than the stack's is refused, naming it: sluice reads alarms where it runs.
+ */
+function alarmInputs(
+  alarms: SluiceGate['alarms'],
+  path: Path,
+  issues: Issues,
+  env: StackEnv,
+): [unknown, unknown] {
+  if (!Array.isArray(alarms)) return [alarms, alarms];
+  const stored: unknown[] = [];
+  const validated: unknown[] = [];
+  alarms.forEach((alarm: unknown, index) => {
+    const entry = isAlarm(alarm) ? alarmEntry(alarm) : alarm;
+    if (isAlarm(alarm)) foreignAlarm(alarm.node.path, alarm.env, [...path, index], issues, env);
+    if (typeof entry === 'string' && Token.isUnresolved(entry)) {
+      stored.push(entry);
+      validated.push(`alarm-from-token-${index}`);
+      return;
+    }
+    if (typeof entry === 'string') {
+      const arn = ALARM_ARN_PARTS.exec(entry);
+      if (arn)
+        foreignAlarm(`"${entry}"`, { region: arn[1]!, account: arn[2]! }, [...path, index], issues, env);
+    } else forbidTokens(entry, [...path, index], issues);
+    stored.push(entry);
+    validated.push(entry);
+  });
+  return [stored, validated];
+}
+
+/** `arn:<partition>:cloudwatch:<region>:<account>:alarm:<name>`: the region and account. */
+const ALARM_ARN_PARTS = /^arn:aws[\w-]*:cloudwatch:([a-z]{2}(?:-[a-z]+)+-\d+):(\d{12}):alarm:/;
+
+/**
+ * An IAlarm as the gate names it: its name when that is a literal or a reference to an alarm's
+ * name (`Ref`), else its ARN (an imported alarm's, or a token that resolves to one).
+ */
+function alarmEntry(alarm: cloudwatch.IAlarm): string {
+  if (!Token.isUnresolved(alarm.alarmArn)) return alarm.alarmArn;
+  if (!Token.isUnresolved(alarm.alarmName)) return alarm.alarmName;
+  return alarm.alarmArn;
+}
+
+function foreignAlarm(
+  what: string,
+  where: { readonly account: string; readonly region: string },
+  path: Path,
+  issues: Issues,
+  env: StackEnv,
+): void {
+  const differs = (a: string, b: string) => !Token.isUnresolved(a) && !Token.isUnresolved(b) && a !== b;
+  const account = differs(where.account, env.account);
+  const region = differs(where.region, env.region);
+  if (!account && !region) return;
+  issues.add(
+    path,
+    `alarm ${what} is in ${account ? `account ${where.account}` : ''}${account && region ? ' and ' : ''}${region ? `region ${where.region}` : ''}, not this stack's (${env.account}, ${env.region}): sluice reads an alarm gate's alarms with DescribeAlarms where it runs, and their state changes reach only their own account and region, so the gate would stay closed. Make the alarm in this stack's account and region (on the other account's metric, with CloudWatch cross-account observability)`,
+  );
 }
 
 function rolloutInput(rollout: SluiceRollout, path: Path, issues: Issues): Record<string, unknown> {
@@ -235,19 +333,19 @@ function rolloutInput(rollout: SluiceRollout, path: Path, issues: Issues): Recor
 /** The calendars with each `file` read at synth (relative to the current directory) into `ics`. */
 function calendarsRead(calendars: SluiceGate['calendars'], path: Path, issues: Issues): unknown {
   if (!Array.isArray(calendars)) return calendars;
-  try {
-    const [read] = readCalendarFiles([{ calendars }], process.cwd(), PROPS_ORIGIN) as {
-      calendars: unknown;
-    }[];
-    return read!.calendars;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    for (const issue of error.issues) {
-      const [, index] = /calendars\[(\d+)\]/.exec(issue.path) ?? [];
-      issues.add([...path, 'calendars', Number(index), 'file'], issue.message);
+  // One calendar at a time, so that an unreadable file is reported at its own index.
+  return calendars.map((calendar: unknown, index) => {
+    try {
+      const [read] = readCalendarFiles([{ calendars: [calendar] }], process.cwd(), PROPS_ORIGIN) as {
+        calendars: unknown[];
+      }[];
+      return read!.calendars[0];
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      for (const issue of error.issues) issues.add([...path, 'calendars', index, 'file'], issue.message);
+      return calendar;
     }
-    return calendars;
-  }
+  });
 }
 
 /** `Duration.minutes(5)` → `300s` (`1500ms` when not whole seconds); strings pass to the schema as they are. */

@@ -1,11 +1,12 @@
 // The widgets of the sluice dashboard, per delivery and per gate, from what the functions already
 // write: the reconcile function's metrics and log lines (`reconciled: …` with delivery, outcome,
-// revision, changes, durationMs, secondsSinceSuccess; `release waiting: …`) and the gate
-// function's GateOpen and PendingApprovals metrics.
+// appliedRevision (what runs), heldRevision (what waits, `-` when none), changes, durationMs,
+// secondsSinceSuccess; `release waiting: …`) and the gate function's GateState (read on a
+// schedule), GateOpen (at requests) and PendingApprovals metrics.
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Delivery, Gate } from '../functions/core/config/index.ts';
-import { GATE_METRICS } from '../functions/gate/metrics.ts';
+import { GATE_METRICS, GATE_STATE_RATE_MINUTES } from '../functions/gate/metrics.ts';
 import { RECONCILE_METRICS } from '../functions/reconcile/metrics.ts';
 import { deliveryMetric } from './alarms.ts';
 
@@ -41,10 +42,11 @@ export const query = (
 /** The latest run of each delivery: outcome, reason, revision, seconds since its last success. */
 export function deliveriesTable(logs: ReconcileLogs, height: number): cloudwatch.IWidget {
   return query(logs, {
-    title: 'Deliveries: latest run (outcome, revision, seconds since the last success)',
+    title:
+      'Deliveries: latest run (outcome, revision applied and revision held, seconds since the last success)',
     lines: [
       'filter ispresent(outcome) and ispresent(delivery)',
-      'stats latest(outcome) as lastOutcome, latest(reason) as lastReason, latest(revision) as lastRevision, latest(secondsSinceSuccess) as secondsSinceSuccess, max(@timestamp) as lastRun by delivery',
+      'stats latest(outcome) as lastOutcome, latest(reason) as lastReason, latest(appliedRevision) as applied, latest(heldRevision) as held, latest(secondsSinceSuccess) as secondsSinceSuccess, max(@timestamp) as lastRun by delivery',
       'sort delivery asc',
     ],
     view: cloudwatch.LogQueryVisualizationType.TABLE,
@@ -66,7 +68,7 @@ export function deliveryWidgets(
       title: `Delivery ${name}: latest run`,
       lines: [
         runs,
-        'stats latest(outcome) as lastOutcome, latest(reason) as lastReason, latest(revision) as revision, latest(secondsSinceSuccess) as secondsSinceSuccess, max(@timestamp) as lastRun',
+        'stats latest(outcome) as lastOutcome, latest(reason) as lastReason, latest(appliedRevision) as applied, latest(heldRevision) as held, latest(secondsSinceSuccess) as secondsSinceSuccess, max(@timestamp) as lastRun',
       ],
       view: cloudwatch.LogQueryVisualizationType.TABLE,
       width: 12,
@@ -74,7 +76,12 @@ export function deliveryWidgets(
     }),
     query(logs, {
       title: `Delivery ${name}: latest runs`,
-      lines: [runs, 'fields @timestamp, outcome, reason, revision', 'sort @timestamp desc', 'limit 5'],
+      lines: [
+        runs,
+        'fields @timestamp, outcome, reason, appliedRevision, heldRevision',
+        'sort @timestamp desc',
+        'limit 5',
+      ],
       view: cloudwatch.LogQueryVisualizationType.TABLE,
       width: 12,
       height: 3,
@@ -132,29 +139,37 @@ const gateMetric = (metricName: string, gate: Gate, statistic: string, label: st
     label,
   });
 
-/** A gate's row: open or closed at each request, requests and pending approvals, the releases that came to wait at it. */
+/**
+ * A gate's row: open or closed as deliveries meet it (GateState, read on a schedule: alarms,
+ * freezes, calendars included), its requests (and, for a gate that gathers approvals from more
+ * than one person, those pending), the releases that came to wait at it.
+ */
 export function gateWidgets(gate: Gate, logs: ReconcileLogs): cloudwatch.IWidget[] {
+  const gathers = gate.approvers > 1;
   return [
     new cloudwatch.GraphWidget({
-      title: `Gate ${gate.name}: open (1) or closed (0) after each request`,
+      title: `Gate ${gate.name}: open (1) or closed (0), alarms, freezes and calendars included (read every ${GATE_STATE_RATE_MINUTES} min)`,
       width: 8,
       height: 6,
-      left: [gateMetric(GATE_METRICS.open, gate, 'Maximum', 'open')],
+      // Closed at any read of the period shows as closed.
+      left: [gateMetric(GATE_METRICS.state, gate, 'Minimum', 'open')],
       leftYAxis: { min: 0, max: 1 },
     }),
     new cloudwatch.GraphWidget({
-      title: `Gate ${gate.name}: requests and pending approvals`,
+      title: gathers ? `Gate ${gate.name}: requests and pending approvals` : `Gate ${gate.name}: requests`,
       width: 8,
       height: 6,
       left: [gateMetric(GATE_METRICS.open, gate, 'SampleCount', 'requests')],
-      right: [
-        gateMetric(
-          GATE_METRICS.pendingApprovals,
-          gate,
-          'Maximum',
-          `approvals pending (of ${gate.approvers})`,
-        ),
-      ],
+      ...(gathers && {
+        right: [
+          gateMetric(
+            GATE_METRICS.pendingApprovals,
+            gate,
+            'Maximum',
+            `approvals pending (of ${gate.approvers})`,
+          ),
+        ],
+      }),
     }),
     query(logs, {
       title: `Gate ${gate.name}: releases that came to wait at it`,

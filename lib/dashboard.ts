@@ -4,6 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Delivery, Gate, Rollout } from '../functions/core/config/index.ts';
+import { GATE_STATE_RATE_MINUTES } from '../functions/gate/metrics.ts';
 import { rolloutWidgets } from './dashboard-rollouts.ts';
 import { deliveriesTable, deliveryWidgets, gateWidgets } from './dashboard-widgets.ts';
 
@@ -81,9 +82,10 @@ function approvalText(props: SluiceDashboardProps): string {
   });
   return [
     '# sluice: deliveries, gates and rollouts',
-    'A release held at a closed gate waits for approval: `sluice status` (or the tables below) names the revision, and a `Release Waiting` event is published when it starts to wait.',
+    'A release held at a gate waits for what can lift it: an approval, the end of a freeze or calendar event, an alarm back to OK. `sluice status` (or the tables below) names the revision, and a `Release Waiting` event (sent to the approval topic) says why, until when and what lifts it.',
     `**Approve in the console**: Systems Manager → Automation → Execute automation → the gate's runbook (${runbooks}); give the revision and a reason; the gate's approvers approve the step, and the gate opens.`,
     `**Approve with the CLI**: \`sluice gate open <gate> --revision <tag@sha256:…> --reason <why> --function ${gateFunction}\``,
-    'Gate metrics are data points at each request and schedule firing (a window ending is not one): `sluice gates` is the current state.',
+    `A gate's open/closed graph is read every ${GATE_STATE_RATE_MINUTES} minutes as deliveries meet it (alarms, freezes, calendar events and Change Calendars included); its requests are counted as they come. \`sluice gates\` is the state this minute.`,
+    'A delivery shows the revision **applied** (what runs) apart from the one **held** (waiting at a gate, a rollout or the brake; `-` when none).',
   ].join('\n\n');
 }

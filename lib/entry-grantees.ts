@@ -43,6 +43,11 @@ export class EntryGrantees extends Construct {
     );
   }
 
+  /** The principals granted `entry` (alias) so far. */
+  granteesOf(entry: string): readonly string[] {
+    return this.grantees.get(entry) ?? [];
+  }
+
   /**
    * Records `grantee` as one who may act through `entries` (aliases). `what` names the grant in
    * the error thrown for a principal the function could not match to a signer.

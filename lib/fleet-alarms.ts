@@ -52,7 +52,8 @@ export class FleetAlarms extends Construct {
       }),
       new cloudwatch.Alarm(this, 'Blocked', {
         alarmDescription: `sluice: a delivery has been held (closed gates, the mass-deletion brake, a dependency not ready, a busy cluster) for more than ${formatDuration(threshold.toMilliseconds())}; sluice status shows which`,
-        metric: fleetMetric(RECONCILE_METRICS.blockedSeconds, {
+        // Planned holds (freezes, calendar events, Change Calendars) count 0: no page through a planned freeze.
+        metric: fleetMetric(RECONCILE_METRICS.unplannedBlockedSeconds, {
           period: Duration.minutes(5),
           statistic: cloudwatch.Stats.MAXIMUM,
         }),

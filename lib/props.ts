@@ -1,4 +1,5 @@
 import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 import type * as events from 'aws-cdk-lib/aws-events';
@@ -273,6 +274,13 @@ export interface SluiceDecryption {
    * @default - none
    */
   readonly ageKeySecretArn?: string;
+  /**
+   * The namespaces a decrypted Secret may land in when the delivery has no `targetNamespace`.
+   * sops's MAC covers a file's values, not its keys, so the namespace a file names is not trusted
+   * on its own: a Secret settling anywhere else is refused.
+   * @default - `default` only (with `targetNamespace`: that namespace only)
+   */
+  readonly namespaces?: string[];
 }
 
 export interface SluiceGateSchedule {
@@ -346,16 +354,25 @@ export interface SluiceGate {
    */
   readonly preventSelfApproval?: boolean;
   /**
-   * CloudWatch alarms (names in this stack's account and region, or ARNs; at most 100) that close
-   * the gate while any of them is in ALARM, whatever the requests say: an open request cannot lift
-   * an alarm. An alarm that does not exist or cannot be read closes the gate too. Read with
-   * `DescribeAlarms` at each evaluation; each alarm's state changes reconcile the deliveries using
-   * the gate. Names must be known at synth (give your `cloudwatch.Alarm` an `alarmName`).
+   * CloudWatch alarms (at most 100) that close the gate while any of them is in ALARM, whatever
+   * the requests say: an open request cannot lift an alarm. An alarm that does not exist or cannot
+   * be read closes the gate too. Read with `DescribeAlarms` at each evaluation; each alarm's state
+   * changes reconcile the deliveries using the gate. Each is an `IAlarm` (a `cloudwatch.Alarm` of
+   * the app, or `Alarm.fromAlarmArn`), a name of an alarm in this stack's account and region
+   * (`alarm.alarmName`, a token, is taken as one), or an ARN. An alarm of another account or region
+   * is refused at synth: sluice reads alarms where it runs, and their state changes reach only
+   * their own account and region. Make the alarm here on the other account's metric (CloudWatch
+   * cross-account observability) instead. The gate's spec is written after the alarms of this
+   * stack it names, so a first deploy finds them.
    * @default - none
    */
-  readonly alarms?: string[];
+  readonly alarms?: (string | cloudwatch.IAlarm)[];
   /**
-   * What an alarm in INSUFFICIENT_DATA does to the gate; only with `alarms`.
+   * What an alarm in INSUFFICIENT_DATA does to the gate; only with `alarms`. A new alarm starts in
+   * INSUFFICIENT_DATA and stays there until its first evaluation, and a count metric (5xx errors)
+   * often has no data while healthy: with `closed` the gate holds until the alarm reports OK (a
+   * rollout's wave waits, it is not halted), `cdk synth` warns and `sluice status` says so. Give
+   * such an alarm `treatMissingData: TreatMissingData.NOT_BREACHING` (no warning then), or choose `open`.
    * @default 'closed'
    */
   readonly insufficientData?: 'open' | 'closed';
@@ -547,9 +564,18 @@ export interface SluiceProps {
   readonly monitoring?: 'perDelivery' | 'fleet';
   /**
    * A delivery held (by closed gates, the mass-deletion brake or a dependency not ready) for longer than this raises an alarm.
+   * Planned holds do not count: a gate closed only by its freezes, calendar events or Change
+   * Calendars (the delivery's status names them) reports the delivery as held 0 seconds.
    * @default Duration.hours(24)
    */
   readonly blockedAlarmThreshold?: Duration;
+  /**
+   * The prefix of the names of the alarms the construct makes (`<prefix>-<delivery>-failed`,
+   * `<prefix>-reconcile-errors`, ...), so that they keep their names across deploys and can be
+   * found, silenced or routed by name. Alarm names are unique per account and Region.
+   * @default - `exportPrefix`, else the stack's name
+   */
+  readonly alarmNamePrefix?: string;
   /**
    * Encrypts the table with this key.
    * @default - an AWS managed key

@@ -25,7 +25,7 @@ export interface ReadGrantProps {
 export function readStatements(scope: Construct, props: ReadGrantProps): iam.PolicyStatement[] {
   const stack = Stack.of(scope);
   const { config, clusters } = props.specs;
-  const alarms = gateAlarmArns(stack, config.gates);
+  const alarms = gateAlarmArns(stack, props.specs.alarmEntries);
   return [
     new iam.PolicyStatement({ actions: READ_TABLE_ACTIONS, resources: [props.table.tableArn] }),
     // `sluice --stack`: this stack's outputs (its ARN, not a pattern of names).

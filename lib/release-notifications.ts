@@ -8,55 +8,86 @@ import { Construct } from 'constructs';
 import type { Gate } from '../functions/core/config/index.ts';
 import { RELEASE_WAITING } from '../functions/core/reconcile/events.ts';
 
+/** Who may break the glass, and its runbook (after grantBreakGlass). */
+export interface BreakGlassNotice {
+  readonly runbook: string;
+  /** The principals granted it (ARNs, resolved at deploy). */
+  readonly grantees: readonly string[];
+}
+
 export interface ReleaseNotificationsProps {
   readonly gates: readonly Gate[];
   /** The bus the reconcile function publishes its events to. */
   readonly eventBus: events.IEventBus;
   readonly topic: sns.ITopic;
   readonly gateFunction: lambda.IFunction;
-  /** A gate's Systems Manager runbook, if it has one (asked at synthesis, after the grants). */
-  readonly runbookOf: (gate: string) => string | undefined;
+  /** Break-glass, if granted (asked at synthesis, after the grants). */
+  readonly breakGlassOf: () => BreakGlassNotice | undefined;
   readonly deadLetterQueue: sqs.IQueue;
 }
 
 /**
- * Per gate, an EventBridge rule sending the reconcile function's `Release Waiting` events for it
- * to an SNS topic, as a message that names the delivery, the revision and how to approve it (the
- * gate's runbook, and the CLI line with the gate function's name, which the event itself cannot
- * know). Undeliverable messages go to the failure queue.
+ * Per gate, two EventBridge rules sending the reconcile function's `Release Waiting` events to an
+ * SNS topic as the event's own notice (why it waits, until when, what lifts it; gates/notice.ts):
+ * - `lift: approve`: the notice ends with the CLI line, to which the message adds the gate
+ *   function's name (the reconcile function cannot know it: the gate function already names it);
+ * - anything else (a freeze or calendar to wait out, an alarm to fix, a broken gate): the notice,
+ *   and who may break the glass and how, or that no one may. Nothing there says "approve".
+ * Undeliverable messages go to the failure queue.
  */
 export class ReleaseNotifications extends Construct {
+  /** Per gate, the rule of the holds an approval lifts. */
   readonly rules = new Map<string, events.Rule>();
+  /** Per gate, the rule of the holds no approval lifts. */
+  readonly holdRules = new Map<string, events.Rule>();
 
   constructor(scope: Construct, id: string, props: ReleaseNotificationsProps) {
     super(scope, id);
+    const functionName = props.gateFunction.functionName;
     for (const gate of props.gates) {
-      const delivery = events.EventField.fromPath('$.detail.delivery');
+      const notice = events.EventField.fromPath('$.detail.message');
       const revision = events.EventField.fromPath('$.detail.revision');
-      // Runbooks are made by grants, after the construct: asked at synthesis.
-      const runbook = Lazy.string({
-        produce: () => {
-          const name = props.runbookOf(gate.name);
-          return name ? ` Approve it in the console: Systems Manager, Automation, runbook ${name}.` : '';
-        },
+      const pattern = (lift: unknown[]) => ({
+        source: ['sluice'],
+        detailType: [RELEASE_WAITING],
+        detail: { gate: [gate.name], lift },
       });
-      const rule = new events.Rule(this, `${gate.name}-waiting`, {
-        eventBus: props.eventBus,
-        description: `sluice: a release waits at gate ${gate.name}: tell the approvers`,
-        eventPattern: { source: ['sluice'], detailType: [RELEASE_WAITING], detail: { gate: [gate.name] } },
-      });
-      rule.addTarget(
+      const target = (message: string) =>
         new targets.SnsTopic(props.topic, {
           deadLetterQueue: props.deadLetterQueue,
-          message: events.RuleTargetInput.fromText(
-            [
-              `sluice: delivery ${delivery} waits at gate ${gate.name} with revision ${revision}.${runbook}`,
-              `Approve it with: sluice gate open ${gate.name} --revision ${revision} --reason <why> --function ${props.gateFunction.functionName}`,
-            ].join(' '),
-          ),
-        }),
-      );
-      this.rules.set(gate.name, rule);
+          message: events.RuleTargetInput.fromText(message),
+        });
+      const approve = new events.Rule(this, `${gate.name}-waiting`, {
+        eventBus: props.eventBus,
+        description: `sluice: a release waits at gate ${gate.name} for approval: tell the approvers`,
+        eventPattern: pattern(['approve']),
+      });
+      approve.addTarget(target(`${notice} --function ${functionName}`));
+      this.rules.set(gate.name, approve);
+
+      // Break-glass is granted after the construct: asked at synthesis.
+      const who = Lazy.string({
+        produce: () => {
+          const granted = props.breakGlassOf();
+          return granted
+            ? `by ${granted.grantees.join(', ')} only`
+            : 'no one is granted it in this stack (grantBreakGlass)';
+        },
+      });
+      const inConsole = Lazy.string({
+        produce: () => {
+          const granted = props.breakGlassOf();
+          return granted ? `, or the runbook ${granted.runbook} in the console` : '';
+        },
+      });
+      const breakGlass = ` Break-glass, ${who}: sluice gate override ${gate.name} --revision ${revision} --for <duration> --reason <why> --function ${functionName}${inConsole}.`;
+      const held = new events.Rule(this, `${gate.name}-held`, {
+        eventBus: props.eventBus,
+        description: `sluice: a release is held at gate ${gate.name} by what no approval lifts: say until when`,
+        eventPattern: pattern([{ 'anything-but': ['approve'] }]),
+      });
+      held.addTarget(target(`${notice}${breakGlass}`));
+      this.holdRules.set(gate.name, held);
     }
   }
 }

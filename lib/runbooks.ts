@@ -6,7 +6,8 @@ import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
-import type { Gate } from '../functions/core/config/index.ts';
+import { formatDuration, type Gate } from '../functions/core/config/index.ts';
+import { PINNABLE_REVISION } from '../functions/core/model/pinnable-revision.ts';
 import { RUNBOOK_STEPS } from '../functions/core/gates/runbook-approval.ts';
 import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 import { nagResourceName } from './nag.ts';
@@ -33,30 +34,35 @@ export interface RunbookContentOptions {
  */
 export function runbookContent(options: RunbookContentOptions): Record<string, unknown> {
   const { gate } = options;
+  const pins = gate.approval === 'revision';
   return {
     schemaVersion: '0.3',
     description: `sluice: open gate '${gate.name}' once ${gate.approvers} of its approvers approve (the gate function verifies the approval with Systems Manager)`,
     assumeRole: options.assumeRoleArn,
+    // Each parameter is checked by Systems Manager when the execution starts, before anyone is
+    // asked to approve: a tag without its digest, a malformed window or delivery name is refused then.
     parameters: {
       revision: {
         type: 'String',
-        description:
-          gate.approval === 'revision'
-            ? 'The revision to approve, <tag>@sha256:<hex> as sluice status shows it (required by this gate)'
-            : 'The revision to approve, <tag>@sha256:<hex> (optional: empty approves any revision)',
-        default: '',
+        description: pins
+          ? 'The revision to approve: sha256:<hex> or <tag>@sha256:<hex>, as sluice status shows it (required: this gate opens for one digest at a time)'
+          : 'The revision to approve: sha256:<hex> or <tag>@sha256:<hex>, as sluice status shows it; leave it empty to approve any revision (a tag alone is refused: tags move)',
+        allowedPattern: pins ? REVISION_PATTERN : `^$|${REVISION_PATTERN}`,
+        ...(!pins && { default: '' }),
       },
-      window: {
-        type: 'String',
-        description: "How long the gate stays open, e.g. 1h (empty: the gate's window)",
-        default: '',
-      },
-      reason: { type: 'String', description: 'Why, e.g. a change ticket', default: '' },
       deliveries: {
         type: 'StringList',
         description: 'The deliveries to open the gate for (empty: every delivery using it)',
+        allowedPattern: DELIVERY_PATTERN,
         default: [],
       },
+      window: {
+        type: 'String',
+        description: `How long the gate stays open, e.g. 30m, 1h (empty: the gate's window${gate.windowMs !== undefined ? `, ${formatDuration(gate.windowMs)}` : ''})`,
+        allowedPattern: WINDOW_PATTERN,
+        default: '',
+      },
+      reason: { type: 'String', description: 'Why, e.g. a change ticket', default: '' },
     },
     mainSteps: [
       {
@@ -66,7 +72,7 @@ export function runbookContent(options: RunbookContentOptions): Record<string, u
         onFailure: 'Abort',
         inputs: {
           ...(options.notificationArn && { NotificationArn: options.notificationArn }),
-          Message: `sluice: open gate '${gate.name}' for revision {{revision}} (as the requester wrote it: the gate opens for the digest after the @; its tag is not checked against the registry; empty means any revision) (window {{window}}): {{reason}}`,
+          Message: approvalMessage(gate),
           MinRequiredApprovals: gate.approvers,
           Approvers: [...options.approvers],
         },
@@ -74,6 +80,32 @@ export function runbookContent(options: RunbookContentOptions): Record<string, u
       invokeWithExecutionId(RUNBOOK_STEPS.openGate, options.functionArn),
     ],
   };
+}
+
+/**
+ * A revision as an approval pins it (the gate function's PINNABLE_REVISION): an optional tag,
+ * then the digest. Systems Manager matches allowedPattern as a Java regular expression; this one
+ * reads the same there.
+ */
+export const REVISION_PATTERN = `^${PINNABLE_REVISION.source.replace(/^\^|\$$/g, '')}$`;
+/** A delivery name as the config schema takes it: a DNS label of at most 63 characters. */
+const DELIVERY_PATTERN = '^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** Empty, or a duration as sluice writes one (30s, 5m, 1h30m, 7d). */
+const WINDOW_PATTERN = '^(\\d+(ms|d|h|m|s))*$';
+
+/**
+ * What the approvers read, what they approve first: the digest and the deliveries, then the
+ * window and the reason, each labelled so that an empty one still reads as a sentence.
+ */
+function approvalMessage(gate: Gate): string {
+  const any = gate.approval === 'revision' ? '' : ' (empty: any revision)';
+  return [
+    `sluice: approve opening gate '${gate.name}'.`,
+    `Revision${any}: {{revision}} (the gate opens for the digest after the @; the tag is as the requester wrote it, not checked against the registry).`,
+    'Deliveries (empty: every delivery using the gate): {{deliveries}}.',
+    "Window (empty: the gate's own): {{window}}.",
+    'Reason: {{reason}}.',
+  ].join(' ');
 }
 
 /**

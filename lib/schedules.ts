@@ -139,3 +139,46 @@ export class IntervalSchedules extends Construct {
     }
   }
 }
+
+export interface GateStateSchedulesProps {
+  readonly gates: readonly Gate[];
+  readonly gateFunction: lambda.IFunction;
+  /** The role Scheduler assumes to invoke the gate function. */
+  readonly role: iam.IRole;
+  readonly group: scheduler.IScheduleGroup;
+  readonly deadLetterQueue: sqs.IQueue;
+  /** Minutes between two reads. */
+  readonly rateMinutes: number;
+}
+
+/**
+ * For the dashboard: one rate schedule per gate that has the gate function read the gate's state
+ * (`{"gate", "action": "status"}`), which records GateState, the state a delivery meets (alarms,
+ * freezes, calendar events and Change Calendars included). The cheapest truthful source: a request
+ * or a reconcile run happens only now and then, and neither sees a freeze start or a window end.
+ * A read costs one invocation (a table read, and an alarm or calendar read if the gate has them);
+ * a lost one is just a missing data point.
+ */
+export class GateStateSchedules extends Construct {
+  readonly schedules: scheduler.Schedule[] = [];
+
+  constructor(scope: Construct, id: string, props: GateStateSchedulesProps) {
+    super(scope, id);
+    for (const gate of props.gates)
+      this.schedules.push(
+        new scheduler.Schedule(this, gate.name, {
+          schedule: scheduler.ScheduleExpression.rate(Duration.minutes(props.rateMinutes)),
+          target: new targets.LambdaInvoke(props.gateFunction, {
+            input: scheduler.ScheduleTargetInput.fromObject({ gate: gate.name, action: 'status' }),
+            role: props.role,
+            // A read that could not be made is superseded by the next one.
+            maxEventAge: Duration.minutes(props.rateMinutes),
+            retryAttempts: 0,
+            deadLetterQueue: props.deadLetterQueue,
+          }),
+          scheduleGroup: props.group,
+          description: `sluice: read gate ${gate.name}'s state every ${props.rateMinutes} minutes (the dashboard's GateState)`,
+        }),
+      );
+  }
+}

@@ -1,4 +1,3 @@
-import { KubectlV33Layer } from '@aws-cdk/lambda-layer-kubectl-v33';
 import { Aws, CustomResource, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as events from 'aws-cdk-lib/aws-events';
@@ -13,7 +12,7 @@ import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
 import { RolloutControl } from './rollout-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
-import { dashboardUrl, SluiceDashboard } from './dashboard.ts';
+import { DASHBOARD_ROWS_MAX, dashboardUrl, SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
 import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
@@ -45,11 +44,15 @@ import { GateRunbooks } from './runbooks.ts';
 import { readStatements } from './read-grant.ts';
 import { functionRuntime } from './runtime.ts';
 import { STACK_OUTPUTS, SluiceOutputs } from './outputs.ts';
-import { GateSchedules, IntervalSchedules } from './schedules.ts';
+import { GateSchedules, GateStateSchedules, IntervalSchedules } from './schedules.ts';
+import { GATE_STATE_RATE_MINUTES } from '../functions/gate/metrics.ts';
 import { GateTestEvents } from './test-events.ts';
 import { SluiceTable } from './table.ts';
 import { AlarmStateTriggers, describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
+import { alarmsReportWithoutData, gateWaitsOn } from './gate-dependencies.ts';
+import { nameAlarms } from './alarm-names.ts';
 import { EcrPushTriggers, ImagePushRecords, ecrRepositories } from './triggers.ts';
+import { KubectlLayer } from './kubectl-layer.ts';
 import { LAYER_KUBECTL, RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 
 /** Where the kubectl layer puts kubectl (kustomize builds run `kubectl kustomize`). */
@@ -107,10 +110,16 @@ export class Sluice extends Construct {
   /** The CloudWatch dashboard of deliveries and gates; undefined with `dashboard: false`. */
   readonly dashboard?: cloudwatch.Dashboard;
   /**
-   * Per gate, the EventBridge rule sending its `Release Waiting` events to the approval topic
-   * (`approvalTopic`, else `alarmTopic`); empty without an `eventBus` or a topic.
+   * Per gate, the EventBridge rule sending its `Release Waiting` events that an approval lifts
+   * (`lift: approve`) to the approval topic (`approvalTopic`, else `alarmTopic`), with the gate
+   * function's name; empty without an `eventBus` or a topic.
    */
   readonly releaseWaitingRules: ReadonlyMap<string, events.Rule>;
+  /**
+   * Per gate, the rule sending its `Release Waiting` events that no approval lifts (a freeze or
+   * calendar to wait out, an alarm to fix) to the same topic, with who may break the glass.
+   */
+  readonly releaseHeldRules: ReadonlyMap<string, events.Rule>;
   /** The stack outputs (`<exportPrefix>-TableName`, ...) that `sluice --stack` reads. */
   readonly outputs: SluiceOutputs;
   private readonly gateEntries: GateEntries;
@@ -119,6 +128,8 @@ export class Sluice extends Construct {
   private readonly breakGlassProps: BreakGlassProps;
   private breakGlass?: BreakGlass;
   private rolloutControl?: RolloutControl;
+  /** Alarm gates whose alarms may hold them closed for want of data (a synth warning). */
+  private readonly gatesWaitingForData: string[] = [];
 
   /**
    * sluice with the gates and deliveries of a `sluice.yaml` (the file `sluice register -f` reads),
@@ -136,7 +147,7 @@ export class Sluice extends Construct {
 
   constructor(scope: Construct, id: string, props: SluiceProps = {}) {
     super(scope, id);
-    this.specs = resolveSpecs(props);
+    this.specs = resolveSpecs(props, { account: Stack.of(scope).account, region: Stack.of(scope).region });
     const { config, clusters } = this.specs;
     const stack = Stack.of(this);
     const logRetention = props.logRetention ?? logs.RetentionDays.THREE_MONTHS;
@@ -226,7 +237,7 @@ export class Sluice extends Construct {
     // Retries of failed runs (retryInterval): the reconcile function schedules itself.
     for (const statement of oneTimeScheduleStatements) deployerRole.addToPrincipalPolicy(statement);
 
-    const kubectlLayer = new KubectlV33Layer(this, 'KubectlLayer');
+    const kubectlLayer = new KubectlLayer(this, 'KubectlLayer');
     const reconcileFunction = new SluiceFunction(this, 'Reconcile', {
       handler: 'reconcile',
       description: 'sluice: reconcile deliveries (pull from ECR, build, apply, prune)',
@@ -370,9 +381,19 @@ export class Sluice extends Construct {
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
     });
+    // The dashboard's gate state: read on a schedule, so freezes, calendars and alarms show too.
+    if (props.dashboard ?? true)
+      new GateStateSchedules(this, 'GateStateSchedules', {
+        gates: config.gates.slice(0, DASHBOARD_ROWS_MAX),
+        gateFunction: scheduleTarget,
+        role: gateInvoker,
+        group: this.scheduleGroup,
+        deadLetterQueue: failures.queue,
+        rateMinutes: GATE_STATE_RATE_MINUTES,
+      });
     // Alarm gates: both functions read the alarms (a reconcile's gates, `sluice gates` through the
     // gate function); their state changes reconcile the deliveries behind them.
-    const alarmArns = gateAlarmArns(Stack.of(this), config.gates);
+    const alarmArns = gateAlarmArns(Stack.of(this), this.specs.alarmEntries);
     if (alarmArns.length > 0) {
       deployerRole.addToPrincipalPolicy(describeAlarmsStatement(alarmArns));
       gateRole.addToPrincipalPolicy(describeAlarmsStatement(alarmArns));
@@ -433,17 +454,23 @@ export class Sluice extends Construct {
     }).alarms;
 
     const approvalTopic = props.approvalTopic ?? props.alarmTopic;
-    this.releaseWaitingRules =
+    const notifications =
       props.eventBus && approvalTopic
         ? new ReleaseNotifications(this, 'ReleaseWaiting', {
             gates: config.gates,
             eventBus: props.eventBus,
             topic: approvalTopic,
             gateFunction: gate,
-            runbookOf,
+            breakGlassOf: () =>
+              this.breakGlass && {
+                runbook: this.breakGlass.runbook.documentName,
+                grantees: this.entryGrantees.granteesOf(BREAK_GLASS_ALIAS),
+              },
             deadLetterQueue: failures.queue,
-          }).rules
-        : new Map();
+          })
+        : undefined;
+    this.releaseWaitingRules = notifications?.rules ?? new Map();
+    this.releaseHeldRules = notifications?.holdRules ?? new Map();
     if (props.dashboard ?? true) {
       this.dashboard = new SluiceDashboard(this, 'Dashboard', {
         deliveries: config.deliveries,
@@ -468,6 +495,7 @@ export class Sluice extends Construct {
     }
 
     this.outputs = this.stackOutputs(props.exportPrefix ?? stack.stackName);
+    nameAlarms(this, props.alarmNamePrefix ?? props.exportPrefix ?? stack.stackName);
 
     warnOfRiskyChoices(this, {
       deliveries: config.deliveries,
@@ -477,6 +505,7 @@ export class Sluice extends Construct {
       alarmTopic: props.alarmTopic !== undefined,
       unwatchedRepositories: pushTriggers.unwatched,
       environmentAgnostic: Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region),
+      gatesWaitingForData: this.gatesWaitingForData,
     });
 
     acknowledgeNagFindings({
@@ -709,15 +738,28 @@ export class Sluice extends Construct {
       logGroup: frameworkLogs,
     });
 
-    const gates = [...this.specs.gateInputs].map(
-      ([name, input]) =>
-        new CustomResource(this, `Gate-${name}`, {
-          serviceToken: provider.serviceToken,
-          resourceType: 'Custom::SluiceGate',
-          properties: { Kind: 'gate', Name: name, Spec: stack.toJsonString(input) },
-          serviceTimeout: SPEC_SERVICE_TIMEOUT,
-        }),
-    );
+    const gates = [...this.specs.gateInputs].map(([name, input]) => {
+      const resource = new CustomResource(this, `Gate-${name}`, {
+        serviceToken: provider.serviceToken,
+        resourceType: 'Custom::SluiceGate',
+        properties: { Kind: 'gate', Name: name, Spec: stack.toJsonString(input) },
+        serviceTimeout: SPEC_SERVICE_TIMEOUT,
+      });
+      // Written after the alarms and Change Calendars of the app it waits on (and the deliveries
+      // and rollouts using it after it): a first deploy's first reconcile finds them.
+      const gate = this.specs.config.gates.find((candidate) => candidate.name === name)!;
+      const alarms = Array.isArray(input.alarms) ? (input.alarms as string[]) : [];
+      const constructs = this.specs.gateAlarmConstructs.get(name) ?? [];
+      const waitedOn = gateWaitsOn(this, gate, alarms, constructs);
+      for (const construct of waitedOn) resource.node.addDependency(construct);
+      if (
+        alarms.length > 0 &&
+        gate.insufficientData !== 'open' &&
+        !alarmsReportWithoutData(alarms, constructs, waitedOn)
+      )
+        this.gatesWaitingForData.push(name);
+      return resource;
+    });
     // A rollout is written before its members, so that their first run takes the rollout's
     // revision in its waves (not their own tags'); on delete, after them.
     const rolloutOf = new Map<string, CustomResource>();

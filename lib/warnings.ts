@@ -19,6 +19,12 @@ export interface RiskyChoices {
   readonly unwatchedRepositories: readonly EcrRepository[];
   /** The stack's account or region is known only at deploy time. */
   readonly environmentAgnostic: boolean;
+  /**
+   * Alarm gates with `insufficientData: closed` naming an alarm not known to report OK without
+   * data (one of the app treating missing data as not breaching).
+   * @default - none
+   */
+  readonly gatesWaitingForData?: readonly string[];
 }
 
 /** The ids of sluice's synth-time warnings, to acknowledge one with `Annotations.of(scope).acknowledgeWarning(id)`. */
@@ -29,6 +35,7 @@ export const WARNINGS = {
   unwatchedRepository: 'sluice:push-events-elsewhere',
   environmentAgnostic: 'sluice:environment-agnostic-push-rules',
   selfApprovalNeedsTrail: 'sluice:self-approval-needs-trail',
+  alarmGateWaitsForData: 'sluice:alarm-gate-waits-for-data',
 } as const;
 
 /**
@@ -74,6 +81,12 @@ export function warnOfRiskyChoices(scope: Construct, choices: RiskyChoices): voi
     annotations.addWarningV2(
       WARNINGS.selfApprovalNeedsTrail,
       `gates ${choices.selfApprovalGates.map((g) => g.name).join(', ')} have preventSelfApproval: who pushed each digest comes from CloudTrail's ECR PutImage records, which reach EventBridge only when a CloudTrail trail logs management events in this account and region (where the repositories must be). Without one, no push is recorded and these gates refuse every approval. Create a trail (aws cloudtrail create-trail, or a CDK Trail), then acknowledge this warning.`,
+    );
+  const waiting = choices.gatesWaitingForData ?? [];
+  if (waiting.length > 0)
+    annotations.addWarningV2(
+      WARNINGS.alarmGateWaitsForData,
+      `gates ${waiting.join(', ')} stay closed while an alarm they name is in INSUFFICIENT_DATA (insufficientData: closed), and a new alarm starts there: the first deploy's deliveries (and a rollout's waves) wait until each alarm reports OK, and an alarm on a metric with no data while healthy (a 5xx count) never does. Give such alarms treatMissingData: TreatMissingData.NOT_BREACHING, or set the gate's insufficientData: 'open'; sluice status says which alarm has no data.`,
     );
 }
 

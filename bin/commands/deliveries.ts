@@ -11,6 +11,7 @@ import { putGate } from '../../functions/core/store/gates.ts';
 import { putRollout } from '../../functions/core/store/rollouts.ts';
 import { getStatus, type DeliveryStatus } from '../../functions/core/store/status.ts';
 import { formatInstant } from '../../functions/core/gates/messages.ts';
+import { deliveriesExitCode } from './exit-codes.ts';
 import { localReconcileDeps } from './local-runs.ts';
 import { ago, EXIT, paintState, printJson, printTable, relative } from './output.ts';
 
@@ -106,14 +107,21 @@ export function statusCommand(): Command {
     .description('Show the status of one or every registered delivery')
     .argument('[delivery]')
     .option('--json', 'print the status as JSON')
-    .addHelpText('after', '\nExamples:\n  sluice status\n  sluice status oddy-test --json')
-    .action(async (name: string | undefined, opts: { json?: boolean }) => {
+    .option(
+      '--exit-code',
+      'exit 0 when every delivery shown is Ready, 4 when one is held or not yet reconciled, 1 when one failed',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  sluice status\n  sluice status oddy-test --json\n  sluice status oddy-test --exit-code',
+    )
+    .action(async (name: string | undefined, opts: { json?: boolean; exitCode?: boolean }) => {
       const db = tableFromEnvironment();
       const names = name ? [name] : await listDeliveryNames(db);
       if (name && !(await getDelivery(db, name))) throw new Error(`delivery '${name}' is not registered`);
-      const statuses = await Promise.all(
-        names.map(async (n) => ({ delivery: n, ...(await getStatus(db, n)) })),
-      );
+      const recorded = await Promise.all(names.map((n) => getStatus(db, n)));
+      if (opts.exitCode) process.exitCode = deliveriesExitCode(recorded);
+      const statuses = recorded.map((status, index) => ({ delivery: names[index]!, ...status }));
       if (opts.json) {
         printJson(name ? statuses[0] : statuses);
         return;

@@ -6,7 +6,6 @@ import {
   gateConditionReadersFromEnvironment,
   tableFromEnvironment,
 } from '../../functions/core/environment.ts';
-import { alarmHoldsText } from '../../functions/core/gates/alarms.ts';
 import { printable } from '../../functions/core/gates/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
@@ -52,21 +51,29 @@ export function gatesCommand(): Command {
       const readers = gateConditionReadersFromEnvironment();
       const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, ...readers })));
       if (opts.json) {
-        printJson(only ? gates[0] : gates);
+        // The effective state first, as the table shows it; `status` is what the requests say.
+        const json = gates.map(({ effective, ...report }) => ({
+          name: report.status.name,
+          state: effective.state,
+          cause: effective.cause,
+          why: effective.why,
+          ...report,
+        }));
+        printJson(only ? json[0] : json);
         return;
       }
       const now = clock.now().getTime();
       printTable(
         ['GATE', 'STATE', 'DEFAULT', 'SINCE', 'UNTIL', 'NEXT CHANGE', 'LAST REQUEST'],
-        gates.map(({ status, nextChange, pendingApprovals, closedByAlarms }) => {
+        gates.map(({ status, effective, nextChange, pendingApprovals }) => {
           const last = status.lastRequest;
           return [
             status.name,
-            closedByAlarms
-              ? `closed (by ${alarmHoldsText(closedByAlarms)})`
+            effective.cause === 'alarm'
+              ? `closed (by ${effective.why})`
               : status.closedBy
-                ? `closed (${status.closedBy.cause})`
-                : status.state,
+                ? `closed (${effective.cause})`
+                : effective.state,
             status.default,
             status.since ? ago(status.since, now) : '-',
             status.until ? relative(status.until, now) : '-',
@@ -142,7 +149,7 @@ function requestCommand(action: GateAction): Command {
       const result =
         opts.function || opts.url
           ? await signedRequest(gate, action, opts)
-          : await handleGateEvent(parseGateEvent(localEvent(gate, action, opts)), localGateDeps());
+          : await localRequest(gate, action, opts);
       if (opts.json) printJson(result);
       else process.stdout.write(`${result.message}\n`);
       if (result.outcome === 'stale') process.exitCode = 1;
@@ -158,6 +165,32 @@ interface RequestOptions {
   readonly function?: string;
   readonly url?: string;
   readonly json?: boolean;
+}
+
+/** Locally the CLI records the request itself; against a table in AWS that is worth a warning. */
+async function localRequest(
+  gate: string,
+  action: GateAction,
+  opts: RequestOptions,
+): Promise<GateRequestResult> {
+  const event = localEvent(gate, action, opts);
+  if (!isLocalEndpoint(process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL))
+    process.stderr.write(
+      `sluice: warning: no --function: this ${action} is written straight to table '${process.env.SLUICE_TABLE ?? ''}' ` +
+        `as an unverified claim by '${String(event.requestedBy)}'; against a deployed stack, give --stack <stack> ` +
+        '(or --function <gate function>) so that the gate function records your verified AWS identity\n',
+    );
+  return handleGateEvent(parseGateEvent(event), localGateDeps());
+}
+
+/** Whether DynamoDB is reached on this machine (the local components), not in AWS. */
+export function isLocalEndpoint(endpoint: string | undefined): boolean {
+  if (endpoint === undefined) return false;
+  try {
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(endpoint).hostname);
+  } catch {
+    return false;
+  }
 }
 
 /** Locally the CLI is the recording side: the request is a claim by `--by` or the OS user. */

@@ -23,6 +23,7 @@ import { readablePrincipal } from '../../functions/core/gates/caller.ts';
 import type { RolloutAction } from '../../functions/core/model/rollout.ts';
 import { rolloutSummary, type RolloutState } from '../../functions/core/rollout/state.ts';
 import { getRollout, listRolloutActions } from '../../functions/core/store/rollouts.ts';
+import { rolloutExitCode } from './exit-codes.ts';
 import { localGateDeps } from './gates.ts';
 import { printJson, printTable } from './output.ts';
 import { entryTarget, sendSigned } from './signed-gate-request.ts';
@@ -136,7 +137,8 @@ export function rolloutCommand(): Command {
     .description("A rollout's revision, its waves and members, and if halted: where, why and what to do")
     .argument('<name>', 'the rollout')
     .option('--json', 'print the state and the halt/resume/rollback audit trail as JSON')
-    .action(async (name: string, opts: { json?: boolean }) => {
+    .option('--exit-code', 'exit 0 when complete (or idle), 4 while under way, 1 when halted')
+    .action(async (name: string, opts: { json?: boolean; exitCode?: boolean }) => {
       const db = tableFromEnvironment();
       const rollout = await getRollout(db, name);
       if (!rollout) throw new Error(`rollout '${name}' is not registered (sluice register -f <config>)`);
@@ -146,6 +148,7 @@ export function rolloutCommand(): Command {
         new Date(),
       );
       const actions = await listRolloutActions(db, name);
+      if (opts.exitCode) process.exitCode = rolloutExitCode(state.phase);
       if (opts.json) printJson({ ...state, mayTake: [...state.mayTake].sort(), actions });
       else printState(state, actions);
     });

@@ -18,6 +18,15 @@ export const FRAGMENT_LENGTH = 10;
  */
 export const MAX_TAINTED_FRAGMENTS = 2_000_000;
 const REDACTED = '[redacted]';
+/**
+ * The API server's words before an admission policy's own message. What follows is computed by
+ * the policy's messageExpression, which may read a Secret (its parameter, `paramKind: Secret`)
+ * and quote it in a form no scrubber recognises: in pieces shorter than a fragment, reversed,
+ * interleaved. An artifact may carry such a policy, so it is not scrubbed but withheld.
+ */
+const POLICY_DENIAL = /ValidatingAdmissionPolicy '[^']*' with binding '[^']*' denied request: /;
+const POLICY_MESSAGE_WITHHELD =
+  "[withheld: the delivery holds Secrets, and an admission policy's message may quote one in a form that cannot be recognised]";
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /**
@@ -144,11 +153,21 @@ export class Taint {
     return this.values;
   }
 
-  /** `text` with every quote of a tainted value (whole or any FRAGMENT_LENGTH of it) replaced by `[redacted]`. */
+  /**
+   * `text` with every quote of a tainted value (whole or any FRAGMENT_LENGTH of it) replaced by
+   * `[redacted]`, and what an admission policy's messageExpression says withheld.
+   */
   scrub(text: string): string {
     if (this.withheld !== undefined && text.length > 0)
       return `[message withheld: it may quote a Secret's value, and ${this.withheld}]`;
     if (this.values === 0 || text.length === 0) return text;
+    const denial = POLICY_DENIAL.exec(text);
+    if (denial)
+      return `${this.scrubQuotes(text.slice(0, denial.index + denial[0].length))}${POLICY_MESSAGE_WITHHELD}`;
+    return this.scrubQuotes(text);
+  }
+
+  private scrubQuotes(text: string): string {
     const folded = foldCase(text);
     const quoted = new Uint8Array(text.length);
     for (let index = 0; index + FRAGMENT_LENGTH <= folded.length; index++)

@@ -2,6 +2,9 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { OverrideResult } from '../core/gates/override-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
 
+/** How often the construct's dashboard has the gate function read each gate's state (GateState). */
+export const GATE_STATE_RATE_MINUTES = 5;
+
 /** The gate function's CloudWatch metrics (Powertools EMF); the construct's dashboard uses the same names. */
 export const GATE_METRICS = {
   namespace: 'Sluice',
@@ -13,6 +16,12 @@ export const GATE_METRICS = {
    * is the number of requests. A window's end makes no data point: `sluice gates` is the truth.
    */
   open: 'GateOpen',
+  /**
+   * 1 when the gate is open as a delivery meets it (alarms, freezes, calendar events and Change
+   * Calendars included), 0 when closed: recorded at each status read, which the construct's
+   * dashboard schedules every 5 minutes per gate it shows (GATE_STATE_RATE_MINUTES).
+   */
+  state: 'GateState',
   /** Approvals gathered towards `approvers` (0 once the gate opens or closes). */
   pendingApprovals: 'PendingApprovals',
   /**
@@ -30,7 +39,14 @@ export function recordGateMetrics(
   metrics: Pick<Metrics, 'addDimension' | 'addMetric' | 'publishStoredMetrics'>,
   result: GateRequestResult,
 ): void {
-  if (result.action === 'status') return;
+  if (result.action === 'status') {
+    // A status read (the dashboard's schedule): the effective state, one custom metric per gate.
+    if (!result.effective) return;
+    metrics.addDimension(GATE_METRICS.dimension, result.gate);
+    metrics.addMetric(GATE_METRICS.state, 'Count', result.effective.state === 'open' ? 1 : 0);
+    metrics.publishStoredMetrics();
+    return;
+  }
   metrics.addDimension(GATE_METRICS.dimension, result.gate);
   metrics.addMetric(GATE_METRICS.open, 'Count', result.status.state === 'open' ? 1 : 0);
   metrics.addMetric(GATE_METRICS.pendingApprovals, 'Count', result.pendingApprovals?.approvals.length ?? 0);

@@ -55,12 +55,27 @@ export function reconcileHandler(
       // Powertools keeps `message` for the log line's own: the result's goes in it.
       const { message, ...fields } = result;
       // The dashboard's queries read these fields: they cost no custom metrics.
-      logger.info(`reconciled: ${message}`, { ...fields, ...runTimes(result, started, deps.clock.now()) });
+      logger.info(`reconciled: ${message}`, {
+        ...fields,
+        ...revisionFields(result),
+        ...runTimes(result, started, deps.clock.now()),
+      });
       recordReconcileMetrics(metrics, result, deps.clock.now(), metricsScope);
       results.push(result);
     }
     return results;
   };
+}
+
+/**
+ * The revision running and the one held, apart (the dashboard's columns): `-` for none, so that
+ * the latest run's line always says, and an earlier hold does not show once the release went out.
+ */
+export function revisionFields(result: Pick<ReconcileResult, 'appliedRevision' | 'heldRevision'>): {
+  appliedRevision: string;
+  heldRevision: string;
+} {
+  return { appliedRevision: result.appliedRevision ?? '-', heldRevision: result.heldRevision ?? '-' };
 }
 
 /** How long the run took and, as it ended, how long since the delivery last succeeded (both for the dashboard). */

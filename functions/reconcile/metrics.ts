@@ -11,6 +11,11 @@ export const RECONCILE_METRICS = {
   failed: 'ReconcileFailed',
   blocked: 'ReconcileBlocked',
   blockedSeconds: 'BlockedSeconds',
+  /**
+   * As BlockedSeconds, but 0 while every gate holding the delivery is closed by a planned period
+   * (a freeze, a calendar event, a Change Calendar): the blocked-too-long alarm watches it.
+   */
+  unplannedBlockedSeconds: 'UnplannedBlockedSeconds',
   /** CRDs and Namespaces a run that applied left in place, as they hold objects it does not delete. */
   kept: 'KeptObjects',
   /** Every run that got as far as an outcome (succeeded, failed or blocked): the staleness alarm's heartbeat. */
@@ -50,11 +55,9 @@ export function recordReconcileMetrics(
   if (result.changes) metrics.addMetric(RECONCILE_METRICS.kept, 'Count', result.kept?.length ?? 0);
   const since = result.blockedSince ? Date.parse(result.blockedSince) : NaN;
   if (result.outcome === 'Blocked' && !Number.isNaN(since)) {
-    metrics.addMetric(
-      RECONCILE_METRICS.blockedSeconds,
-      'Seconds',
-      Math.max(0, (now.getTime() - since) / 1000),
-    );
+    const seconds = Math.max(0, (now.getTime() - since) / 1000);
+    metrics.addMetric(RECONCILE_METRICS.blockedSeconds, 'Seconds', seconds);
+    metrics.addMetric(RECONCILE_METRICS.unplannedBlockedSeconds, 'Seconds', result.planned ? 0 : seconds);
   }
   metrics.publishStoredMetrics();
 }

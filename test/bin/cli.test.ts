@@ -1,5 +1,7 @@
 // The sluice CLI as a user runs it (a separate process, settings from the environment), on the real components.
 import { CoreV1Api } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +33,18 @@ describe('sluice CLI', () => {
       const result = await sluice(flag);
       expect(result).toMatchObject({ code: 0, stdout: `${version}\n` });
     }
+  });
+
+  it('a reader that closes the pipe early (`sluice --help | head -0`) ends it quietly: no EPIPE stack', async () => {
+    const child = spawn(process.execPath, ['bin/sluice-cli.mjs', '--help'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 
   it('push, register, reconcile, status, unregister', async () => {
@@ -77,6 +91,8 @@ describe('sluice CLI', () => {
       inventorySize: 1,
       changes: { created: 1, configured: 0, unchanged: 0, deleted: 0 },
     });
+    // Scripts wait on it: 0 when Ready.
+    expect((await sluice('status', name, '--exit-code')).code).toBe(0);
     const table = await sluice('status');
     expect(table.stdout).toMatch(
       new RegExp(
@@ -170,6 +186,11 @@ describe('sluice CLI', () => {
     const failed = await sluice('reconcile', name);
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/Failed: .*nothing-here/);
+    // `status` shows it and exits 0; with --exit-code, 1 (failed).
+    expect((await sluice('status', name)).code).toBe(0);
+    const checked = await sluice('status', name, '--exit-code');
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toContain('ArtifactFailed');
   });
 
   it('register refuses a health check expression that is not CEL, naming its field, and writes nothing', async () => {

@@ -28,6 +28,9 @@ describe('sluice gates', () => {
       (await sluice('gates', friday, '--at', '2026-03-26T12:00:00Z', '--json')).stdout,
     );
     expect(winter).toMatchObject({
+      name: friday,
+      state: 'open',
+      cause: 'default',
       status: { name: friday, state: 'open', default: 'open' },
       nextChange: { at: '2026-03-26T23:00:00.000Z', state: 'closed', cause: 'schedule' },
     });
@@ -92,6 +95,8 @@ describe('sluice gates', () => {
       ),
     );
     expect(opened.stderr).toMatch(new RegExp(`${name}: Succeeded: Applied revision: v1@sha256:`));
+    // The local components' table: no warning about an unverified claim (a table in AWS gets one).
+    expect(opened.stderr).not.toContain('warning');
 
     const closed = await sluice('gate', 'close', gate, '--reason', 'done', '--by', 'carol', '--json');
     expect(JSON.parse(closed.stdout)).toMatchObject({ outcome: 'accepted', status: { state: 'closed' } });
@@ -220,13 +225,19 @@ describe('sluice gates: alarm gates', () => {
     expect(table.stdout).toMatch(
       new RegExp(`${gate}\\s+closed \\(by alarm '${alarm}' in ALARM since \\S+Z\\)\\s+open`),
     );
+    // --json says what the table says: closed, by the alarm (its requests alone would leave it open).
     expect(JSON.parse((await sluice('gates', gate, '--json')).stdout)).toMatchObject({
+      name: gate,
+      state: 'closed',
+      cause: 'alarm',
+      why: expect.stringContaining(`alarm '${alarm}' in ALARM since`),
       status: { state: 'open' },
       closedByAlarms: [{ alarm, state: 'ALARM' }],
     });
 
     await setAlarmState(alarm, 'OK');
     const cleared = JSON.parse((await sluice('gates', gate, '--json')).stdout);
+    expect(cleared).toMatchObject({ state: 'open', cause: 'default' });
     expect(cleared.closedByAlarms).toBeUndefined();
     expect((await sluice('gates', gate)).stdout).toMatch(new RegExp(`${gate}\\s+open\\s+open`));
   });

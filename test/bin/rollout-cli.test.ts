@@ -65,6 +65,7 @@ describe('sluice rollout halt|resume|rollback', () => {
     expect(status.stdout).toContain(`halted in wave 2 (recorded by ${aliceReads} at `);
     expect(status.stdout).toContain(` halt by ${aliceReads}: INC-9: errors`);
     expect(status.stdout).not.toContain(alice.arn);
+    expect((await sluice('rollout', 'status', f.name, '--exit-code')).code).toBe(1);
 
     // Locally, without --function: a claim by --by, marked unverified; the next wave goes on here.
     const resumed = await sluice('rollout', 'resume', f.name, '--reason', 'INC-9 fixed', '--by', 'bob');
@@ -92,7 +93,7 @@ describe('sluice rollout halt|resume|rollback', () => {
     expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
     expect(await reconcile(eu, f.deps)).toMatchObject({
       reason: 'RolloutWaiting',
-      message: expect.stringContaining(`gate '${gate}' holds wave 2`),
+      message: expect.stringContaining(`wave 2 of 3 waits for gate '${gate}' to open`),
     });
 
     const opened = await sluice('gate', 'open', gate, '--reason', 'CHG-7', '--by', 'bob');

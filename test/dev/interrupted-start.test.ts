@@ -1,3 +1,4 @@
+// @local-components: `sluice dev up` starts them.
 // `sluice dev up` after a start that was killed half-way: the processes that start left behind
 // (recorded in components.json as they started) are stopped and named, and the components come up.
 import { execFile, spawn } from 'node:child_process';

@@ -15,7 +15,7 @@ import {
   synth,
 } from './synth.ts';
 
-const OTHER_ARN = 'arn:aws:cloudwatch:eu-west-1:123456789012:alarm:latency';
+const OTHER_ARN = `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:latency`;
 /** A name: the alarm of that name in the stack's account and region. */
 const NAMED_ARN = {
   'Fn::Join': [

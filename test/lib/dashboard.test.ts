@@ -43,7 +43,6 @@ describe('the dashboard', () => {
       expect(body).toContain(`filter delivery = \\"${delivery}\\" and ispresent(outcome)`);
       expect(body).toContain(`"delivery","${delivery}"`);
     }
-    expect(titles).toContain('Deliveries: latest run (outcome, revision, seconds since the last success)');
     // The log widgets query the reconcile function's log group.
     const reconcileLogs = logicalId(template, 'AWS::Logs::LogGroup', (_, id) => id.includes('Reconcile'));
     expect(body).toContain(JSON.stringify(refOf(reconcileLogs)));
@@ -60,14 +59,30 @@ describe('the dashboard', () => {
     ]) {
       expect(titles).toEqual(
         expect.arrayContaining([
-          `Gate ${gate}: open (1) or closed (0) after each request`,
-          `Gate ${gate}: requests and pending approvals`,
+          `Gate ${gate}: open (1) or closed (0), alarms, freezes and calendars included (read every 5 min)`,
+          gate === 'two-person' ? `Gate ${gate}: requests and pending approvals` : `Gate ${gate}: requests`,
           `Gate ${gate}: releases that came to wait at it`,
         ]),
       );
+      // The open/closed graph is the effective state, read on a schedule, not the requests.
+      expect(body).toContain(`"GateState","gate","${gate}","service","sluice-gate"`);
       expect(body).toContain(`"GateOpen","gate","${gate}","service","sluice-gate"`);
+      template.hasResourceProperties('AWS::Scheduler::Schedule', {
+        ScheduleExpression: 'rate(5 minutes)',
+        Target: Match.objectLike({ Input: JSON.stringify({ gate, action: 'status' }) }),
+      });
     }
+    // Pending approvals only where approvals are gathered (approvers > 1).
     expect(body).toContain('approvals pending (of 2)');
+    expect(body).not.toContain('approvals pending (of 1)');
+  });
+
+  it('shows the revision applied apart from the one held', () => {
+    expect(titles).toContain(
+      'Deliveries: latest run (outcome, revision applied and revision held, seconds since the last success)',
+    );
+    expect(body).toContain('latest(appliedRevision) as applied, latest(heldRevision) as held');
+    expect(body).not.toContain('latest(revision)');
   });
 
   it('explains how to approve: the runbooks in the console, and the CLI line with the gate function', () => {
@@ -119,7 +134,7 @@ describe('the dashboard', () => {
 });
 
 describe('Release Waiting notifications', () => {
-  it('one rule per gate on the event bus sends its Release Waiting events to the approval topic, naming how to approve', () => {
+  it('per gate, approvals go to the approval topic with the CLI line; what no approval lifts goes there without "approve", with who may break the glass', () => {
     const { template, sluice } = synth(
       (cluster, stack) => ({
         gates: SEED_GATES,
@@ -133,51 +148,60 @@ describe('Release Waiting notifications', () => {
         ),
       }),
       {
-        then: (s, stack) =>
+        then: (s, stack) => {
           s.grantGateRequests(
             new iam.Role(stack, 'Approver', { assumedBy: new iam.AccountRootPrincipal() }),
             'sre-approval',
-          ),
+          );
+          s.grantBreakGlass(
+            iam.Role.fromRoleArn(stack, 'Oncall', `arn:aws:iam::${ACCOUNT}:role/oncall-lead`),
+          );
+        },
       },
     );
     const gate = functionId(template, 'open and close gates');
     const queue = logicalId(template, 'AWS::SQS::Queue');
     expect([...sluice.releaseWaitingRules.keys()]).toEqual(['no-deploy-friday', 'sre-approval']);
-    for (const name of ['no-deploy-friday', 'sre-approval']) {
-      template.hasResourceProperties('AWS::Events::Rule', {
-        EventBusName: 'platform-events',
-        EventPattern: { source: ['sluice'], 'detail-type': ['Release Waiting'], detail: { gate: [name] } },
-        Targets: [
-          Match.objectLike({
-            Arn: `arn:aws:sns:${REGION}:${ACCOUNT}:AutomationApprovals`,
-            DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queue, 'Arn'] } },
-            InputTransformer: {
-              InputPathsMap: {
-                'detail-delivery': '$.detail.delivery',
-                'detail-revision': '$.detail.revision',
-              },
-              InputTemplate: Match.anyValue(),
-            },
-          }),
-        ],
-      });
-    }
+    expect([...sluice.releaseHeldRules.keys()]).toEqual(['no-deploy-friday', 'sre-approval']);
+    const target = Match.objectLike({
+      Arn: `arn:aws:sns:${REGION}:${ACCOUNT}:AutomationApprovals`,
+      DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queue, 'Arn'] } },
+      InputTransformer: Match.objectLike({
+        InputPathsMap: Match.objectLike({ 'detail-message': '$.detail.message' }),
+      }),
+    });
     const rules = Object.values(template.findResources('AWS::Events::Rule')).filter((r) =>
       JSON.stringify(r).includes('Release Waiting'),
     );
-    const message = (name: string) =>
-      JSON.stringify(rules.find((r) => JSON.stringify(r).includes(`"gate":["${name}"]`)));
-    expect(message('sre-approval')).toContain(
-      `runbook ${Stack.of(sluice).resolve(sluice.gateRunbookName('sre-approval'))}`,
-    );
-    expect(message('sre-approval')).toContain(
-      `sluice gate open sre-approval --revision <detail-revision> --reason <why> --function \\",{\\"Ref\\":\\"${gate}\\"}`.slice(
-        0,
-        60,
-      ),
-    );
-    expect(message('no-deploy-friday')).not.toContain('runbook');
-    // The reconcile function knows the runbooks' names for its events.
+    const message = (name: string, lift: unknown) =>
+      JSON.stringify(
+        rules.find(
+          (r) =>
+            JSON.stringify(r).includes(`"gate":["${name}"]`) &&
+            JSON.stringify(r.Properties.EventPattern.detail.lift) === JSON.stringify(lift),
+        )!.Properties.Targets[0].InputTransformer.InputTemplate,
+      );
+    for (const name of ['no-deploy-friday', 'sre-approval']) {
+      for (const lift of [['approve'], [{ 'anything-but': ['approve'] }]])
+        template.hasResourceProperties('AWS::Events::Rule', {
+          EventBusName: 'platform-events',
+          EventPattern: {
+            source: ['sluice'],
+            'detail-type': ['Release Waiting'],
+            detail: { gate: [name], lift },
+          },
+          Targets: [target],
+        });
+      // An approval: the notice (it names the runbook) ends with the CLI line; the gate function is added.
+      expect(message(name, ['approve'])).toContain(`<detail-message> --function ",{"Ref":"${gate}"}`);
+      // No approval lifts it: no "approve", no gate open; who may break the glass, and how.
+      const held = message(name, [{ 'anything-but': ['approve'] }]);
+      expect(held).not.toMatch(/approve|gate open/i);
+      expect(held).toContain(
+        `Break-glass, by arn:aws:iam::${ACCOUNT}:role/oncall-lead only: sluice gate override ${name} --revision <detail-revision>`,
+      );
+    }
+    // The reconcile function knows the runbooks' names for its notices.
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('reconcile deliveries'),
       Environment: {

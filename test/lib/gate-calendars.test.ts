@@ -87,6 +87,21 @@ describe('calendar files', () => {
           gates: [{ name: 'holidays', default: 'open', calendars: [{ file: 'missing.ics' }] }],
         }),
       ).toThrow(/gates\[holidays\]\.calendars\[0\]\.file: cannot read .*missing\.ics/);
+      // A named calendar is reported by its name, never as calendars[NaN].
+      expect(() =>
+        resolveSpecs({
+          gates: [
+            {
+              name: 'holidays',
+              default: 'open',
+              calendars: [
+                { name: 'christmas', file: 'holidays.ics' },
+                { name: 'easter', file: 'missing.ics' },
+              ],
+            },
+          ],
+        }),
+      ).toThrow(/gates\[holidays\]\.calendars\[easter\]\.file: cannot read .*missing\.ics/);
     } finally {
       process.chdir(cwd);
     }

@@ -4,6 +4,8 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
+import { parseGate } from '../../functions/core/config/parse.ts';
+import { runbookContent } from '../../lib/runbooks.ts';
 import {
   ACCOUNT,
   arnOf,
@@ -96,8 +98,14 @@ describe('gate runbooks', () => {
       schemaVersion: '0.3',
       assumeRole: arnOf(automationRole),
       parameters: {
-        revision: { type: 'String', default: '' },
-        window: { type: 'String', default: '' },
+        // Checked when the execution starts, before anyone is asked: a tag alone is refused.
+        revision: {
+          type: 'String',
+          default: '',
+          allowedPattern: '^$|^(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}@)?sha256:[a-f0-9]{64}$',
+        },
+        window: { type: 'String', default: '', allowedPattern: '^(\\d+(ms|d|h|m|s))*$' },
+        deliveries: { type: 'StringList', default: [], allowedPattern: expect.stringMatching(/^\^/) },
         reason: { type: 'String', default: '' },
       },
     });
@@ -111,8 +119,9 @@ describe('gate runbooks', () => {
           NotificationArn: refOf(
             logicalId(template, 'AWS::SNS::Topic', (_, id) => id.startsWith('Approvals')),
           ),
+          // The digest and the deliveries first; each field labelled, so a blank one still reads.
           Message:
-            "sluice: open gate 'two-person' for revision {{revision}} (as the requester wrote it: the gate opens for the digest after the @; its tag is not checked against the registry; empty means any revision) (window {{window}}): {{reason}}",
+            "sluice: approve opening gate 'two-person'. Revision (empty: any revision): {{revision}} (the gate opens for the digest after the @; the tag is as the requester wrote it, not checked against the registry). Deliveries (empty: every delivery using the gate): {{deliveries}}. Window (empty: the gate's own): {{window}}. Reason: {{reason}}.",
           MinRequiredApprovals: 2,
           Approvers: [arnOf(role('Alice')), arnOf(logicalId(template, 'AWS::IAM::User'))],
         },
@@ -216,6 +225,30 @@ describe('gate runbooks', () => {
       .map((r) => (r as { Properties: { Name: string; Spec: string } }).Properties)
       .find((p) => p.Name === 'two-person')!;
     expect(JSON.parse(spec.Spec)).toMatchObject({ requireVerified: true, approvers: 2 });
+  });
+});
+
+describe("a pinning gate's runbook", () => {
+  it('requires a revision with its digest (no default, no blank), and says so', () => {
+    const gate = parseGate({ name: 'release', default: 'closed', window: '1h', approval: 'revision' });
+    const content = runbookContent({
+      gate,
+      approvers: ['arn:aws:iam::123456789012:user/alice'],
+      functionArn: 'arn:aws:lambda:ap-northeast-1:123456789012:function:gate:runbooks',
+      assumeRoleArn: 'arn:aws:iam::123456789012:role/automation',
+    }) as {
+      parameters: Record<string, Record<string, unknown>>;
+      mainSteps: { inputs: { Message?: string } }[];
+    };
+    expect(content.parameters.revision).toEqual({
+      type: 'String',
+      description: expect.stringContaining('required'),
+      allowedPattern: '^(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}@)?sha256:[a-f0-9]{64}$',
+    });
+    expect(content.parameters.window!.description).toContain("the gate's window, 1h");
+    expect(content.mainSteps[0]!.inputs.Message).toMatch(
+      /^sluice: approve opening gate 'release'\. Revision: \{\{revision\}\}/,
+    );
   });
 });
 

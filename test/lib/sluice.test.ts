@@ -3,8 +3,8 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Match } from 'aws-cdk-lib/assertions';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -155,6 +155,21 @@ describe('functions', () => {
     expect(LAYER_KUBECTL).toBe('/opt/kubectl/kubectl');
   });
 
+  it('the kubectl layer holds kubectl alone (no 63 MB helm, which sluice refuses to run), and it runs', () => {
+    const layer = logicalId(template, 'AWS::Lambda::LayerVersion');
+    const key = (template.toJSON().Resources[layer].Properties.Content as { S3Key: string }).S3Key;
+    const dir = join(outdir, `asset.${key.replace(/\.zip$/, '')}`);
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
+    expect(files).toEqual(['kubectl/kubectl']);
+    const kubectl = join(dir, 'kubectl', 'kubectl');
+    expect(statSync(kubectl).size).toBeLessThan(70 * 1024 * 1024);
+    expect(execFileSync(kubectl, ['version', '--client'], { encoding: 'utf8' })).toMatch(
+      /Client Version: v1\.33\./,
+    );
+  });
+
   it('gate: the reconcile function, the window schedule group and the role Scheduler assumes', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^sluice: open and close gates'),
@@ -234,7 +249,9 @@ describe('schedules', () => {
     const id = logicalId(
       template,
       'AWS::Scheduler::Schedule',
-      (p) => p.ScheduleExpression === 'rate(5 minutes)',
+      (p) =>
+        p.ScheduleExpression === 'rate(5 minutes)' &&
+        String((p.Target as { Input?: unknown }).Input).includes('delivery'),
     );
     const properties = template.toJSON().Resources[id].Properties;
     expect(properties).toMatchObject({
@@ -250,8 +267,19 @@ describe('schedules', () => {
     expect(JSON.parse(properties.Target.Input)).toEqual({ delivery: 'oddy-test' });
   });
 
-  it('has just those two schedules, and two groups (the window group starts empty)', () => {
-    template.resourceCountIs('AWS::Scheduler::Schedule', 2);
+  it("has just those two schedules and the dashboard's gate-state reads, and two groups (the window group starts empty)", () => {
+    const schedules = Object.values(template.findResources('AWS::Scheduler::Schedule'));
+    const reads = schedules.filter((r) => JSON.parse(r.Properties.Target.Input).action === 'status');
+    expect(reads.map((r) => JSON.parse(r.Properties.Target.Input).gate).sort()).toEqual([
+      'no-deploy-friday',
+      'sre-approval',
+    ]);
+    for (const read of reads)
+      expect(read.Properties).toMatchObject({
+        ScheduleExpression: 'rate(5 minutes)',
+        Target: { RoleArn: arnOf(gateInvoker), RetryPolicy: { MaximumRetryAttempts: 0 } },
+      });
+    expect(schedules).toHaveLength(2 + reads.length);
     template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 2);
   });
 
@@ -505,10 +533,10 @@ describe('alarms', () => {
     });
   });
 
-  it('oddy-test blocked by gates for more than 24h alarms (BlockedSeconds)', () => {
+  it('oddy-test blocked by gates (planned holds not counted) for more than 24h alarms (UnplannedBlockedSeconds)', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'Sluice',
-      MetricName: 'BlockedSeconds',
+      MetricName: 'UnplannedBlockedSeconds',
       Dimensions: dimensions,
       Statistic: 'Maximum',
       Threshold: 86_400,

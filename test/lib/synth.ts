@@ -176,7 +176,7 @@ export function largeVariant(cluster: eks.ICluster, stack: Stack): SluiceProps {
       {
         name: 'healthy',
         default: 'open',
-        alarms: ['checkout-5xx', `arn:aws:cloudwatch:eu-west-1:${ACCOUNT}:alarm:latency-p99`],
+        alarms: ['checkout-5xx', `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:latency-p99`],
       },
     ],
     deliveries: [

@@ -117,7 +117,7 @@ describe('a plain Secret of the delivery, echoed by an admission policy in anoth
         await pushFiles(bed, repository, 'main', { 'token.yaml': secret, 'app.yaml': configMap });
         const result = await run(name, deps);
         expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
-        expect(result.message).toContain('refused: [redacted]');
+        expect(result.message).toContain('denied request: [withheld: the delivery holds Secrets');
         expectNoForm(result.message);
         expectNoForm(JSON.stringify(events));
         expectNoForm(logged.join('\n'));

@@ -1,10 +1,10 @@
 // The planted-fault harness of the invariant soak: `npm run soak:plant [-- --fault status-leak
 // --minutes 10 --seed 1]`. For each fault (test/soak/faults/<fault>.patch), copies the committed
 // repository (git archive HEAD) to a temporary folder, applies the patch there (git apply), and
-// runs the invariant soak in the copy (`test/soak/run.ts --mix invariants --generators triaged
-// --stop-on <the invariant expected>`)
-// for at most `--minutes`; the fault counts as caught when the soak reports a violation of the
-// invariant expected for it. Prints, per fault, the seed that caught it and how long it took.
+// runs the invariant soak in the copy (`test/soak/run.ts --mix invariants --stop-on <the
+// invariant expected>`, every generator) for at most `--minutes`; the fault counts as caught when
+// the soak reports a violation of the invariant expected for it (in its summary, or from the
+// watchdog or memory thread that ended it; then this stops the components it left running). Prints, per fault, the seed that caught it and how long it took.
 // Exits 1 if any fault was not caught.
 //
 // Why a patched copy, not a hook: product code carries no test-only switch (an environment
@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { stopComponents } from '../../dev/components.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FAULTS_DIR = join(ROOT, 'test', 'soak', 'faults');
@@ -77,9 +78,6 @@ for (const fault of faults) {
           values.minutes,
           '--seed',
           values.seed,
-          // Without the generators finding today's known bugs, so those do not mask the fault.
-          '--generators',
-          'triaged',
           '--stop-on',
           EXPECTED[fault]!,
           '--shrink-seconds',
@@ -96,15 +94,22 @@ for (const fault of faults) {
       child.stderr.on('data', take);
       child.on('close', () => resolve(text));
     });
+    // A soak ended by one of its threads could not stop its components (detached daemons).
+    const soakDir = /starting the local components in (\S+)/.exec(output)?.[1];
+    if (soakDir) {
+      await stopComponents(soakDir);
+      rmSync(soakDir, { recursive: true, force: true });
+    }
     const hit = [...output.matchAll(/seed (\d+): invariants: VIOLATED \(([^)]*)\)/g)].find((m) =>
       m[2]!.split(', ').includes(EXPECTED[fault]!),
     );
-    const fatal = /\[bounded-time\] VIOLATED: seed (\d+)/.exec(output);
-    const invariants = hit?.[2] ?? (fatal ? 'bounded-time' : '');
+    // A thread's report before it ended the process (the watchdog's stall, the sampler's blow-up).
+    const fatal = /\[(bounded-time|bounded-memory)\] VIOLATED: seed (\d+)/.exec(output);
+    const invariants = hit?.[2] ?? fatal?.[1] ?? '';
     outcomes.push({
       fault,
       caught: invariants.split(', ').includes(EXPECTED[fault]!),
-      ...((hit ?? fatal) && { seed: (hit ?? fatal)![1] }),
+      ...((hit ?? fatal) && { seed: hit ? hit[1] : fatal![2] }),
       invariants,
       seconds: Math.round((Date.now() - started) / 1000),
     });

@@ -5,10 +5,9 @@
 // after every sluice call; a violation prints the seed, the shrunk artifact and the invariant). `--mix all` (default): each run's seed picks its scenario
 // type (seed modulo the number of types, so a seed reruns as the same scenario); `--mix kill`,
 // `--mix attacks` or a comma list of types (kill, crd-removal, …) narrows it.
-// Invariant runs (`--stop-on <invariant>`: stop at the first seed violating that one):
-// `--generators all` (default) or `triaged` (without the generators that find the
-// known bugs, TRIAGED in test/support/invariant-generators.ts), `--stop-on-violation` (stop at the
-// first violated seed, for the planted-fault harness, test/soak/plant.ts), `--shrink-seconds N`
+// Invariant runs draw from every generator (test/support/invariant-artifacts.ts);
+// `--stop-on <invariant>` (stop at the first seed violating that one, for the planted-fault
+// harness, test/soak/plant.ts), `--stop-on-violation` (stop at the first violated seed), `--shrink-seconds N`
 // (default 300; 0 reports the failing artifact unshrunk), `--hostile remote,laughs` (the hostile
 // kinds drawn, for a fault that only one kind can reach). The summary says how many times each
 // invariant was exercised (a decrypt seen, a prune, a removal, a diff, an outbound attempt, a call timed).
@@ -27,7 +26,6 @@ import {
   type AttackReport,
 } from '../support/attack-scenarios.ts';
 import { ALL_GENERATORS, HOSTILE_KINDS, type HostileKind } from '../support/invariant-artifacts.ts';
-import { TRIAGED } from '../support/invariant-generators.ts';
 import { checkSeed, describeFailure, type SeedResult } from '../support/invariant-soak.ts';
 import {
   addExercise,
@@ -50,22 +48,18 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     mix: { type: 'string', default: 'all' },
     minutes: { type: 'string' },
-    generators: { type: 'string', default: 'all' },
     'stop-on-violation': { type: 'boolean', default: false },
     'stop-on': { type: 'string' },
     'shrink-seconds': { type: 'string', default: '300' },
     hostile: { type: 'string' },
   },
 });
-if (values.generators !== 'all' && values.generators !== 'triaged')
-  throw new Error(`--generators: use all or triaged, not ${values.generators}`);
-const chosen = values.generators === 'all' ? ALL_GENERATORS : TRIAGED;
 // `--hostile remote,key-case`: the hostile feature drawn (by a quarter of the artifacts) is one of these.
 const hostile = values.hostile?.split(',') as HostileKind[] | undefined;
 for (const kind of hostile ?? [])
   if (!HOSTILE_KINDS.includes(kind))
     throw new Error(`--hostile: unknown kind '${kind}'; use a comma list of ${HOSTILE_KINDS.join(', ')}`);
-const generators = hostile ? { ...chosen, hostile } : chosen;
+const generators = hostile ? { ...ALL_GENERATORS, hostile } : ALL_GENERATORS;
 const shrinkMs = Number(values['shrink-seconds']) * 1000;
 if (!(shrinkMs >= 0)) throw new Error(`--shrink-seconds must be a number, not ${values['shrink-seconds']}`);
 type ScenarioType = 'kill' | 'invariants' | AttackKind;
@@ -104,6 +98,8 @@ const registryProxy = await startRegistryFaultProxy(bed);
 const trap = await startTrap();
 const watchdog = startWatchdog();
 const exercise = noExercise();
+/** Per counter, the seeds whose runs exercised it at least once. */
+const seedsExercising = noExercise();
 const invariantResults: SeedResult[] = [];
 const reports: ScenarioReport[] = [];
 const attacks: AttackReport[] = [];
@@ -131,6 +127,8 @@ try {
         const result = await checkSeed(invariantEnv, seed, 1, shrinkMs, generators);
         invariantResults.push(result);
         addExercise(exercise, result.exercise);
+        for (const key of Object.keys(seedsExercising) as (keyof typeof exercise)[])
+          if (result.exercise[key] > 0) seedsExercising[key]++;
         process.stdout.write(
           `${String(i + 1).padStart(4)} seed ${seed}: invariants: ${result.failed ? `VIOLATED (${result.invariants.join(', ')})` : 'all hold'}; ${took()}` +
             `${result.failed ? `  <--\n${describeFailure(result)}` : ''}\n`,
@@ -221,7 +219,8 @@ process.stdout.write(
     `  invariant runs:       ${invariantResults.length}, violated ${violated.length}${[...violatedBy].map(([invariant, seeds]) => `; ${invariant}: seeds ${seeds.join(' ')}`).join('')}`,
     `  invariant peak memory limit: ${MEMORY_LIMIT_MIB} MiB over the baseline per sluice call`,
     `  invariant time limits: ${CALL_DEADLINE_S} s per sluice call (${CLI_DEADLINE_S} s per CLI command), ${STALL_LIMIT_MS} ms of event-loop stall`,
-    `  invariants exercised (over ${invariantResults.reduce((n, r) => n + r.scenarios, 0)} scenario runs, generators ${values.generators}): ${describeExercise(exercise)}`,
+    `  invariants exercised (over ${invariantResults.reduce((n, r) => n + r.scenarios, 0)} scenario runs${hostile ? `, hostile kinds ${hostile.join(', ')}` : ''}): ${describeExercise(exercise)}`,
+    `  seeds exercising each (of ${invariantResults.length}): ${describeExercise(seedsExercising)}`,
     `  time:                 ${((Date.now() - started) / 1000).toFixed(0)}s`,
     '',
   ].join('\n'),

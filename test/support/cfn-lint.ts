@@ -1,3 +1,4 @@
+// @local-components: cfn-lint is provisioned into a cached virtualenv (dev/provision.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,3 +1,4 @@
+// @local-components: the demo starts them itself.
 // Runs `npm run demo` with its arguments, as a user does, in a state folder of its own; returns its output.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -207,9 +207,10 @@ async function scenario(
     const deadline = inProcess ? CALL_DEADLINE_S : CLI_DEADLINE_S;
     const before = await snapshot();
     audit.read();
-    env.watchdog?.at(`seed ${env.seed ?? '?'}, ${tag}: ${step}`);
+    const context = `seed ${env.seed ?? '?'}, ${tag}: ${step}`;
+    env.watchdog?.at(context);
     const from = micros(new Date());
-    const memory = await watchMemory();
+    const memory = await watchMemory(context);
     const time = watchTime();
     const outcome = await withDeadline(
       call().catch((error: unknown) => `threw ${String(error)}`),
@@ -433,6 +434,8 @@ async function scenario(
       provider: 'sops',
       kmsKeyArns: [LOCAL_KMS_KEYS.fixtures],
       ageKeySecretArn: await ageSecretArn,
+      // B's Secrets name its own namespace in their files; only there may they be decrypted.
+      namespaces: [names.ns.mine],
     },
   });
   let lastOutcome = '';

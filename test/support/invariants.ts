@@ -100,12 +100,15 @@ export async function startTrap(): Promise<Trap> {
  * It reads /proc every 100 ms: this process's RSS over the baseline plus the children started
  * since (kustomize, kubectl; not the components already running as children), keeps the peak in
  * shared memory, and kills such a child (by pid) when the tree passes the limit, so one
- * exhausting build cannot take the machine with it.
+ * exhausting build cannot take the machine with it. When this process's own growth passes the
+ * limit, nothing on its event loop can report it (the expansion holds the loop until it is over,
+ * or until the machine runs out): the thread prints the violation with the context (seed and
+ * step) straight to fd 2 and ends the process, as the watchdog does for a stall.
  */
 const MEMORY_SAMPLER = `
-const { readFileSync, readdirSync } = require('node:fs');
+const { readFileSync, readdirSync, writeSync } = require('node:fs');
 const { workerData, parentPort } = require('node:worker_threads');
-const { pid, limitKib } = workerData;
+const { pid, limitKib, context } = workerData;
 const shared = new Int32Array(workerData.peak);
 const rssKib = (p) => { try { return Number(readFileSync('/proc/' + p + '/statm', 'utf8').split(' ')[1]) * 4; } catch { return 0; } };
 const descendants = (root) => {
@@ -127,8 +130,15 @@ const running = new Set(descendants(pid));
 const killed = [];
 const sample = () => {
   const children = descendants(pid).filter((p) => !running.has(p));
-  const tree = rssKib(pid) - base + children.reduce((sum, p) => sum + rssKib(p), 0);
+  const own = rssKib(pid) - base;
+  const tree = own + children.reduce((sum, p) => sum + rssKib(p), 0);
   if (tree > Atomics.load(shared, 0)) Atomics.store(shared, 0, tree);
+  if (own > limitKib) {
+    writeSync(2, '\\n[bounded-memory] VIOLATED: ' + context + ': the process tree grew by ' + Math.round(tree / 1024) +
+      ' MiB (limit ' + Math.round(limitKib / 1024) + ' MiB), ' + Math.round(own / 1024) +
+      ' MiB of it in this process; ending the process, which nothing else can do\\n');
+    process.kill(pid, 'SIGKILL');
+  }
   if (tree > limitKib)
     for (const p of children) {
       const kib = rssKib(p);
@@ -150,12 +160,15 @@ export interface MemoryWatch {
   stop(): Promise<{ peakMib: number; killed: string[] }>;
 }
 
-/** Samples the memory of this process and the children it starts, from a thread (MEMORY_SAMPLER). */
-export async function watchMemory(): Promise<MemoryWatch> {
+/**
+ * Samples the memory of this process and the children it starts, from a thread (MEMORY_SAMPLER);
+ * `context` (the seed and step) names the call if the thread has to end the process.
+ */
+export async function watchMemory(context: string, limitMib = MEMORY_LIMIT_MIB): Promise<MemoryWatch> {
   const peak = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(MEMORY_SAMPLER, {
     eval: true,
-    workerData: { pid: process.pid, limitKib: MEMORY_LIMIT_MIB * 1024, peak: peak.buffer },
+    workerData: { pid: process.pid, limitKib: limitMib * 1024, peak: peak.buffer, context },
   });
   await new Promise((resolve) => worker.once('message', resolve));
   return {

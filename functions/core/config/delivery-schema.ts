@@ -69,6 +69,13 @@ export const deliverySchema = strict({
   healthCheckExprs: healthCheckExprsSchema.optional(),
   decryption: decryptionSchema.optional(),
 }).transform((input, ctx): Delivery => {
+  const namespaces = input.decryption?.namespaces;
+  if (namespaces && input.targetNamespace !== undefined && !namespaces.includes(input.targetNamespace))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['decryption', 'namespaces'],
+      message: `does not list the targetNamespace "${input.targetNamespace}", where every Secret of the delivery lands: list it, or leave namespaces out`,
+    });
   const prune = input.prune ?? DEFAULTS.prune;
   const impersonate = impersonationOf(input, ctx);
   return {

@@ -4,7 +4,15 @@ import * as z from 'zod';
 import { isRecord } from './issues.ts';
 import { patchProblems } from './patches.ts';
 import type { Decryption, DeliveryPatch, ImageOverride } from './types.ts';
-import { type Check, DIGEST_OF_ANY_ALGORITHM, KMS_KEY_ARN, SECRET_ARN, checked, strict } from './fields.ts';
+import {
+  type Check,
+  DIGEST_OF_ANY_ALGORITHM,
+  KMS_KEY_ARN,
+  SECRET_ARN,
+  checked,
+  name,
+  strict,
+} from './fields.ts';
 
 export const pathSchema = checked((path) => {
   if (path.startsWith('/')) return `"${path}" must be relative to the artifact root (no leading "/")`;
@@ -107,6 +115,10 @@ export const decryptionSchema = strict({
       ? undefined
       : `"${arn}" is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)`,
   ).optional(),
+  namespaces: z
+    .array(name('namespace name'))
+    .min(1, 'list at least one namespace, or leave namespaces out (then: targetNamespace, else default)')
+    .optional(),
 })
   .superRefine(
     (decryption, ctx) => {
@@ -122,4 +134,5 @@ export const decryptionSchema = strict({
     provider: decryption.provider,
     kmsKeyArns: decryption.kmsKeyArns ?? [],
     ...(decryption.ageKeySecretArn !== undefined && { ageKeySecretArn: decryption.ageKeySecretArn }),
+    ...(decryption.namespaces !== undefined && { namespaces: decryption.namespaces }),
   }));

@@ -187,6 +187,12 @@ export interface Decryption {
   kmsKeyArns: string[];
   /** A Secrets Manager secret holding age identities (`AGE-SECRET-KEY-1…`, one a line). */
   ageKeySecretArn?: string;
+  /**
+   * The namespaces a decrypted Secret may land in, when the delivery has no `targetNamespace`
+   * (default: `default` only). sops's MAC does not cover keys, so a file's namespace is not
+   * trusted on its own.
+   */
+  namespaces?: string[];
 }
 
 /** The most one run may prune: a share of the inventory (0-100) or a number of objects. */

@@ -61,7 +61,7 @@ function holdOf(alarm: string, readings: readonly AlarmReading[], gate: Gate): A
     return {
       alarm,
       state: 'INSUFFICIENT_DATA',
-      why: `in INSUFFICIENT_DATA${since} (insufficientData: closed)`,
+      why: `has no data yet (INSUFFICIENT_DATA${since}): the gate stays closed until the alarm reports OK (insufficientData: closed); if its metric has no data while healthy, give the alarm treatMissingData notBreaching, or the gate insufficientData: 'open'`,
     };
   if (reading.state === 'OK' || reading.state === 'INSUFFICIENT_DATA') return undefined;
   return { alarm, state: 'UNREADABLE', why: `could not be read: unknown state "${reading.state}"` };

@@ -105,7 +105,7 @@ async function evaluateGate(
     ...(opensAt && { opensAt }),
     ...approvesRevisions,
     ...(status.problem && { problem: status.problem }),
-    ...(status.closedBy && { closedBy: status.closedBy.reason }),
+    ...(status.closedBy && { closedBy: status.closedBy.reason, closedByCause: status.closedBy.cause }),
   };
   return { closed: [holding], pinned: [] };
 }

@@ -24,6 +24,7 @@ import { approverKey, mayBeOnePerson } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import type { ClosedPeriod } from './closed-periods.ts';
 import { readGateConditions, type GateConditionReaders } from './conditions.ts';
+import { effectiveGateState, type EffectiveGateState } from './effective-state.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
 import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
@@ -84,6 +85,8 @@ export interface GateRequestResult {
   readonly reconciling: readonly string[];
   /** `status`: the alarms closing the gate now, whatever its requests say. */
   readonly closedByAlarms?: readonly AlarmHold[];
+  /** `status`: the state a delivery meets now (alarms, freezes, calendars included) and its cause. */
+  readonly effective?: EffectiveGateState;
   readonly message: string;
 }
 
@@ -110,6 +113,8 @@ const approvalRule = (gate: Gate, now: Date, periods: readonly ClosedPeriod[]): 
 
 /** What `sluice gates` shows of one gate. */
 export interface GateReport {
+  /** The state a delivery meets now, alarms included, and what decides it. */
+  readonly effective: EffectiveGateState;
   /** The state its requests, schedules, default, freezes, calendars and Change Calendars give (alarms aside). */
   readonly status: GateStatus;
   readonly nextChange?: GateChange;
@@ -137,8 +142,10 @@ export async function gateStatus(
       ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now, periods))
       : undefined;
   const overrides = await activeOverrides(deps.db, name, now);
+  const status = gateStateAt(gate, request, now, periods);
   return {
-    status: gateStateAt(gate, request, now, periods),
+    effective: effectiveGateState(status, closedByAlarms),
+    status,
     nextChange: nextChange(gate, request, now, undefined, periods),
     ...(pendingApprovals && { pendingApprovals }),
     ...(closedByAlarms.length > 0 && { closedByAlarms }),
@@ -160,7 +167,13 @@ export async function handleGateEvent(
   const gate = await registeredGate(deps.db, event.gate);
   const now = deps.clock.now();
   if (event.action === 'status') {
-    const { status, nextChange: next, pendingApprovals, closedByAlarms } = await gateStatus(event.gate, deps);
+    const {
+      status,
+      effective,
+      nextChange: next,
+      pendingApprovals,
+      closedByAlarms,
+    } = await gateStatus(event.gate, deps);
     return {
       gate: gate.name,
       action: 'status',
@@ -169,6 +182,7 @@ export async function handleGateEvent(
       nextChange: next,
       ...(pendingApprovals && { pendingApprovals }),
       ...(closedByAlarms && { closedByAlarms }),
+      effective,
       reconciling: [],
       message: `${alarmClause(closedByAlarms)}${describeGate(status, next, pendingApprovals, gate.approvers)}`,
     };

@@ -31,6 +31,8 @@ export interface BlockingGate {
   readonly problem?: string;
   /** The freeze, calendar event or change calendar holding it closed (no open request lifts it). */
   readonly closedBy?: string;
+  /** What `closedBy` is: a freeze, an `.ics` calendar event or an SSM Change Calendar. */
+  readonly closedByCause?: 'freeze' | 'calendar' | 'change-calendar';
   /** The CloudWatch alarms closing the gate (`alarms`), whatever its requests say. */
   readonly closedByAlarms?: readonly AlarmHold[];
 }

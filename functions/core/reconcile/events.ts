@@ -1,24 +1,41 @@
 import type { ReconcileEvent } from '../store/events.ts';
+import type { HoldCause, LiftAction } from '../gates/notice.ts';
 import type { BlockingGate } from '../store/status.ts';
 
 /** The detail type of the event a delivery newly held at a gate publishes. */
 export const RELEASE_WAITING = 'Release Waiting';
 
 /**
- * `Release Waiting`: a delivery has just become held at a gate (closed, or open only for another
- * revision or other deliveries), and how to let it through. Published once, on the transition into
- * waiting, not on every run while held.
+ * `Release Waiting`: a delivery (or a rollout's wave) has just become held at a gate, why, until
+ * when, and the action that can lift it: `approve` (with `approve`: the runbook and the CLI line),
+ * `wait` (a freeze, calendar event or Change Calendar: `until`), `fix-alarm` (the alarms named in
+ * `why`) or `fix-gate`. Published once per cause (gates/notice.ts: the notice's key), not on every
+ * run while held.
  */
 export interface ReleaseWaitingEvent {
+  /** The delivery whose run found it held (for a wave: the first member that did). */
   readonly delivery: string;
   /** The revision held (`<tag>@sha256:…`), when the registry could be reached. */
   readonly revision?: string;
   readonly gate: string;
   readonly blocks: BlockingGate['blocks'];
-  /** When the gate's schedule or window opens it, if known. */
+  /** A wave gate: the rollout, the wave (1-based) and the members it holds. */
+  readonly rollout?: string;
+  readonly wave?: number;
+  readonly deliveries?: readonly string[];
+  /** When the gate's schedule, window, freeze or calendar opens it, if known. */
   readonly opensAt?: string;
-  /** How to approve it: the gate's Systems Manager runbook (in the console) and the CLI line. */
-  readonly approve: { readonly runbook?: string; readonly cli: string };
+  readonly cause: HoldCause;
+  readonly lift: LiftAction;
+  /** `gate 'holiday' is closed by freeze "year end" (…)` */
+  readonly why: string;
+  /** When the hold ends by itself, if known. */
+  readonly until?: string;
+  /** What lifts it, in a sentence. */
+  readonly todo: string;
+  /** Only when an approval lifts it: the gate's Systems Manager runbook and the CLI line. */
+  readonly approve?: { readonly runbook?: string; readonly cli: string };
+  /** The whole notice (what the approval topic is sent). */
   readonly message: string;
   readonly time: string;
 }

@@ -27,7 +27,7 @@ import {
 } from './depends-on.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
-import { announceWaiting } from './release-waiting.ts';
+import { announceWaiting, announceWaveWaiting, type WaveGateHold } from './release-waiting.ts';
 import { retryTime } from './retry.ts';
 
 /** Why a run was skipped: nothing was touched. */
@@ -45,12 +45,21 @@ export interface ReconcileResult {
   readonly nextRetryAt?: string;
   /** A held (Blocked) run: since when the delivery has been held, as its status records it. */
   readonly blockedSince?: string;
+  /**
+   * A held run whose every closed gate is closed only by a planned period (a freeze, a calendar
+   * event, a CLOSED Change Calendar): the blocked-too-long alarm does not count it.
+   */
+  readonly planned?: boolean;
   /** CRDs and Namespaces the run left out but kept, as they hold objects it does not delete. */
   readonly kept?: readonly KeptContainer[];
   /** When a run of the delivery last succeeded (this one, if it did), if ever. */
   readonly lastSuccessAt?: string;
   /** The rollout the delivery is a member of, when the run looked it up (every run that reached its revision). */
   readonly rollout?: string;
+  /** The revision running: applied by this run, or by the last run that applied one. */
+  readonly appliedRevision?: string;
+  /** A held run: the revision it holds back (not running). */
+  readonly heldRevision?: string;
 }
 
 /** What a run that applied its revision did. */
@@ -110,6 +119,14 @@ const lastSuccessOf = (run: Run) =>
 /** When the delivery was first held, in this run or an earlier one still holding it. */
 const heldSince = (run: Run): string => run.previous?.blockedSince ?? run.started.toISOString();
 
+/** Every gate holding the run is closed by a planned period only, none by an alarm or a problem. */
+const plannedOnly = (blockedBy: readonly BlockingGate[] | null | undefined): boolean =>
+  !!blockedBy &&
+  blockedBy.length > 0 &&
+  blockedBy.every(
+    (gate) => gate.closedBy !== undefined && !gate.closedByAlarms?.length && gate.problem === undefined,
+  );
+
 /**
  * Records a run that changed nothing because something holds it (`reason`), and answers with the
  * result: status not ready, held since it first was, and the event.
@@ -127,13 +144,19 @@ export async function hold(
   await finish(run, 'Blocked', { ...notReady, ...status, ready: false, reason, message, blockedSince });
   if (status.blockedBy)
     await announceWaiting(run.delivery.name, run.previous, status.blockedBy, revision, run.deps);
+  const applied =
+    (typeof status.lastAppliedRevision === 'string' ? status.lastAppliedRevision : undefined) ??
+    run.previous?.lastAppliedRevision;
   return {
     delivery: run.delivery.name,
     outcome: 'Blocked',
     reason,
     message,
     blockedSince,
+    ...(plannedOnly(status.blockedBy) && { planned: true }),
     ...(revision && { revision }),
+    ...(applied && { appliedRevision: applied }),
+    ...(revision && revision !== applied && { heldRevision: revision }),
     ...(typeof status.nextRetryAt === 'string' && { nextRetryAt: status.nextRetryAt }),
     ...lastSuccessOf(run),
   };
@@ -206,6 +229,20 @@ export interface RolloutHold {
   readonly retryAt?: Date;
   /** The rollout's revision it does not take yet. */
   readonly pending?: string;
+  /** The wave gate holding it: its approvers are told, once for the wave. */
+  readonly waveGate?: WaveGateHold;
+}
+
+/** Tells the approvers of the wave gate holding the run (once for the wave: release-waiting.ts). */
+async function announceWaveGate(run: Run, held: RolloutHold): Promise<void> {
+  if (held.waveGate && held.pending)
+    await announceWaveWaiting(
+      run.delivery.name,
+      held.waveGate.gate,
+      held.pending,
+      held.waveGate.wave,
+      run.deps,
+    );
 }
 
 /**
@@ -215,13 +252,15 @@ export interface RolloutHold {
  */
 export async function holdForRollout(run: Run, held: RolloutHold): Promise<ReconcileResult> {
   const nextRetryAt = held.retryAt && (await scheduleRetry(run, held.retryAt));
-  return hold(
+  const result = await hold(
     run,
     held.reason,
     held.message,
     { blockedBy: null, nextRetryAt: nextRetryAt ?? null, pendingRevision: held.pending ?? null },
     held.pending,
   );
+  await announceWaveGate(run, held);
+  return result;
 }
 
 /**
@@ -252,6 +291,7 @@ export async function reapplyForRollout(
     },
     held.pending,
   );
+  await announceWaveGate(run, held);
   return { ...result, changes, ...(kept.length > 0 && { kept }) };
 }
 
@@ -379,6 +419,7 @@ export async function succeed(
     reason: 'ReconciliationSucceeded',
     message,
     revision: artifact.revision,
+    appliedRevision: artifact.revision,
     changes,
     ...(kept.length > 0 && { kept }),
     lastSuccessAt,
@@ -412,6 +453,7 @@ export async function fail(run: Run, error: unknown, revision: string | undefine
     reason: failure.reason,
     message: failure.message,
     revision,
+    ...(run.previous?.lastAppliedRevision && { appliedRevision: run.previous.lastAppliedRevision }),
     ...(nextRetryAt && { nextRetryAt }),
     ...lastSuccessOf(run),
   };

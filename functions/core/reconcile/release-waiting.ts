@@ -1,61 +1,97 @@
-// The moment a release becomes held at a gate: one `Release Waiting` event per gate it newly waits
-// on, naming how to approve it.
-import { waitingMessage } from '../gates/messages.ts';
+// The moment a release becomes held at a gate: one `Release Waiting` event per cause it newly waits
+// on, saying why, until when, and the action that can lift it (gates/notice.ts).
+import { holdNotice, type HoldNotice, type WaveOf } from '../gates/notice.ts';
+import { claimRolloutEvent } from '../store/rollouts.ts';
 import type { BlockingGate, DeliveryStatus } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ReleaseWaitingEvent } from './events.ts';
 
-/** Stands for the gate function's name in the CLI line when the run does not know it. */
-export const GATE_FUNCTION_PLACEHOLDER = '<gate function>';
+/** A rollout member held at its wave's gate, and the wave. */
+export interface WaveGateHold {
+  readonly gate: BlockingGate;
+  readonly wave: WaveOf & { readonly generation: number };
+}
+
+type NoticeDeps = Pick<ReconcileDeps, 'gateRunbooks' | 'gateFunction'>;
+
+const noticeOf = (
+  delivery: string,
+  gate: BlockingGate,
+  revision: string | undefined,
+  deps: NoticeDeps,
+  wave?: WaveOf,
+): HoldNotice => {
+  const runbook = deps.gateRunbooks?.get(gate.name);
+  return holdNotice({
+    delivery,
+    gate,
+    ...(revision && { revision }),
+    ...(runbook && { runbook }),
+    ...(deps.gateFunction && { gateFunction: deps.gateFunction }),
+    ...(wave && { wave }),
+  });
+};
 
 /**
- * The gates of `blocking` the delivery did not already wait on for the same revision when the
- * previous run ended: a new revision held, a newly closed gate, or a delivery held after a run
- * that was not.
+ * The gates of `blocking` whose notice the delivery was not already held under when the previous
+ * run ended: a new revision at an approval gate, a newly closed gate, another freeze window or
+ * alarm, or a delivery held after a run that was not. A freeze or calendar event is told once per
+ * window, however many revisions it holds (the notice's key names no revision).
  */
 export function newlyWaitingGates(
   previous: DeliveryStatus | undefined,
   blocking: readonly BlockingGate[],
   revision: string | undefined,
+  deps: NoticeDeps = {},
+  delivery = '',
 ): BlockingGate[] {
-  const sameRevision = (previous?.pendingRevision ?? undefined) === revision;
   const before = new Set(
-    previous && !previous.ready && sameRevision ? (previous.blockedBy ?? []).map((g) => g.name) : [],
+    previous && !previous.ready
+      ? (previous.blockedBy ?? []).map(
+          (gate) => noticeOf(delivery, gate, previous.pendingRevision ?? undefined, deps).key,
+        )
+      : [],
   );
-  return blocking.filter((gate) => !before.has(gate.name));
+  return blocking.filter((gate) => !before.has(noticeOf(delivery, gate, revision, deps).key));
 }
 
-/** `sluice gate open <gate> --revision <revision> --function <gate function>` */
-export function approvalCommand(gate: string, revision: string | undefined, gateFunction?: string): string {
-  return [
-    `sluice gate open ${gate}`,
-    ...(revision ? [`--revision ${revision}`] : []),
-    `--function ${gateFunction ?? GATE_FUNCTION_PLACEHOLDER}`,
-  ].join(' ');
-}
-
-/** The `Release Waiting` event of `delivery` held at `gate`. */
+/** The `Release Waiting` event of `delivery` (or of a rollout's wave) held at `gate`. */
 export function releaseWaitingEvent(
   delivery: string,
   gate: BlockingGate,
   revision: string | undefined,
-  deps: Pick<ReconcileDeps, 'gateRunbooks' | 'gateFunction'>,
+  deps: NoticeDeps,
   time: Date,
+  wave?: WaveOf,
 ): ReleaseWaitingEvent {
-  const runbook = deps.gateRunbooks?.get(gate.name);
+  const notice = noticeOf(delivery, gate, revision, deps, wave);
   return {
     delivery,
     ...(revision && { revision }),
     gate: gate.name,
     blocks: gate.blocks,
+    ...(wave && { rollout: wave.rollout, wave: wave.wave, deliveries: [...wave.deliveries] }),
     ...(gate.opensAt && { opensAt: gate.opensAt }),
-    approve: {
-      ...(runbook && { runbook }),
-      cli: approvalCommand(gate.name, revision, deps.gateFunction),
-    },
-    message: `delivery '${delivery}': ${waitingMessage([gate], revision)}`,
+    cause: notice.cause,
+    lift: notice.lift,
+    why: notice.why,
+    ...(notice.until && { until: notice.until }),
+    todo: notice.todo,
+    ...(notice.approve && { approve: notice.approve }),
+    message: notice.text,
     time: time.toISOString(),
   };
+}
+
+async function publish(event: ReleaseWaitingEvent, deps: ReconcileDeps): Promise<void> {
+  deps.log?.(`release waiting: ${event.message}`);
+  await deps.events
+    ?.releaseWaiting?.(event)
+    .catch((error: unknown) =>
+      deps.log?.(
+        `could not publish the Release Waiting event of '${event.delivery}' at gate '${event.gate}': ${String(error)}`,
+      ),
+    );
 }
 
 /**
@@ -69,15 +105,29 @@ export async function announceWaiting(
   revision: string | undefined,
   deps: ReconcileDeps,
 ): Promise<void> {
-  for (const gate of newlyWaitingGates(previous, blocking, revision)) {
-    const event = releaseWaitingEvent(delivery, gate, revision, deps, deps.clock.now());
-    deps.log?.(`release waiting: ${event.message}`);
-    await deps.events
-      ?.releaseWaiting?.(event)
-      .catch((error: unknown) =>
-        deps.log?.(
-          `could not publish the Release Waiting event of '${delivery}' at gate '${gate.name}': ${String(error)}`,
-        ),
-      );
-  }
+  for (const gate of newlyWaitingGates(previous, blocking, revision, deps, delivery))
+    await publish(releaseWaitingEvent(delivery, gate, revision, deps, deps.clock.now()), deps);
+}
+
+/**
+ * Publishes `Release Waiting` for a rollout's wave held at its gate: once for the whole wave (the
+ * first of its members to find it held claims the notice in the table), per notice key (an
+ * approval per revision; a freeze per window; others once per generation), not once per member.
+ */
+export async function announceWaveWaiting(
+  delivery: string,
+  gate: BlockingGate,
+  revision: string,
+  wave: WaveOf & { readonly generation: number },
+  deps: ReconcileDeps,
+): Promise<void> {
+  const event = releaseWaitingEvent(delivery, gate, revision, deps, deps.clock.now(), wave);
+  const notice = noticeOf(delivery, gate, revision, deps, wave);
+  const perWindow = notice.lift === 'wait' || notice.lift === 'approve';
+  const key = `waiting#wave${wave.wave}#${perWindow ? '' : `${wave.generation}#`}${notice.key}`;
+  const claimed = await claimRolloutEvent(deps.db, wave.rollout, key).catch((error: unknown) => {
+    deps.log?.(`could not record the Release Waiting notice of rollout '${wave.rollout}': ${String(error)}`);
+    return false;
+  });
+  if (claimed) await publish(event, deps);
 }

@@ -4,6 +4,7 @@
 import type { Rollout } from '../config/index.ts';
 import type { GateConditionReaders } from '../gates/conditions.ts';
 import { gateHolding } from '../gates/evaluate.ts';
+import { waitingMessage } from '../gates/messages.ts';
 import type { RolloutGeneration } from '../model/rollout.ts';
 import type { BlockingGate } from '../model/status.ts';
 import { resolveArtifact, verifyResolved, type Resolved } from '../oci/index.ts';
@@ -30,6 +31,7 @@ import {
 import type { TableClient } from '../store/table-client.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileResult } from './outcomes.ts';
+import type { WaveGateHold } from './release-waiting.ts';
 import { announceRollout } from './rollout-events.ts';
 
 /** What reading a rollout's state needs. */
@@ -109,7 +111,26 @@ export type RolloutTarget =
       /** When the wave before its own ends its soak, for the first maxParallel of its wave (its run is retried then). */
       readonly retryAt?: Date;
       readonly pending?: string;
+      /** The wave gate holding it, and its wave: the approvers are told (release-waiting.ts). */
+      readonly waveGate?: WaveGateHold;
     };
+
+/** The gate holding `delivery`'s wave, when that is what it waits for (its wave is the one under way). */
+function waveGateHolding(state: RolloutState, delivery: string): WaveGateHold | undefined {
+  const wave = state.activeWave !== undefined ? state.waves[state.activeWave - 1] : undefined;
+  if (!wave?.heldBy || state.halt || !state.generation) return undefined;
+  const waiting = wave.members.filter((member) => member.phase === 'Waiting').map((member) => member.name);
+  if (!waiting.includes(delivery)) return undefined;
+  return {
+    gate: wave.heldBy,
+    wave: {
+      rollout: state.rollout,
+      wave: wave.number,
+      deliveries: waiting,
+      generation: state.generation.generation,
+    },
+  };
+}
 
 /** The next generation to start for `resolved`, or undefined when it may not start now. */
 function nextGeneration(
@@ -226,12 +247,15 @@ export async function rolloutTarget(
         ? `; ${resolved.revision} was halted or rolled back before: it is not rolled out again (push a newer revision)`
         : `; ${resolved.revision} waits for it`
       : '';
+  const waveGate = turn.halted ? undefined : waveGateHolding(state, delivery);
+  const gateWhy = waveGate ? `; ${waitingMessage([waveGate.gate], generation.revision)}` : '';
   return {
     kind: 'hold',
     reason: turn.halted ? 'RolloutHalted' : 'RolloutWaiting',
-    message: `${turn.why}${superseded}`,
+    message: `${turn.why}${gateWhy}${superseded}`,
     ...(waitingFor && { retryAt: waitingFor }),
     pending: generation.revision,
+    ...(waveGate && { waveGate }),
   };
 }
 

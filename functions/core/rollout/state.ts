@@ -89,7 +89,7 @@ export interface RolloutState {
 }
 
 /** Reasons a run records while something holds it: not failures of the revision. */
-const HOLDS: ReadonlySet<StatusReason> = new Set<StatusReason>([
+export const HOLDS: ReadonlySet<StatusReason> = new Set<StatusReason>([
   'GateClosed',
   'DependencyNotReady',
   'ClusterBusy',
@@ -134,29 +134,51 @@ interface Classified {
   readonly phase: 'Done' | 'Progressing' | 'Failed' | 'Fresh';
   readonly why?: string;
   readonly readySince?: string;
+  /** Its own gate held it, closed by an alarm in ALARM (read after the last resume). */
   readonly alarm?: string;
+  /** Whether it applied the digest (Ready or not): the revision has gone out. */
+  readonly applied?: boolean;
 }
 
-/** One member against the digest; a failure recorded before the last resume does not count. */
+/** The alarms in ALARM of a gate's holds, as text; none when no alarm of it is in ALARM. */
+const firingText = (gate: BlockingGate): string | undefined => {
+  const firing = (gate.closedByAlarms ?? []).filter((hold) => hold.state === 'ALARM');
+  return firing.length > 0
+    ? firing.map((hold) => `alarm '${hold.alarm}' (${hold.why})`).join(', ')
+    : undefined;
+};
+
+/**
+ * One member against the digest; a failure, or an alarm hold, recorded before the last resume
+ * does not count (a reading taken before the resume cannot halt the rollout after it).
+ */
 function classify(
   status: DeliveryStatus | undefined,
   digest: string,
   resumedAt: string | undefined,
 ): Classified {
   if (!status) return { phase: 'Fresh' };
-  const alarms = (status.blockedBy ?? []).filter((gate) => (gate.closedByAlarms?.length ?? 0) > 0);
+  const afterResume = resumedAt === undefined || status.lastReconcileAt > resumedAt;
   const alarm =
-    status.reason === 'GateClosed' && alarms.length > 0
-      ? `gate '${alarms[0]!.name}' closed by ${alarms[0]!.closedByAlarms!.map((hold) => `alarm '${hold.alarm}' (${hold.why})`).join(', ')}`
+    status.reason === 'GateClosed' && afterResume
+      ? (status.blockedBy ?? []).flatMap((gate) => {
+          const text = firingText(gate);
+          return text ? [`gate '${gate.name}' closed by ${text}`] : [];
+        })[0]
       : undefined;
-  if (status.ready && digestOf(status.lastAppliedRevision) === digest)
+  const applied = digestOf(status.lastAppliedRevision) === digest;
+  if (status.ready && applied)
     return { phase: 'Done', readySince: status.readySince ?? status.lastSuccessAt ?? status.lastReconcileAt };
   const attempted = digestOf(status.lastAttemptedRevision) === digest;
-  const afterResume = resumedAt === undefined || status.lastReconcileAt > resumedAt;
   if (attempted && !status.ready && !HOLDS.has(status.reason) && afterResume)
-    return { phase: 'Failed', why: `${status.reason}: ${status.message}` };
+    return { phase: 'Failed', why: `${status.reason}: ${status.message}`, applied };
   if (attempted)
-    return { phase: 'Progressing', why: `${status.reason}: ${status.message}`, ...(alarm && { alarm }) };
+    return {
+      phase: 'Progressing',
+      why: `${status.reason}: ${status.message}`,
+      applied,
+      ...(alarm && { alarm }),
+    };
   return { phase: 'Fresh', ...(alarm && { alarm }) };
 }
 
@@ -208,12 +230,19 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
   let nextAt: string | undefined;
   let activeWave: number | undefined;
   let earlierComplete = true;
+  const classifiedWaves = waves.map((wave) =>
+    wave.deliveries.map((name) => ({ name, ...classify(statuses.get(name), digest, resume?.at) })),
+  );
+  // An alarm halts the rollout only as evidence against the revision: in ALARM once some member
+  // has applied it. Before that (a first deploy, an alarm with no data yet, one firing for reasons
+  // of its own) a closed alarm gate holds the wave, which goes on when the alarm clears: like
+  // Argo Rollouts, an inconclusive analysis pauses, a failed one aborts.
+  const wentOut = classifiedWaves.some((members) =>
+    members.some((member) => member.applied || member.phase === 'Done'),
+  );
   waves.forEach((wave, index) => {
     const number = index + 1;
-    const classified = wave.deliveries.map((name) => ({
-      name,
-      ...classify(statuses.get(name), digest, resume?.at),
-    }));
+    const classified = classifiedWaves[index]!;
     const started = classified.some((member) => member.phase !== 'Fresh');
     const gate = rollback ? undefined : inputs.waveGates.get(index);
     // Only a wave that may run can halt the rollout: later ones have not taken the digest.
@@ -225,14 +254,11 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
             `delivery '${member.name}' failed at ${generation.revision}: ${member.why}`,
             member.name,
           );
-        else if (member.alarm)
+        else if (member.alarm && wentOut)
           found(number, `delivery '${member.name}' is held: ${member.alarm}`, member.name);
       }
-      if (gate?.closedByAlarms?.length)
-        found(
-          number,
-          `wave ${number}'s gate '${gate.name}' is closed by ${gate.closedByAlarms.map((hold) => `alarm '${hold.alarm}' (${hold.why})`).join(', ')}`,
-        );
+      const firing = gate && wentOut ? firingText(gate) : undefined;
+      if (firing) found(number, `wave ${number}'s gate '${gate!.name}' is closed by ${firing}`);
     }
     const done = classified.filter((member) => member.phase === 'Done');
     const soakMs = rollback ? undefined : wave.soakMs;
@@ -258,13 +284,14 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
       for (const member of classified) if (member.phase === 'Progressing') admitted.add(member.name);
     for (const name of admitted) mayTake.add(name);
 
+    // Said as what it waits for: `wave 2 of 3 waits for <this>`.
     const waiting = !earlierComplete
-      ? `wave ${number - 1} has not finished`
+      ? `wave ${number - 1} to finish`
       : gateHolds
-        ? `gate '${gate.name}' holds wave ${number}`
+        ? `gate '${gate.name}' to open`
         : halt
-          ? 'the rollout is halted'
-          : `its turn in wave ${number} (maxParallel ${rollout.maxParallel ?? ''})`;
+          ? 'the rollout to resume'
+          : `its turn in wave ${number}${rollout.maxParallel !== undefined ? ` (maxParallel ${rollout.maxParallel})` : ''}`;
     const members: MemberView[] = classified.map((member) => {
       if (member.phase === 'Done')
         return soakEnd !== undefined && !soaked

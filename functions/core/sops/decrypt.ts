@@ -163,6 +163,8 @@ export function sopsDecryptor(keys: SopsKeys): Decryptor {
                 'only a Secret of the apiVersion, kind, namespace and name written in its encrypted file is decrypted ' +
                 '(a kustomize patch, namespace, namePrefix or nameSuffix must not change them; set the namespace in the file, or targetNamespace)',
             );
+          const problem = namespaceProblem(object, targetNamespace, decryption.namespaces);
+          if (problem) throw failure(where, problem);
           out.push({ ...manifest, object: object as Manifest['object'], hashKey: inventoryHashKey(key) });
         } catch (error) {
           if (error instanceof SluiceError) throw error;
@@ -174,6 +176,35 @@ export function sopsDecryptor(keys: SopsKeys): Decryptor {
       return out;
     },
   };
+}
+
+/**
+ * Why a decrypted Secret may not land where it settles, or undefined. sops's MAC covers values,
+ * not keys: renaming `namespace` and a label of another value (keeping their order) moves a
+ * Secret undetected. So the namespace is never taken from the file alone: it must be one the
+ * delivery names (`decryption.namespaces`, else its `targetNamespace`, else `default`).
+ */
+function namespaceProblem(
+  object: Record<string, unknown>,
+  targetNamespace: string | undefined,
+  allowed: readonly string[] | undefined,
+): string | undefined {
+  const metadata = isRecord(object.metadata) ? object.metadata : {};
+  const settled = settledNamespace(
+    typeof metadata.namespace === 'string' ? metadata.namespace : undefined,
+    targetNamespace,
+  );
+  const namespaces = allowed ?? [targetNamespace ?? 'default'];
+  if (namespaces.includes(settled)) return undefined;
+  const from = allowed
+    ? 'its decryption.namespaces'
+    : targetNamespace
+      ? 'its targetNamespace'
+      : 'default, as it sets neither targetNamespace nor decryption.namespaces';
+  return (
+    `it would land in namespace "${settled}", but the delivery decrypts Secrets only into ${namespaces.map((n) => `"${n}"`).join(', ')} (${from}). ` +
+    "sops's MAC does not cover keys, so a file's namespace is not trusted on its own: list the namespace in decryption.namespaces"
+  );
 }
 
 /** The key a decrypted object's inventory hash is keyed with: derived from its file's data key. */

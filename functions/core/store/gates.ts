@@ -5,6 +5,7 @@ import { MAX_WINDOW_MS } from '../config/defaults.ts';
 import { formatDuration, type Gate, type GateAction } from '../config/index.ts';
 import { getSpec, listSpecNames, putSpec, removeSpec, type SpecKind } from './specs.ts';
 import { gateKey, type TableClient } from './table-client.ts';
+import { PINNABLE_REVISION } from '../model/pinnable-revision.ts';
 
 /**
  * Where a request came from, as recorded in the audit trail: `url` (through the gate's function
@@ -43,8 +44,7 @@ export interface GateRequest {
   readonly earlierCloses?: readonly GateRequest[];
 }
 
-/** A revision an approval can be pinned to: `<tag>@sha256:<64 hex>` or `sha256:<64 hex>`. */
-export const PINNABLE_REVISION = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}@)?sha256:[a-f0-9]{64}$/;
+export { PINNABLE_REVISION };
 
 /** The problem with a request read from the table, or undefined when it can be evaluated. */
 export function requestProblem(request: GateRequest): string | undefined {

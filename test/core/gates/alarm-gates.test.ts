@@ -7,6 +7,7 @@ import { parseGateEvent } from '../../../functions/core/gates/event.ts';
 import { gateStatus, handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { createAlarm, setAlarmState } from '../../support/alarms.ts';
+import { sluice } from '../../support/cli.ts';
 import { pushFiles, run } from '../../support/deliveries.ts';
 import { configMapValue, configMapYaml, inProcessGateDeps, gatedDelivery } from '../../support/gates.ts';
 import { testbed, uniqueName } from '../../support/testbed.ts';
@@ -80,7 +81,15 @@ describe('an alarm gate', () => {
     await closed.push('v1');
     const held = await run(closed.delivery, closed.deps);
     expect(held).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed' });
-    expect(held.message).toContain(`alarm '${alarm}' in INSUFFICIENT_DATA`);
+    expect(held.message).toContain(`alarm '${alarm}' has no data yet (INSUFFICIENT_DATA since `);
+    // Not a planned hold: the blocked-too-long alarm counts it.
+    expect(held.planned).toBeUndefined();
+    // `sluice status` says so, and what to do.
+    const status = await sluice('status', closed.delivery);
+    expect(status.stdout).toContain(`alarm '${alarm}' has no data yet`);
+    expect(status.stdout).toContain(
+      "give the alarm treatMissingData notBreaching, or the gate insufficientData: 'open'",
+    );
 
     const open = await setup({ alarms: [alarm], insufficientData: 'open' });
     await open.push('v1');

@@ -52,7 +52,8 @@ describe('a break-glass override and a dated freeze', () => {
     });
     const hotfix = await push('1.3.1');
     const held = await run(delivery, deps);
-    expect(held).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed', revision: hotfix });
+    // A planned hold: the blocked-too-long alarm does not count it (UnplannedBlockedSeconds 0).
+    expect(held).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed', revision: hotfix, planned: true });
     expect(held.message).toContain(`waiting for gate '${gate}' (closed by freeze "year end"`);
     expect(await valueIn()).toBeUndefined();
 

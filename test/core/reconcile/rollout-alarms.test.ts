@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutEvent } from '../../../functions/core/reconcile/events.ts';
 import { reconcile } from '../../../functions/core/reconcile/reconcile.ts';
-import { getGeneration } from '../../../functions/core/store/rollouts.ts';
-import { createAlarm, setAlarmState } from '../../support/alarms.ts';
+import { deliveriesForEvent } from '../../../functions/core/reconcile/triggers.ts';
+import { getGeneration, listRolloutActions } from '../../../functions/core/store/rollouts.ts';
+import { alarmStateChangeEvent, createAlarm, setAlarmState } from '../../support/alarms.ts';
 import { sluice } from '../../support/cli.ts';
 import { registerGate } from '../../support/gates.ts';
 import { fleet } from '../../support/rollouts.ts';
@@ -102,5 +103,43 @@ describe('a rollout behind an alarm gate', () => {
     expect(await f.value(last)).toBe('v2');
     expect((await f.state()).phase).toBe('Complete');
     expect(seen().slice(3)).toEqual(['Rollout Wave Started 2 wave 3', 'Rollout Complete 2']);
+  });
+
+  it('a first deploy behind a new alarm (no data yet) waits, and goes out when the alarm reports OK, with no resume', async () => {
+    // A new alarm starts in INSUFFICIENT_DATA (a 5xx count often has no data while healthy).
+    const alarm = await createAlarm();
+    const gate = uniqueName('first-health');
+    const f = await fleet(bed, {
+      waves: [1, 1],
+      waveGate: { wave: 0, gate },
+      start: new Date().toISOString(),
+    });
+    await registerGate(f.deps, { name: gate, default: 'open', alarms: [alarm] });
+    const [[first], [second]] = f.waves as [[string], [string]];
+
+    // Generation 1: held at the wave's gate, not halted.
+    expect(await reconcile(first, f.deps)).toMatchObject({
+      outcome: 'Blocked',
+      reason: 'RolloutWaiting',
+      message: expect.stringContaining(`gate '${gate}' holds wave 1`),
+    });
+    expect(await reconcile(second, f.deps)).toMatchObject({ reason: 'RolloutWaiting' });
+    expect(await f.state()).toMatchObject({ phase: 'Progressing', waves: [{ phase: 'Gated' }, {}] });
+    expect(await listRolloutActions(f.deps.db, f.name)).toEqual([]);
+    const status = await sluice('rollout', 'status', f.name);
+    expect(status.stdout).not.toContain('halted');
+
+    // The alarm's first evaluation: OK. Its state change reconciles the wave gate's members.
+    await setAlarmState(alarm, 'OK');
+    const woken = await deliveriesForEvent(
+      alarmStateChangeEvent(alarm, 'OK', 'INSUFFICIENT_DATA'),
+      f.deps.db,
+    );
+    expect(woken).toContain(first);
+    f.clock.advance(60_000);
+    expect(await reconcile(first, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect([await f.value(first), await f.value(second)]).toEqual(['v1', 'v1']);
+    expect((await f.state()).phase).toBe('Complete');
+    expect(await listRolloutActions(f.deps.db, f.name)).toEqual([]);
   });
 });

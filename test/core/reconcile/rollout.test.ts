@@ -27,7 +27,7 @@ describe('rollouts', () => {
     expect(await reconcile(eu1, f.deps)).toMatchObject({
       outcome: 'Blocked',
       reason: 'RolloutWaiting',
-      message: expect.stringMatching(/wave 2 of 3 waits for wave 1 has not finished/),
+      message: expect.stringMatching(/wave 2 of 3 waits for wave 1 to finish/),
     });
     expect(await f.value(eu1)).toBeUndefined();
 

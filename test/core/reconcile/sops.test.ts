@@ -433,7 +433,7 @@ describe('what the API server says about decrypted values is never quoted', () =
       const result = await run(name, deps);
       expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
       expect(result.message).toContain(`app.yaml: ConfigMap/${ns}/app: `);
-      expect(result.message).toContain('refused: [redacted]');
+      expect(result.message).toContain('denied request: [withheld: the delivery holds Secrets');
       await expectNothingLeaked(name, result);
       const diff = await sluice('diff', name);
       expectNoCanary(diff.stdout + diff.stderr);
@@ -480,7 +480,7 @@ describe('a Secret the delivery owns is never quoted, whichever run applied it, 
       const result = await run(name, deps);
       expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
       expect(result.message).toContain(`app.yaml: ConfigMap/${ns}/app: `);
-      expect(result.message).toContain('refused: [redacted]');
+      expect(result.message).toContain('denied request: [withheld: the delivery holds Secrets');
       await expectNothingLeaked(name, result);
       expect(events.filter((event) => event.delivery === name).at(-1)).toMatchObject({ outcome: 'Failed' });
 
@@ -488,11 +488,11 @@ describe('a Secret the delivery owns is never quoted, whichever run applied it, 
         () => new Error('expected the diff to fail'),
         (error: unknown) => error as Error,
       );
-      expect(thrown.message).toContain('refused: [redacted]');
+      expect(thrown.message).toContain('denied request: [withheld: the delivery holds Secrets');
       expectNoCanary(`${thrown.message}\n${thrown.stack}`);
       const diff = await sluice('diff', name);
       expect(diff.code).not.toBe(0);
-      expect(diff.stdout + diff.stderr).toContain('refused: [redacted]');
+      expect(diff.stdout + diff.stderr).toContain('denied request: [withheld: the delivery holds Secrets');
       expectNoCanary(diff.stdout + diff.stderr);
       // The Secret is still there: the failed run pruned nothing.
       expect(await secretValues(ns, 'api-token')).toEqual({ token: TOKEN });
@@ -512,7 +512,7 @@ describe('a Secret the delivery owns is never quoted, whichever run applied it, 
       await push({ 'token.yaml': sopsFixture('age-secret.yaml'), 'app.yaml': configMap('app') });
       const result = await run(name, deps);
       expect(result).toMatchObject({ outcome: 'Failed', reason: 'ValidationFailed' });
-      expect(result.message).toContain('refused: [redacted] (middle)');
+      expect(result.message).toContain('denied request: [withheld: the delivery holds Secrets');
       expectNoPart(result.message);
       expectNoPart(JSON.stringify(events));
       expectNoPart(logged.join('\n'));

@@ -131,7 +131,7 @@ describe('rolloutState', () => {
     expect(memberTurn(state, 'eu-1')).toEqual({
       take: false,
       halted: false,
-      why: `rollout 'app' of v1.2.0@${D}: wave 2 of 3 waits for wave 1 has not finished (wave 1 progressing)`,
+      why: `rollout 'app' of v1.2.0@${D}: wave 2 of 3 waits for wave 1 to finish (wave 1 progressing)`,
     });
   });
 
@@ -190,7 +190,7 @@ describe('rolloutState', () => {
     expect(gated.waves[1]).toMatchObject({ phase: 'Gated', heldBy: closed });
     expect(taking(gated)).toEqual(['canary-a', 'canary-b']);
     expect(memberTurn(gated, 'eu-2')).toMatchObject({
-      why: expect.stringContaining("gate 'eu-approval' holds wave 2"),
+      why: expect.stringContaining("gate 'eu-approval' to open"),
     });
 
     const alarmed = rolloutState(inputs({ statuses, waveGates: new Map([[1, ALARMED]]), now: at(100) }));
@@ -204,6 +204,28 @@ describe('rolloutState', () => {
     });
     // A gate of a wave that cannot start yet halts nothing.
     expect(rolloutState(inputs({ waveGates: new Map([[1, ALARMED]]) })).phase).toBe('Progressing');
+  });
+
+  it('an alarm before the revision went out holds the wave (no halt); it halts only once a member applied the digest', () => {
+    // Generation 1 of a first deploy: no member has the digest, the wave's gate alarm has no data yet.
+    const noData: BlockingGate = {
+      name: 'eu-approval',
+      blocks: 'all',
+      closedByAlarms: [{ alarm: 'errors', state: 'INSUFFICIENT_DATA', why: 'has no data yet' }],
+    };
+    const firstWave = { ...ROLLOUT, waves: [{ ...ROLLOUT.waves[1]!, patterns: ['eu-*'] }] };
+    const fresh = rolloutState(inputs({ rollout: firstWave, waveGates: new Map([[0, noData]]) }));
+    expect(fresh).toMatchObject({ phase: 'Progressing', waves: [{ phase: 'Gated' }] });
+    expect(fresh.halt).toBeUndefined();
+    // In ALARM before anyone applied the digest: still a hold, the revision cannot be its cause.
+    const firing = rolloutState(inputs({ rollout: firstWave, waveGates: new Map([[0, ALARMED]]) }));
+    expect(firing.halt).toBeUndefined();
+    expect(memberTurn(firing, 'eu-1')).toMatchObject({ take: false, halted: false });
+    // Without data after the canary took it: no verdict, a hold.
+    const statuses = { 'canary-a': ready(0), 'canary-b': ready(0) };
+    expect(
+      rolloutState(inputs({ statuses, waveGates: new Map([[1, noData]]), now: at(100) })).halt,
+    ).toBeUndefined();
   });
 
   it('halts on a member that failed at the digest; the later waves keep their revision', () => {
@@ -226,7 +248,7 @@ describe('rolloutState', () => {
     );
   });
 
-  it('halts on a member held by an alarm gate', () => {
+  it('halts on a member held by an alarm gate in ALARM once the revision went out; before, it holds', () => {
     const held: DeliveryStatus = {
       ready: false,
       reason: 'GateClosed',
@@ -235,11 +257,60 @@ describe('rolloutState', () => {
       blockedBy: [{ ...ALARMED, name: 'health' }],
       lastReconcileAt: iso(1),
     };
-    expect(rolloutState(inputs({ statuses: { 'canary-a': held } })).halt).toMatchObject({
+    expect(rolloutState(inputs({ statuses: { 'canary-a': held, 'canary-b': ready(0) } })).halt).toMatchObject(
+      {
+        wave: 1,
+        delivery: 'canary-a',
+        why: "delivery 'canary-a' is held: gate 'health' closed by alarm 'errors' (in ALARM since then)",
+      },
+    );
+    // No member applied the digest yet (a first deploy): held, not halted.
+    const before = rolloutState(inputs({ statuses: { 'canary-a': held } }));
+    expect(before.halt).toBeUndefined();
+    expect(before.phase).toBe('Progressing');
+  });
+
+  it('an alarm hold read before a resume does not halt the rollout again after it', () => {
+    const halt: RolloutAction = {
+      action: 'halt',
+      generation: 1,
+      at: iso(2),
+      by: 'sluice',
+      verified: true,
+      reason: 'alarm',
       wave: 1,
       delivery: 'canary-a',
-      why: "delivery 'canary-a' is held: gate 'health' closed by alarm 'errors' (in ALARM since then)",
+      automatic: true,
+      sequence: 1,
+    };
+    const resume: RolloutAction = {
+      action: 'resume',
+      generation: 1,
+      at: iso(5),
+      by: 'arn:aws:iam::1:user/alice',
+      verified: true,
+      reason: 'alarm is OK',
+      sequence: 2,
+    };
+    const heldAt = (minutes: number): DeliveryStatus => ({
+      ready: false,
+      reason: 'GateClosed',
+      message: 'held',
+      lastAttemptedRevision: `v@${D}`,
+      blockedBy: [{ ...ALARMED, name: 'health' }],
+      lastReconcileAt: iso(minutes),
     });
+    const statuses = { 'canary-a': heldAt(3), 'canary-b': ready(0) };
+    const resumed = rolloutState(inputs({ statuses, actions: [halt, resume], now: at(6) }));
+    expect(resumed.phase).toBe('Progressing');
+    expect(resumed.halt).toBeUndefined();
+    expect(resumed.actionsSeen).toBe(2);
+    // A reading taken after the resume that still finds the alarm firing halts again.
+    expect(
+      rolloutState(
+        inputs({ statuses: { ...statuses, 'canary-a': heldAt(7) }, actions: [halt, resume], now: at(8) }),
+      ).halt,
+    ).toMatchObject({ recorded: false, delivery: 'canary-a' });
   });
 
   it('a recorded halt outlasts the failure until a resume; a failure before the resume does not count', () => {

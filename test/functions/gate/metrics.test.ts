@@ -1,4 +1,5 @@
-// The gate function's metrics: GateOpen (1 or 0) and PendingApprovals per gate after each request; nothing for a status read.
+// The gate function's metrics: GateOpen (1 or 0) and PendingApprovals per gate after each request;
+// GateState, the effective state, at each status read.
 import { describe, expect, it } from 'vitest';
 import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
 import type { OverrideResult } from '../../../functions/core/gates/override-request.ts';
@@ -57,10 +58,34 @@ describe('gate metrics', () => {
     expect(calls).toContainEqual(['metric', 'PendingApprovals', 'Count', 1]);
   });
 
-  it('a status read records nothing', () => {
+  it("a status read (the dashboard's schedule) records the effective state: closed by an alarm though its requests say open", () => {
     const { calls, metrics } = recorder();
-    recordGateMetrics(metrics, result({ action: 'status', outcome: 'status' }));
-    expect(calls).toEqual([]);
+    recordGateMetrics(
+      metrics,
+      result({
+        action: 'status',
+        outcome: 'status',
+        status: { name: 'sre-approval', state: 'open' } as GateRequestResult['status'],
+        effective: { state: 'closed', cause: 'alarm', why: "alarm 'shop-5xx' in ALARM since …" },
+      }),
+    );
+    expect(calls).toEqual([
+      ['dimension', 'gate', 'sre-approval'],
+      ['metric', 'GateState', 'Count', 0],
+      ['publish'],
+    ]);
+    const open = recorder();
+    recordGateMetrics(
+      open.metrics,
+      result({
+        action: 'status',
+        outcome: 'status',
+        effective: { state: 'open', cause: 'default', why: 'default' },
+      }),
+    );
+    expect(open.calls).toContainEqual(['metric', 'GateState', 'Count', 1]);
+    // Neither counts as a request.
+    expect([...calls, ...open.calls].some((call) => call[1] === 'GateOpen')).toBe(false);
   });
 
   it('a break-glass override: BreakGlassOverride 1 with no gate dimension (one alarm covers every gate), published at once', () => {

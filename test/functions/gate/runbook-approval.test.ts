@@ -44,6 +44,7 @@ const gates = {
   strict: uniqueName('strict'),
   named: uniqueName('named'),
   frozen: uniqueName('frozen'),
+  pinned: uniqueName('pinned'),
 };
 /** The function's own runbooks, as the construct names them in SLUICE_GATE_RUNBOOKS. */
 const runbooks = new Map(Object.values(gates).map((gate) => [gate, `sluice-${gate}-0123456789`]));
@@ -72,9 +73,16 @@ beforeAll(async () => {
   });
   const named = await registerGate(deps, { name: gates.named, default: 'closed', window: '1h' });
   const frozen = await registerGate(deps, { name: gates.frozen, default: 'closed', window: '1h' });
+  const pinned = await registerGate(deps, {
+    name: gates.pinned,
+    default: 'closed',
+    window: '1h',
+    approval: 'revision',
+  });
   const documents = new Map<string, AutomationDocument>([
     [runbooks.get(gates.named)!, document(named, [ALICE.arn])],
     [runbooks.get(gates.frozen)!, document(frozen, [ALICE.arn])],
+    [runbooks.get(gates.pinned)!, document(pinned, [ALICE.arn])],
     [runbooks.get(gates.two)!, document(two, [ALICE.arn, BOB.arn])],
     [runbooks.get(gates.one)!, document(one, [ALICE.arn])],
     [runbooks.get(gates.strict)!, document(strict, [ALICE.arn])],
@@ -120,6 +128,29 @@ const signal = (who: TestIdentity, id: string, type: 'Approve' | 'Reject') =>
     }),
   );
 const invocationOf = (id: string) => invocations.find((i) => i.payload.includes(id));
+
+describe('a runbook validates its request before anyone is asked to approve', () => {
+  const DIGEST = `sha256:${'7'.repeat(64)}`;
+  const refused = (gate: string, parameters: Record<string, string[]>) =>
+    expect(start(gate, parameters)).rejects.toThrow(/does not match allowed pattern|is required/);
+
+  it('a gate that pins a revision refuses a blank or tag-only revision at the start; a digest starts it', async () => {
+    await refused(gates.pinned, {});
+    await refused(gates.pinned, { revision: [''] });
+    await refused(gates.pinned, { revision: ['v1.2.0'] });
+    await refused(gates.pinned, { revision: ['v1.2.0@sha256:abc'] });
+    expect(await start(gates.pinned, { revision: [`v1.2.0@${DIGEST}`], reason: ['CHG-9'] })).toMatch(/./);
+  });
+
+  it('any gate refuses a tag without its digest, a malformed window or delivery name; blanks are fine', async () => {
+    await refused(gates.one, { revision: ['latest'] });
+    await refused(gates.one, { window: ['an hour'] });
+    await refused(gates.one, { deliveries: ['Shop_Web'] });
+    await start(gates.one, { revision: [''], window: [''], deliveries: [] });
+    await start(gates.one, { revision: [DIGEST], window: ['1h30m'], deliveries: ['shop-web'] });
+    expect(await listGateAudit(deps.db, gates.one)).toEqual([]);
+  });
+});
 
 describe('approving in the console (Systems Manager runbook)', () => {
   it('a two-approver runbook opens the gate with both approvers recorded as verified', async () => {

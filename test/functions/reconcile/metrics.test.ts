@@ -47,8 +47,20 @@ describe('reconcile metrics', () => {
       ['metric', 'ReconcileBlocked', 'Count', 1],
       ['metric', 'ReconcileCompleted', 'Count', 1],
       ['metric', 'BlockedSeconds', 'Seconds', 3 * 3600],
+      ['metric', 'UnplannedBlockedSeconds', 'Seconds', 3 * 3600],
       ['publish'],
     ]);
+  });
+
+  it('Blocked by a planned freeze or calendar only: UnplannedBlockedSeconds is 0, BlockedSeconds as long as it is', () => {
+    const { calls, metrics } = recorder();
+    recordReconcileMetrics(
+      metrics,
+      { ...result('Blocked'), blockedSince: '2026-03-20T12:00:00Z', planned: true },
+      now,
+    );
+    expect(calls).toContainEqual(['metric', 'BlockedSeconds', 'Seconds', 7 * 86400]);
+    expect(calls).toContainEqual(['metric', 'UnplannedBlockedSeconds', 'Seconds', 0]);
   });
 
   it('fleet: the same metrics without the delivery dimension (one metric for all deliveries)', () => {
