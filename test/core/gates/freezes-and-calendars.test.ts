@@ -78,6 +78,7 @@ describe('a dated freeze', () => {
         blocks: 'all',
         opensAt: '2026-12-26T23:00:00.000Z',
         closedBy: 'freeze "holidays" (2026-12-24 to 2026-12-27T00:00, Europe/Berlin)',
+        closedByCause: 'freeze',
       },
     ]);
 
