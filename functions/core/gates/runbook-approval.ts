@@ -7,7 +7,7 @@ import { ProofRefused } from './proof.ts';
 import { lastClosedAt } from './state.ts';
 import { datedPeriodsOf } from './conditions.ts';
 import { gateAliasName } from './entry.ts';
-import { authorizeSigner } from './signers.ts';
+import { authorizeSigner, SignerRefused } from './signers.ts';
 
 /** The names the construct gives a gate runbook's steps; the gate function reads them back from AWS's record. */
 export const RUNBOOK_STEPS = {
@@ -220,6 +220,7 @@ export async function handleRunbookApproval(
     for (const approver of approval.approvers)
       authorizeSigner(approver, gateAliasName(approval.gate, 'open'), deps.signers, {
         what: `gate '${approval.gate}': the approval of Automation execution ${approval.executionId}`,
+        leaves: 'the gate is unchanged',
       });
     const used = await claimRunbookExecution(deps.db, approval.executionId, approval.gate, now);
     if (used)
@@ -235,7 +236,8 @@ export async function handleRunbookApproval(
     return result!;
   } catch (error) {
     if (!(error instanceof GateEventError || error instanceof ProofRefused)) throw error;
-    return refuseApproval(approval, error.message, deps, now);
+    const by = error instanceof SignerRefused ? error.signer : undefined;
+    return refuseApproval(approval, error.message, deps, now, by);
   }
 }
 
@@ -245,12 +247,14 @@ async function refuseApproval(
   why: string,
   deps: GateDeps,
   now: Date,
+  /** The approver refused, when the refusal is of one (else the first). */
+  by = approval.approvers[0]!,
 ): Promise<GateRequestResult> {
   const { event } = approval;
   const request: GateRequest = {
     action: 'open',
     requestedAt: now.toISOString(),
-    requestedBy: approval.approvers[0]!,
+    requestedBy: by,
     reason: event.reason ?? '',
     source: 'runbook',
     verified: true,
