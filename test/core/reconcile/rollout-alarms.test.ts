@@ -121,7 +121,7 @@ describe('a rollout behind an alarm gate', () => {
     expect(await reconcile(first, f.deps)).toMatchObject({
       outcome: 'Blocked',
       reason: 'RolloutWaiting',
-      message: expect.stringContaining(`gate '${gate}' holds wave 1`),
+      message: expect.stringContaining(`wave 1 of 2 waits for gate '${gate}' to open`),
     });
     expect(await reconcile(second, f.deps)).toMatchObject({ reason: 'RolloutWaiting' });
     expect(await f.state()).toMatchObject({ phase: 'Progressing', waves: [{ phase: 'Gated' }, {}] });
