@@ -131,6 +131,13 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
     execution.settle();
   };
 
+  const failStep = (execution: Execution, step: Execution['steps'][number], message: string) => {
+    step.StepStatus = 'Failed';
+    step.FailureMessage = message;
+    step.ExecutionEndTime = seconds();
+    end(execution, 'Failed');
+  };
+
   /**
    * Runs steps from the current one until one waits or the execution ends; in Interactive mode
    * only the current one (a StartStep signal runs each), and then the execution waits.
@@ -160,10 +167,7 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
           };
           if (result.functionError) throw new Error(`the function failed: ${result.payload}`);
         } catch (error) {
-          step.StepStatus = 'Failed';
-          step.FailureMessage = (error as Error).message;
-          step.ExecutionEndTime = seconds();
-          return end(execution, 'Failed');
+          return failStep(execution, step, (error as Error).message);
         }
         if (finish(execution, step, definition.isEnd)) return;
         continue;
@@ -204,10 +208,7 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
         try {
           step.Outputs = { OutputPayload: [await runPythonScript(inputs)] };
         } catch (error) {
-          step.StepStatus = 'Failed';
-          step.FailureMessage = (error as Error).message;
-          step.ExecutionEndTime = seconds();
-          return end(execution, 'Failed');
+          return failStep(execution, step, (error as Error).message);
         }
         if (finish(execution, step, definition.isEnd)) return;
         continue;

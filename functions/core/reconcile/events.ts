@@ -1,5 +1,5 @@
 import type { ReconcileEvent } from '../store/events.ts';
-import type { HoldCause, LiftAction } from '../gates/notice.ts';
+import type { HoldNotice } from '../gates/notice.ts';
 import type { BlockingGate } from '../store/status.ts';
 
 /** The detail type of the event a delivery newly held at a gate publishes. */
@@ -12,7 +12,10 @@ export const RELEASE_WAITING = 'Release Waiting';
  * `why`) or `fix-gate`. Published once per cause (gates/notice.ts: the notice's key), not on every
  * run while held.
  */
-export interface ReleaseWaitingEvent {
+export interface ReleaseWaitingEvent extends Pick<
+  HoldNotice,
+  'cause' | 'lift' | 'why' | 'until' | 'todo' | 'approve'
+> {
   /** The delivery whose run found it held (for a wave: the first member that did). */
   readonly delivery: string;
   /** The revision held (`<tag>@sha256:…`), when the registry could be reached. */
@@ -25,16 +28,6 @@ export interface ReleaseWaitingEvent {
   readonly deliveries?: readonly string[];
   /** When the gate's schedule, window, freeze or calendar opens it, if known. */
   readonly opensAt?: string;
-  readonly cause: HoldCause;
-  readonly lift: LiftAction;
-  /** `gate 'holiday' is closed by freeze "year end" (…)` */
-  readonly why: string;
-  /** When the hold ends by itself, if known. */
-  readonly until?: string;
-  /** What lifts it, in a sentence. */
-  readonly todo: string;
-  /** Only when an approval lifts it: the gate's Systems Manager runbook and the CLI line. */
-  readonly approve?: { readonly runbook?: string; readonly cli: string };
   /** The whole notice (what the approval topic is sent). */
   readonly message: string;
   readonly time: string;
