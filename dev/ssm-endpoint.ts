@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { jsonProtocol } from './aws-json.ts';
@@ -24,6 +25,7 @@ export interface AutomationDocument {
   readonly mainSteps: readonly {
     readonly name: string;
     readonly action: string;
+    readonly isEnd?: boolean;
     readonly inputs: Record<string, unknown>;
   }[];
 }
@@ -129,6 +131,13 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
     execution.settle();
   };
 
+  const failStep = (execution: Execution, step: Execution['steps'][number], message: string) => {
+    step.StepStatus = 'Failed';
+    step.FailureMessage = message;
+    step.ExecutionEndTime = seconds();
+    end(execution, 'Failed');
+  };
+
   /**
    * Runs steps from the current one until one waits or the execution ends; in Interactive mode
    * only the current one (a StartStep signal runs each), and then the execution waits.
@@ -158,16 +167,50 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
           };
           if (result.functionError) throw new Error(`the function failed: ${result.payload}`);
         } catch (error) {
+          return failStep(execution, step, (error as Error).message);
+        }
+        if (finish(execution, step, definition.isEnd)) return;
+        continue;
+      }
+      if (step.Action === 'aws:branch') {
+        const choices = (inputs.Choices ?? []) as Record<string, unknown>[];
+        let target = inputs.Default as string | undefined;
+        const unserved = choices.find((choice) => !('Contains' in choice || 'StringEquals' in choice));
+        if (unserved) {
           step.StepStatus = 'Failed';
-          step.FailureMessage = (error as Error).message;
-          step.ExecutionEndTime = seconds();
+          step.FailureMessage = `a choice of ${step.StepName} uses an operator not served locally (Contains and StringEquals are)`;
+          return end(execution, 'Failed');
+        }
+        const chosen = choices.find((choice) =>
+          'Contains' in choice
+            ? String(choice.Variable).includes(String(choice.Contains))
+            : String(choice.Variable) === String(choice.StringEquals),
+        );
+        if (chosen) target = String(chosen.NextStep);
+        if (target === undefined) {
+          if (finish(execution, step, definition.isEnd)) return;
+          continue;
+        }
+        const index = execution.steps.findIndex((s) => s.StepName === target);
+        if (index < 0) {
+          step.StepStatus = 'Failed';
+          step.FailureMessage = `${step.StepName} branches to ${target}, which is no step of the document`;
           return end(execution, 'Failed');
         }
         step.StepStatus = 'Success';
         step.ExecutionEndTime = seconds();
-        execution.index += 1;
-        if (execution.mode === 'Interactive' && execution.index < execution.steps.length)
-          return void (execution.status = 'Waiting');
+        execution.index = index;
+        continue;
+      }
+      if (step.Action === 'aws:executeScript') {
+        step.StepStatus = 'InProgress';
+        execution.status = 'InProgress';
+        try {
+          step.Outputs = { OutputPayload: [await runPythonScript(inputs)] };
+        } catch (error) {
+          return failStep(execution, step, (error as Error).message);
+        }
+        if (finish(execution, step, definition.isEnd)) return;
         continue;
       }
       step.StepStatus = 'Failed';
@@ -175,6 +218,25 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
       return end(execution, 'Failed');
     }
     end(execution, 'Success');
+  };
+
+  /**
+   * Marks a step done and moves on: true when the execution ended (the step is its end, or the
+   * last) or waits for a StartStep signal (Interactive mode).
+   */
+  const finish = (execution: Execution, step: Step, isEnd: boolean | undefined): boolean => {
+    step.StepStatus = 'Success';
+    step.ExecutionEndTime = seconds();
+    execution.index += 1;
+    if (isEnd || execution.index >= execution.steps.length) {
+      end(execution, 'Success');
+      return true;
+    }
+    if (execution.mode === 'Interactive') {
+      execution.status = 'Waiting';
+      return true;
+    }
+    return false;
   };
 
   /**
@@ -396,9 +458,14 @@ export function createSsmEndpoint(options: SsmEndpointOptions): SsmEndpoint {
 /** `{{name}}` parameters and `{{automation:EXECUTION_ID}}` replaced in every string of `value`. */
 function resolve(value: unknown, execution: Execution): unknown {
   if (typeof value === 'string')
-    return value.replace(/\{\{\s*([\w:]+)\s*\}\}/g, (whole, name: string) =>
-      name === 'automation:EXECUTION_ID' ? execution.id : (execution.parameters[name]?.join(',') ?? whole),
-    );
+    return value.replace(/\{\{\s*([\w:.]+)\s*\}\}/g, (whole, name: string) => {
+      if (name === 'automation:EXECUTION_ID') return execution.id;
+      // <step>.<output>: an earlier step's output, as Automation substitutes it.
+      const [stepName, output] = name.split('.');
+      if (output !== undefined)
+        return execution.steps.find((s) => s.StepName === stepName)?.Outputs?.[output]?.[0] ?? whole;
+      return execution.parameters[name]?.join(',') ?? whole;
+    });
   if (Array.isArray(value)) return value.map((item) => resolve(item, execution));
   if (typeof value === 'object' && value !== null)
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, execution)]));
@@ -417,4 +484,39 @@ export function isApprover(principal: string, approver: string): boolean {
   if (session && role) return session[1] === role[1] && session[2] === role[2] && session[3] === role[3];
   const user = /^arn:aws[\w-]*:iam::\d{12}:user\/(?:.*\/)?([^/]+)$/.exec(principal);
   return user !== null && !approver.startsWith('arn:') && user[1] === approver;
+}
+
+/**
+ * Runs an aws:executeScript step's Python script with python3 (Handler called with InputPayload as
+ * `events`); rejects with the exception the script raised, as the step's failure.
+ */
+function runPythonScript(inputs: Record<string, unknown>): Promise<string> {
+  if (!String(inputs.Runtime).startsWith('python3'))
+    return Promise.reject(
+      new Error(`the runtime ${String(inputs.Runtime)} is not served locally (python3.x is)`),
+    );
+  const harness = [
+    'import json, sys',
+    'scope = {}',
+    'exec(sys.argv[1], scope)',
+    'events = json.loads(sys.stdin.read())',
+    'try:',
+    '    result = scope[sys.argv[2]](events, None)',
+    'except Exception as error:',
+    '    sys.stderr.write(f"{type(error).__name__}: {error}")',
+    '    sys.exit(1)',
+    'print(json.dumps(result))',
+  ].join('\n');
+  return new Promise((resolveRun, reject) => {
+    const python = spawn('python3', ['-c', harness, String(inputs.Script), String(inputs.Handler)]);
+    let stdout = '';
+    let stderr = '';
+    python.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    python.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    python.on('error', reject);
+    python.on('close', (code) =>
+      code === 0 ? resolveRun(stdout.trim()) : reject(new Error(stderr.trim() || `python3 exited ${code}`)),
+    );
+    python.stdin.end(JSON.stringify(inputs.InputPayload ?? {}));
+  });
 }

@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import { formatDuration, type Gate } from '../functions/core/config/index.ts';
 import { PINNABLE_REVISION } from '../functions/core/model/pinnable-revision.ts';
-import { RUNBOOK_STEPS } from '../functions/core/gates/runbook-approval.ts';
+import { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS } from '../functions/core/gates/runbook-approval.ts';
 import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 import { nagResourceName } from './nag.ts';
 
@@ -77,9 +77,42 @@ export function runbookContent(options: RunbookContentOptions): Record<string, u
           Approvers: [...options.approvers],
         },
       },
-      invokeWithExecutionId(RUNBOOK_STEPS.openGate, options.functionArn),
+      { ...invokeWithExecutionId(RUNBOOK_STEPS.openGate, options.functionArn), isEnd: false },
+      ...failOnRefusal(RUNBOOK_STEPS.openGate),
     ],
   };
+}
+
+/**
+ * The steps after the invocation: the function answers a refused approval (an ungranted approver,
+ * a replay, an approval from before the gate's last close) with outcome `refused` rather than a
+ * function error, so that it is audited; these steps still fail the execution on it, with the
+ * function's answer as the failure, so the console shows the refusal. Any other answer ends the
+ * execution there.
+ */
+function failOnRefusal(invokeStep: string): Record<string, unknown>[] {
+  const payload = `{{${invokeStep}.Payload}}`;
+  return [
+    {
+      name: RUNBOOK_STEPS.checkOutcome,
+      action: 'aws:branch',
+      isEnd: true,
+      inputs: {
+        Choices: [{ NextStep: RUNBOOK_STEPS.refused, Variable: payload, Contains: REFUSED_OUTCOME_MARK }],
+      },
+    },
+    {
+      name: RUNBOOK_STEPS.refused,
+      action: 'aws:executeScript',
+      isEnd: true,
+      inputs: {
+        Runtime: 'python3.11',
+        Handler: 'refuse',
+        Script: 'def refuse(events, context):\n    raise Exception(events["answer"])\n',
+        InputPayload: { answer: payload },
+      },
+    },
+  ];
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   type GateDeps,
   type GateRequestResult,
 } from '../../functions/core/gates/requests.ts';
-import { listGateAudit, listGateNames } from '../../functions/core/store/gates.ts';
+import { listGateAudit, listGateNames, type GateAuditRecord } from '../../functions/core/store/gates.ts';
 import { localReconcileDeps } from './local-runs.ts';
 import { gateEntry, sendSignedGateRequest } from './signed-gate-request.ts';
 import { overrideCommand } from './override.ts';
@@ -256,10 +256,18 @@ function historyCommand(): Command {
           requestAuthors(r),
           r.source,
           r.outcome,
-          r.reason ? printable(r.reason) : '-',
+          reasonText(r),
         ]),
       );
     });
+}
+
+/** The request's reason; for a refused one, why it was refused after it. */
+function reasonText(record: GateAuditRecord): string {
+  const reason = record.reason ? printable(record.reason) : '-';
+  return record.outcome === 'refused'
+    ? `${reason} (refused: ${printable(record.refusedBecause ?? '-')})`
+    : reason;
 }
 
 export function gateCommand(): Command {

@@ -36,7 +36,9 @@ const metrics = new Metrics({ namespace: GATE_METRICS.namespace, serviceName: GA
 
 /** Logs a request's result and records its metrics. */
 function report(result: GateRequestResult, fields: Record<string, unknown> = {}): GateRequestResult {
-  logger.info(result.message, {
+  // A refused console approval is an answer, not a function error: a warning says who and why.
+  const level = result.outcome === 'refused' ? 'warn' : 'info';
+  logger[level](result.message, {
     gate: result.gate,
     action: result.action,
     outcome: result.outcome,

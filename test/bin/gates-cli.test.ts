@@ -4,7 +4,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tableFromEnvironment } from '../../functions/core/environment.ts';
-import { recordGateRequest, type GateRequest } from '../../functions/core/store/gates.ts';
+import { auditRefusal, recordGateRequest, type GateRequest } from '../../functions/core/store/gates.ts';
 import { createAlarm, setAlarmState } from '../support/alarms.ts';
 import { pushFiles } from '../support/deliveries.ts';
 import { sluice } from '../support/cli.ts';
@@ -165,6 +165,43 @@ describe('sluice gates', () => {
     expect(hidden.code).toBe(1);
     expect(hidden.stderr).toContain('"requestedBy" contains the control character \\u001b');
     expect(JSON.parse((await sluice('gate', 'history', gate, '--json')).stdout)).toEqual([]);
+  });
+
+  it('shows a refused console approval: OUTCOME refused and why, in the table and in --json', async () => {
+    const gate = uniqueName('refused');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+    writeFileSync(join(dir, 'sluice.yaml'), `gates:\n  - { name: ${gate}, default: closed, window: 1h }\n`);
+    await sluice('register', '-f', join(dir, 'sluice.yaml'));
+    // As the gate function audits a verified runbook approval it refuses (runbook-approval.test.ts).
+    const mallory = 'arn:aws:iam::000000000000:user/mallory';
+    const why = `gate '${gate}': the approval of Automation execution 0a1b refused: signed by ${mallory}: ${mallory} is not granted the entry open_${gate}`;
+    const at = '2026-06-01T10:00:00.000Z';
+    await auditRefusal(
+      tableFromEnvironment(),
+      gate,
+      {
+        action: 'open',
+        requestedAt: at,
+        requestedBy: mallory,
+        reason: 'CHG-5 [runbook 0a1b]',
+        source: 'runbook',
+        verified: true,
+      },
+      why,
+      new Date(at),
+    );
+
+    const lines = (await sluice('gate', 'history', gate)).stdout.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(
+      /\s+open\s+any revision\s+-\s+mallory \(user, 000000000000\)\s+runbook\s+refused\s+CHG-5 \[runbook 0a1b\] \(refused: /,
+    );
+    expect(lines[1]).toContain(`(refused: ${why})`);
+    expect(JSON.parse((await sluice('gate', 'history', gate, '--json')).stdout)).toMatchObject([
+      { action: 'open', outcome: 'refused', requestedBy: mallory, refusedBecause: why, source: 'runbook' },
+    ]);
+    // A refused approval is history only: the gate stays as it was.
+    expect(JSON.parse((await sluice('gates', gate, '--json')).stdout)).toMatchObject({ state: 'closed' });
   });
 
   it('prints records stored before those rules as one inert line each, in sluice gates and history', async () => {

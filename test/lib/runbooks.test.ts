@@ -129,11 +129,34 @@ describe('gate runbooks', () => {
       {
         name: 'openGate',
         action: 'aws:invokeLambdaFunction',
-        isEnd: true,
+        isEnd: false,
         inputs: {
           FunctionName: refOf(alias),
           InvocationType: 'RequestResponse',
           Payload: '{"ssmExecution":"{{automation:EXECUTION_ID}}"}',
+        },
+      },
+      // The function answers a refused approval (audited) rather than failing; the runbook still
+      // fails the execution on it, with the answer, and ends at the branch on any other answer.
+      {
+        name: 'checkOutcome',
+        action: 'aws:branch',
+        isEnd: true,
+        inputs: {
+          Choices: [
+            { NextStep: 'refused', Variable: '{{openGate.Payload}}', Contains: '"outcome":"refused"' },
+          ],
+        },
+      },
+      {
+        name: 'refused',
+        action: 'aws:executeScript',
+        isEnd: true,
+        inputs: {
+          Runtime: 'python3.11',
+          Handler: 'refuse',
+          Script: 'def refuse(events, context):\n    raise Exception(events["answer"])\n',
+          InputPayload: { answer: '{{openGate.Payload}}' },
         },
       },
     ]);

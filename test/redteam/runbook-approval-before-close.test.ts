@@ -34,8 +34,16 @@ const CAROL_ARN = `arn:aws:iam::${ACCOUNT}:user/carol`;
 
 const deps = engineDeps();
 const clock = manualClock(new Date().toISOString());
-const gateDeps: GateDeps = { db: deps.db, clock };
 const gates = { race: uniqueName('race'), replay: uniqueName('replay') };
+// Bob is granted opening both gates, so what refuses his approvals is the close, not his grant.
+const gateDeps: GateDeps = {
+  db: deps.db,
+  clock,
+  signers: {
+    trustedAccounts: [ACCOUNT],
+    grantees: new Map(Object.values(gates).map((gate) => [`open_${gate}`, [BOB.arn]])),
+  },
+};
 const runbooks = new Map(Object.values(gates).map((gate) => [gate, `sluice-${gate}-0123456789`]));
 /** What the invoke step does, per test: by default the function is throttled and never runs. */
 let onInvoke: (payload: string) => Promise<GateRequestResult> = async () => {
@@ -111,7 +119,9 @@ describe('runbook approvals are timed by the invocation, not the decision', () =
     expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
     // Twenty minutes later someone sends the old execution id: Bob approved before the incident.
     clock.advance(10 * 60_000);
-    await handler({ ssmExecution: id }).catch(() => undefined);
+    const answer = (await handler({ ssmExecution: id })) as GateRequestResult;
+    expect(answer).toMatchObject({ outcome: 'refused', status: { state: 'closed' } });
+    expect(answer.message).toMatch(/before the gate was last closed/);
     expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
   });
 
@@ -119,13 +129,17 @@ describe('runbook approvals are timed by the invocation, not the decision', () =
     const gate = gates.race;
     clock.set(new Date().toISOString());
     // The invoke step reaches the gate function a moment after a verified close was made.
+    let answer: GateRequestResult | undefined;
     onInvoke = async (payload) => {
       clock.advance(1_000);
       await verified(gate, 'close', CAROL_ARN, 'incident 43');
       clock.advance(1_000);
-      return (await handler(JSON.parse(payload) as object)) as GateRequestResult;
+      answer = (await handler(JSON.parse(payload) as object)) as GateRequestResult;
+      return answer;
     };
     await approvedExecution(gate);
+    expect(answer).toMatchObject({ outcome: 'refused', status: { state: 'closed' } });
+    expect(answer?.message).toMatch(/before the gate was last closed/);
     expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
   });
 });

@@ -4,14 +4,19 @@
 // it acts through, of a trusted account; else it is refused, naming it, and nothing is written.
 // On the real components: DynamoDB Local, kube-apiserver, the registry, the STS and SSM stand-ins
 // (which verify SigV4).
-import { SendAutomationSignalCommand, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
+import {
+  GetAutomationExecutionCommand,
+  SendAutomationSignalCommand,
+  StartAutomationExecutionCommand,
+} from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AutomationDocument, SsmEndpoint } from '../../dev/ssm-endpoint.ts';
 import { TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../functions/core/aws/ssm-automation.ts';
 import { reconcile } from '../../functions/core/reconcile/reconcile.ts';
 import { activeOverrides } from '../../functions/core/store/gate-overrides.ts';
-import { getGateRequest } from '../../functions/core/store/gates.ts';
+import type { GateRequestResult } from '../../functions/core/gates/requests.ts';
+import { getGateRequest, listGateAudit } from '../../functions/core/store/gates.ts';
 import { getGeneration, listRolloutActions } from '../../functions/core/store/rollouts.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
 import { breakGlassRunbookContent } from '../../lib/break-glass-runbook.ts';
@@ -83,7 +88,7 @@ describe('runbooks: the approvers and starters Systems Manager records must be g
   };
   const gate = uniqueName('rb');
   const gateRunbook = `sluice-${gate}-0123456789`;
-  const invocations: { payload: string; error?: string }[] = [];
+  const invocations: { payload: string; error?: string; result?: unknown }[] = [];
   let ssm: SsmEndpoint;
   let endpoint: string;
   const client = (who: TestIdentity) => ssmClient(endpoint, who);
@@ -131,6 +136,7 @@ describe('runbooks: the approvers and starters Systems Manager records must be g
         invocations.push(entry);
         try {
           const result = await handler(JSON.parse(payload) as object, { invokedFunctionArn: functionName });
+          entry.result = result;
           return { statusCode: 200, payload: JSON.stringify(result) };
         } catch (error) {
           entry.error = (error as Error).message;
@@ -165,10 +171,21 @@ describe('runbooks: the approvers and starters Systems Manager records must be g
       }),
     );
     await ssm.settled(id);
-    expect(invocationOf(id)?.error).toContain(
-      `gate '${gate}': the approval of Automation execution ${id} refused: signed by ${MALLORY.arn}: ${MALLORY.arn} is not granted the entry open_${gate} (its grantees: ${ALICE.arn})`,
-    );
+    // Verified by Systems Manager's record, the refusal is the function's answer (no function
+    // error), audited with why; the runbook fails the execution on it.
+    const why = `gate '${gate}': the approval of Automation execution ${id} refused: signed by ${MALLORY.arn}: ${MALLORY.arn} is not granted the entry open_${gate} (its grantees: ${ALICE.arn}); the gate is unchanged`;
+    expect(invocationOf(id)?.error).toBeUndefined();
+    const answer = invocationOf(id)?.result as GateRequestResult | undefined;
+    expect(answer).toMatchObject({ outcome: 'refused', status: { state: 'closed' } });
+    expect(answer?.message).toContain(why);
     expect(await getGateRequest(deps.db, gate)).toBeUndefined();
+    expect(await listGateAudit(deps.db, gate)).toMatchObject([
+      { outcome: 'refused', requestedBy: MALLORY.arn, refusedBecause: why },
+    ]);
+    const { AutomationExecution } = await client(ONCALL).send(
+      new GetAutomationExecutionCommand({ AutomationExecutionId: id }),
+    );
+    expect(AutomationExecution?.AutomationExecutionStatus).toBe('Failed');
   });
 
   it('a break-glass runbook started by someone not granted break_glass makes no override', async () => {

@@ -75,8 +75,9 @@ export interface GateRequestResult {
   /**
    * `stale`: a request at the same time or later was already stored; this one changed nothing.
    * `pending`: an approval was recorded; the gate waits for more approvers.
+   * `refused`: a verified console (runbook) approval was turned down (audited; the message says why).
    */
-  readonly outcome: 'accepted' | 'stale' | 'pending' | 'status';
+  readonly outcome: 'accepted' | 'stale' | 'pending' | 'status' | 'refused';
   readonly status: GateStatus;
   readonly nextChange?: GateChange;
   /** Approvals gathered so far when the gate needs more than one approver. */

@@ -1,15 +1,25 @@
-import { getGate, getGateRequest } from '../store/gates.ts';
+import { auditRefusal, getGate, getGateRequest, type GateRequest } from '../store/gates.ts';
 import { claimRunbookExecution } from '../store/runbook-executions.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
-import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
+import { gateStatus, handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
+import { ProofRefused } from './proof.ts';
 import { lastClosedAt } from './state.ts';
 import { datedPeriodsOf } from './conditions.ts';
 import { gateAliasName } from './entry.ts';
-import { authorizeSigner } from './signers.ts';
+import { authorizeSigner, SignerRefused } from './signers.ts';
 
 /** The names the construct gives a gate runbook's steps; the gate function reads them back from AWS's record. */
-export const RUNBOOK_STEPS = { approve: 'approve', openGate: 'openGate' } as const;
+export const RUNBOOK_STEPS = {
+  approve: 'approve',
+  openGate: 'openGate',
+  /** aws:branch on the function's answer: a refusal goes on to `refused`, anything else ends the execution. */
+  checkOutcome: 'checkOutcome',
+  /** aws:executeScript that fails the execution with the function's refusal, so the console shows it failed. */
+  refused: 'refused',
+} as const;
+/** What a refused approval's answer (the invoke step's Payload, JSON) contains; the runbook branches on it. */
+export const REFUSED_OUTCOME_MARK = '"outcome":"refused"';
 /** The runbook's parameters: what the requester asks for, read back from AWS's record. */
 export const RUNBOOK_PARAMETERS = ['revision', 'window', 'reason'] as const;
 /** The runbook's list parameter: the deliveries an approval is for. */
@@ -190,9 +200,12 @@ function approversOf(step: AutomationStep, id: string): string[] {
 
 /**
  * Opens a gate on a verified runbook approval: every approver must be a grantee of the gate's open
- * entry (else SignerRefused, nothing claimed); the execution id is claimed first (once only, so a
- * replay changes nothing), then each approver counts as one verified approval of the runbook's
- * request, toward the gate's `approvers`.
+ * entry, the execution id is claimed (once only, so a replay changes nothing), and the approve step
+ * must have begun after the gate's last close; then each approver counts as one verified approval
+ * of the runbook's request, toward the gate's `approvers`. Once the execution is verified, a
+ * refusal is an answer, not a function error: it is written to the gate's audit trail with why,
+ * logged, and returned with outcome `refused` (the runbook's branch fails the execution on it).
+ * An invocation that cannot be verified throws: there is nothing trustworthy to record.
  */
 export async function handleRunbookApproval(
   event: RunbookEvent,
@@ -201,24 +214,68 @@ export async function handleRunbookApproval(
 ): Promise<GateRequestResult> {
   const now = deps.clock.now();
   const approval = await verifyRunbookApproval(event, runbooks, now);
-  // Systems Manager lets the approvers the runbook lists signal it; each must also be a grantee of
-  // the gate's open entry now, of a trusted account (a document may outlive a grant).
-  for (const approver of approval.approvers)
-    authorizeSigner(approver, gateAliasName(approval.gate, 'open'), deps.signers, {
-      what: `gate '${approval.gate}': the approval of Automation execution ${approval.executionId}`,
-    });
-  const used = await claimRunbookExecution(deps.db, approval.executionId, approval.gate, now);
-  if (used)
-    throw new GateEventError(
-      `Automation execution ${approval.executionId} was already used (gate '${used.gate}', ${used.usedAt}): an execution opens a gate once; a replay changes nothing`,
-    );
-  await refuseIfClosedSince(approval, deps.db, now);
-  let result: GateRequestResult | undefined;
-  for (const approver of approval.approvers) {
-    result = await handleGateEvent(approval.event, deps, { principal: approver, verified: true });
-    if (result.outcome === 'accepted') break;
+  try {
+    // Systems Manager lets the approvers the runbook lists signal it; each must also be a grantee of
+    // the gate's open entry now, of a trusted account (a document may outlive a grant).
+    for (const approver of approval.approvers)
+      authorizeSigner(approver, gateAliasName(approval.gate, 'open'), deps.signers, {
+        what: `gate '${approval.gate}': the approval of Automation execution ${approval.executionId}`,
+        leaves: 'the gate is unchanged',
+      });
+    const used = await claimRunbookExecution(deps.db, approval.executionId, approval.gate, now);
+    if (used)
+      throw new GateEventError(
+        `Automation execution ${approval.executionId} was already used (gate '${used.gate}', ${used.usedAt}): an execution opens a gate once; a replay changes nothing`,
+      );
+    await refuseIfClosedSince(approval, deps.db, now);
+    let result: GateRequestResult | undefined;
+    for (const approver of approval.approvers) {
+      result = await handleGateEvent(approval.event, deps, { principal: approver, verified: true });
+      if (result.outcome === 'accepted') break;
+    }
+    return result!;
+  } catch (error) {
+    if (!(error instanceof GateEventError || error instanceof ProofRefused)) throw error;
+    const by = error instanceof SignerRefused ? error.signer : undefined;
+    return refuseApproval(approval, error.message, deps, now, by);
   }
-  return result!;
+}
+
+/** A verified approval turned down: an audit row saying why, a warning, and the `refused` answer. */
+async function refuseApproval(
+  approval: RunbookApproval,
+  why: string,
+  deps: GateDeps,
+  now: Date,
+  /** The approver refused, when the refusal is of one (else the first). */
+  by = approval.approvers[0]!,
+): Promise<GateRequestResult> {
+  const { event } = approval;
+  const request: GateRequest = {
+    action: 'open',
+    requestedAt: now.toISOString(),
+    requestedBy: by,
+    reason: event.reason ?? '',
+    source: 'runbook',
+    verified: true,
+    ...(approval.approvers.length > 1 && { approvedBy: approval.approvers }),
+    ...(event.windowMs !== undefined && { windowMs: event.windowMs }),
+    ...(event.revision !== undefined && { revision: event.revision }),
+    ...(event.deliveries !== undefined && { deliveries: event.deliveries }),
+  };
+  await auditRefusal(deps.db, approval.gate, request, why, now);
+  const { status, nextChange } = await gateStatus(approval.gate, deps);
+  const message = `gate '${approval.gate}': the approval of Automation execution ${approval.executionId} by ${approval.approvers.join(', ')} was refused; the gate is ${status.state}: ${why}`;
+  deps.log?.(message);
+  return {
+    gate: approval.gate,
+    action: 'open',
+    outcome: 'refused',
+    status,
+    nextChange,
+    reconciling: [],
+    message,
+  };
 }
 
 /**

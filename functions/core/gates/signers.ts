@@ -84,18 +84,23 @@ export const accountOf = (arn: string): string | undefined =>
 /**
  * Refuses (ProofRefused) unless `signer` may act through `entry`: it must be of a trusted account,
  * one of the entry's grantees, and, for a request through the function URL, the very caller IAM
- * authenticated there. `what` names the request in the refusal.
+ * authenticated there. `what` names the request in the refusal, `leaves` what it leaves.
  */
 export function authorizeSigner(
   signer: string,
   entry: string,
   rules: SignerRules | undefined,
-  options: { readonly what: string; readonly urlCaller?: UrlCaller | 'absent' } = { what: 'the request' },
+  options: {
+    readonly what: string;
+    readonly urlCaller?: UrlCaller | 'absent';
+    /** What the refusal leaves, at the end of its message; by default `nothing was recorded`. */
+    readonly leaves?: string;
+  } = { what: 'the request' },
 ): void {
   const called = urlCallerText(options.urlCaller);
   const refuse = (why: string) =>
     new SignerRefused(
-      `${options.what} refused: signed by ${signer}${called}: ${why}; nothing was recorded`,
+      `${options.what} refused: signed by ${signer}${called}: ${why}; ${options.leaves ?? 'nothing was recorded'}`,
       signer,
       typeof options.urlCaller === 'object' ? options.urlCaller.userArn : undefined,
     );

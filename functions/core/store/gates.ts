@@ -152,9 +152,12 @@ export interface GateAuditRecord extends Omit<GateRequest, 'action'> {
   readonly gate: string;
   /**
    * `accepted`: it is now the gate's last request; `stale`: a newer request was already stored;
-   * `pending`: an approval recorded while the gate waits for more approvers.
+   * `pending`: an approval recorded while the gate waits for more approvers; `refused`: a verified
+   * console (runbook) approval the gate function turned down, `refusedBecause` says why.
    */
-  readonly outcome: 'accepted' | 'stale' | 'pending';
+  readonly outcome: 'accepted' | 'stale' | 'pending' | 'refused';
+  /** `refused`: why the request changed nothing. */
+  readonly refusedBecause?: string;
   readonly recordedAt: string;
 }
 
@@ -275,6 +278,20 @@ export async function recordGateRequest(
  */
 export async function auditScheduleFiring(db: TableClient, gate: string, request: GateRequest, now: Date) {
   await db.doc.send(new PutCommand({ TableName: db.table, Item: auditItem(gate, request, 'accepted', now) }));
+}
+
+/** A verified request that was turned down goes to the audit trail only, with why: it changes no state. */
+export async function auditRefusal(
+  db: TableClient,
+  gate: string,
+  request: GateRequest,
+  refusedBecause: string,
+  now: Date,
+): Promise<void> {
+  const item = auditItem(gate, request, 'refused', now);
+  await db.doc.send(
+    new PutCommand({ TableName: db.table, Item: { ...item, record: { ...item.record, refusedBecause } } }),
+  );
 }
 
 /** How often a request is tried again when another request replaced the stored one between its read and its write. */

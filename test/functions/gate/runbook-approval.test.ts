@@ -1,13 +1,18 @@
 // Approving in the AWS console: a gate's Systems Manager runbook against the SSM stand-in (which
 // verifies SigV4 and who may approve) and the gate handler on DynamoDB Local. The gate function
 // trusts nothing from an invocation but the execution id, and reads the rest from the record.
-import { SendAutomationSignalCommand, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
+import {
+  GetAutomationExecutionCommand,
+  SendAutomationSignalCommand,
+  StartAutomationExecutionCommand,
+} from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AutomationDocument } from '../../../dev/ssm-endpoint.ts';
 import type { TestIdentity } from '../../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../../functions/core/aws/ssm-automation.ts';
 import type { Gate } from '../../../functions/core/config/index.ts';
 import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
+import { RUNBOOK_STEPS } from '../../../functions/core/gates/runbook-approval.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { gateHandler, handler as deployedHandler } from '../../../functions/gate/handler.ts';
 import { engineDeps, registerDelivery } from '../../support/deliveries.ts';
@@ -170,11 +175,16 @@ describe('approving in the console (Systems Manager runbook)', () => {
     });
     expect(invocationOf(id)?.result?.status.state).toBe('open');
 
-    // The same execution id sent again (after a close) is a replay: it changes nothing.
+    // The same execution id sent again (after a close) is a replay: it opens nothing, and is
+    // answered (not thrown) as refused, with an audit row saying why.
     await invoke({ gate: gates.two, action: 'close', requestedBy: 'oncall', source: 'cli' });
     const audit = await listGateAudit(deps.db, gates.two);
-    await expect(invoke({ ssmExecution: id })).rejects.toThrow(/already used .*a replay changes nothing/);
-    expect(await listGateAudit(deps.db, gates.two)).toEqual(audit);
+    const replay = await invoke({ ssmExecution: id });
+    expect(replay).toMatchObject({ outcome: 'refused', status: { state: 'closed' } });
+    expect(replay.message).toMatch(/already used .*a replay changes nothing/);
+    const after = await listGateAudit(deps.db, gates.two);
+    expect(after).toHaveLength(audit.length + 1);
+    expect(after.find((r) => r.outcome === 'refused')?.refusedBecause).toMatch(/already used/);
     expect((await getGateRequest(deps.db, gates.two))?.action).toBe('close');
   });
 
@@ -208,18 +218,53 @@ describe('approving in the console (Systems Manager runbook)', () => {
     });
     await signal(ALICE, id, 'Approve');
     await standIn.ssm.settled(id);
-    expect(invocationOf(id)?.error).toMatch(
-      /asked for approval at .*, before the gate was last closed .*: approvals given before a close do not open the gate after it; start the runbook again/,
-    );
+    // A refusal of a verified approval is the function's answer, not a function error ...
+    const why =
+      /asked for approval at .*, before the gate was last closed .*: approvals given before a close do not open the gate after it; start the runbook again/;
+    expect(invocationOf(id)?.error).toBeUndefined();
+    const answer = invocationOf(id)?.result;
+    expect(answer).toMatchObject({ gate: gates.frozen, action: 'open', outcome: 'refused' });
+    expect(answer?.status.state).toBe('closed');
+    expect(answer?.message).toContain(`Automation execution ${id} by ${ALICE.arn} was refused`);
+    expect(answer?.message).toMatch(why);
     expect(await getGateRequest(deps.db, gates.frozen)).toMatchObject({
       action: 'close',
       requestedBy: 'oncall',
     });
+    // ... written to the gate's audit trail with why ...
+    const refusedRow = (await listGateAudit(deps.db, gates.frozen)).find((r) => r.outcome === 'refused');
+    expect(refusedRow).toMatchObject({
+      action: 'open',
+      requestedBy: ALICE.arn,
+      source: 'runbook',
+      verified: true,
+      reason: `CHG-10 [runbook ${id}]`,
+    });
+    expect(refusedRow?.refusedBecause).toMatch(why);
+    // ... and the runbook still fails the execution on it, in its refusal step, with the answer.
+    const { AutomationExecution: record } = await client(REQUESTER).send(
+      new GetAutomationExecutionCommand({ AutomationExecutionId: id }),
+    );
+    expect(record?.AutomationExecutionStatus).toBe('Failed');
+    const steps = new Map(record?.StepExecutions?.map((s) => [s.StepName, s]));
+    expect(steps.get(RUNBOOK_STEPS.openGate)?.StepStatus).toBe('Success');
+    expect(steps.get(RUNBOOK_STEPS.checkOutcome)?.StepStatus).toBe('Success');
+    expect(steps.get(RUNBOOK_STEPS.refused)?.StepStatus).toBe('Failed');
+    expect(steps.get(RUNBOOK_STEPS.refused)?.FailureMessage).toMatch(/^Exception: .*"outcome":"refused"/);
+    expect(steps.get(RUNBOOK_STEPS.refused)?.FailureMessage).toMatch(why);
     // Started again after the close, it opens the gate.
     const again = await start(gates.frozen, { reason: ['CHG-10'] });
     await signal(ALICE, again, 'Approve');
     await standIn.ssm.settled(again);
     expect(invocationOf(again)?.result?.status.state).toBe('open');
+    // An accepted answer ends the execution at the branch: its refusal step never runs.
+    const { AutomationExecution: opened } = await client(REQUESTER).send(
+      new GetAutomationExecutionCommand({ AutomationExecutionId: again }),
+    );
+    expect(opened?.AutomationExecutionStatus).toBe('Success');
+    expect(opened?.StepExecutions?.find((s) => s.StepName === RUNBOOK_STEPS.refused)?.StepStatus).toBe(
+      'Pending',
+    );
   });
 
   it('only an approver the runbook lists can approve; one approval of two leaves the gate closed', async () => {
