@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { jsonProtocol } from './aws-json.ts';
+import type { TestIdentity } from './sigv4-identity.ts';
 
 /** The JSON 1.0 target prefix of CloudWatch (`GraniteServiceVersion20100801.DescribeAlarms`). */
 const TARGET_PREFIX = 'GraniteServiceVersion20100801.';
@@ -29,12 +30,20 @@ interface StoredAlarm {
  * `SetAlarmState` (how tests move an alarm, as one may in AWS), `DescribeAlarms` (by name, metric
  * alarms) and `DeleteAlarms`. No metric is ever evaluated, so a state changes only when set, and
  * no state-change event is sent (tests hand the reconcile function the event AWS documents).
- * Request signatures are not checked.
+ * Request signatures are not checked; the signing key only says whose account's alarms are meant.
  */
-export function createCloudWatchEndpoint(options: { region: string; account: string }): Server {
-  const alarms = new Map<string, StoredAlarm>();
-  const arnOf = (name: string) => `arn:aws:cloudwatch:${options.region}:${options.account}:alarm:${name}`;
+export function createCloudWatchEndpoint(options: {
+  region: string;
+  /** The account of a caller whose key is not among `identities`. */
+  account: string;
+  /** Callers whose key pair names their account: each account sees its own alarms, as in AWS. */
+  identities?: readonly TestIdentity[];
+}): Server {
+  const accounts = new Map<string, Map<string, StoredAlarm>>();
+  let account = options.account;
+  const arnOf = (name: string) => `arn:aws:cloudwatch:${options.region}:${account}:alarm:${name}`;
   const names = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+  let alarms = new Map<string, StoredAlarm>();
   const handlers: Record<string, (input: Record<string, unknown>) => unknown> = {
     PutMetricAlarm(input) {
       const name = String(input.AlarmName ?? '');
@@ -89,8 +98,10 @@ export function createCloudWatchEndpoint(options: { region: string; account: str
     },
   };
   return createServer(
-    jsonProtocol(TARGET_PREFIX, ({ body, target, operation, reply }) => {
+    jsonProtocol(TARGET_PREFIX, ({ body, target, operation, reply, http }) => {
       const handler = operation === undefined ? undefined : handlers[operation];
+      account = callerAccount(http.headers.authorization, options.identities ?? []) ?? options.account;
+      alarms = accounts.get(account) ?? accounts.set(account, new Map()).get(account)!;
       try {
         if (!handler)
           throw new CloudWatchError(
@@ -105,6 +116,16 @@ export function createCloudWatchEndpoint(options: { region: string; account: str
       }
     }),
   );
+}
+
+/** The account of the known identity whose access key signed the request (its Credential=…). */
+function callerAccount(
+  authorization: string | undefined,
+  identities: readonly TestIdentity[],
+): string | undefined {
+  const key = /Credential=([^/]+)\//.exec(authorization ?? '')?.[1];
+  const identity = identities.find((candidate) => candidate.accessKeyId === key);
+  return identity ? /^arn:aws:(?:sts|iam)::(\d{12}):/.exec(identity.arn)?.[1] : undefined;
 }
 
 /** True for a request meant for CloudWatch (by its JSON 1.0 target). */

@@ -22,6 +22,9 @@ export async function startDynamoDbLocal(java: string, home: string, dir: string
       '-jar',
       join(emulator, 'DynamoDBLocal.jar'),
       '-inMemory',
+      // One database for every key pair and Region, as an account's tables are: the functions of a
+      // locally deployed stack sign with their roles' keys and must see the table the deploy made.
+      '-sharedDb',
       '-disableTelemetry',
       '-port',
       String(port),

@@ -29,6 +29,7 @@ const secretsManager = createSecretsManagerEndpoint({
 const cloudWatch = createCloudWatchEndpoint({
   region: process.env.SLUICE_AWS_REGION ?? 'us-east-1',
   account: '000000000000',
+  identities: Object.values(TEST_IDENTITIES),
 });
 const cloudFormation = {
   stacksDir: env('SLUICE_CLOUDFORMATION_STACKS'),

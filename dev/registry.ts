@@ -12,8 +12,15 @@ export interface Registry {
   readonly password: string;
 }
 
-/** The CNCF distribution registry on 127.0.0.1 with htpasswd basic auth, as ECR's `AWS:<token>`. */
-export async function startRegistry(binary: string, dir: string): Promise<Registry> {
+/**
+ * The CNCF distribution registry on 127.0.0.1 with htpasswd basic auth, as ECR's `AWS:<token>`;
+ * `anonymous`: without auth, as a public registry (for `provider: 'generic'` sources).
+ */
+export async function startRegistry(
+  binary: string,
+  dir: string,
+  { anonymous = false }: { readonly anonymous?: boolean } = {},
+): Promise<Registry> {
   const port = await freePort();
   const host = `127.0.0.1:${port}`;
   const username = 'AWS';
@@ -32,18 +39,18 @@ export async function startRegistry(binary: string, dir: string): Promise<Regist
       'log: { level: warn }',
       `storage: { filesystem: { rootdirectory: ${storage} }, delete: { enabled: true } }`,
       `http: { addr: "${host}", secret: ${randomBytes(16).toString('hex')} }`,
-      `auth: { htpasswd: { realm: sluice-local, path: ${htpasswd} } }`,
+      ...(anonymous ? [] : [`auth: { htpasswd: { realm: sluice-local, path: ${htpasswd} } }`]),
       '',
     ].join('\n'),
   );
   const log = join(dir, 'registry.log');
   const pid = startDaemon(binary, ['serve', config], log);
-  // /v2/ answers 401 once the registry is up and enforcing auth.
+  // /v2/ answers 401 once the registry is up and enforcing auth (200 without).
   await waitUntilReady({
     name: 'registry',
     pid,
     logFile: log,
-    ready: async () => (await fetch(`http://${host}/v2/`)).status === 401,
+    ready: async () => (await fetch(`http://${host}/v2/`)).status === (anonymous ? 200 : 401),
   });
   return { pid, host, username, password };
 }

@@ -13,6 +13,8 @@ export interface TestIdentity {
 }
 
 const ACCOUNT = '123456789012';
+/** The deployer role of a locally deployed stack (dev/local-stack): its functions sign as it. */
+export const STACK_DEPLOYER_ROLE = 'sluice-deployer';
 /** An account the stack does not trust: anyone may open one and sign with its credentials. */
 export const OUTSIDE_ACCOUNT = '999999999999';
 const role = (name: string, session: string, key: string, account = ACCOUNT): TestIdentity => ({
@@ -60,6 +62,12 @@ export const TEST_IDENTITIES = {
   ),
   /** A plain role of another account. */
   outsider: role('Personal', 'eve', 'outsider', OUTSIDE_ACCOUNT),
+  /**
+   * A locally deployed stack's reconcile and spec functions, whose role the stack names
+   * `deployerRoleName: 'sluice-deployer'` (dev/local-stack), and its other functions.
+   */
+  stackDeployer: role(STACK_DEPLOYER_ROLE, 'sluice-function', 'stackdeployer'),
+  stackFunction: role('sluice-function', 'sluice-function', 'stackfunction'),
 } satisfies Record<string, TestIdentity>;
 
 /**

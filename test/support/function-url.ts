@@ -1,8 +1,8 @@
 // A stand-in for Lambda function URLs with AWS_IAM auth, in front of the real gate handler: it
 // checks each request's SigV4 signature itself (written from the AWS specification, not with the
 // signer the CLI uses), then hands the handler the event and context Lambda would.
-import { randomUUID } from 'node:crypto';
 import { verifySigV4, type TestIdentity } from '../../dev/sigv4-identity.ts';
+import { functionUrlEvent } from '../../dev/local-stack/function-url-event.ts';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GateDeps } from '../../functions/core/gates/requests.ts';
@@ -41,7 +41,7 @@ export async function startFunctionUrls(
       const path = request.url ?? '/';
       const alias = path.split('/')[1] ?? '';
       invocations++;
-      handler(functionUrlEvent(request, body, principal), {
+      handler(functionUrlEvent(request, body, principal, ACCOUNT), {
         invokedFunctionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:sluice-gate:${alias}`,
       })
         .then((answer) => {
@@ -83,49 +83,4 @@ function verifySignature(
   return 'identity' in verified && verified.service === 'lambda' && verified.region === REGION
     ? verified.identity
     : undefined;
-}
-
-/** The payload format 2.0 event Lambda builds for a function URL request with AWS_IAM auth. */
-function functionUrlEvent(request: IncomingMessage, body: string, principal: TestPrincipal) {
-  const path = (request.url ?? '/').split('?')[0]!;
-  const now = new Date();
-  const [account] = /::(\d{12}):/.exec(principal.arn)?.slice(1) ?? [ACCOUNT];
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)])),
-    requestContext: {
-      accountId: ACCOUNT,
-      apiId: 'localurl',
-      authorizer: {
-        iam: {
-          accessKey: principal.accessKeyId,
-          accountId: account,
-          callerId: `AROA:${principal.arn.split('/').at(-1)}`,
-          cognitoIdentity: null,
-          principalOrgId: null,
-          userArn: principal.arn,
-          userId: 'AROAEXAMPLE',
-        },
-      },
-      domainName: String(request.headers.host),
-      domainPrefix: 'localurl',
-      http: {
-        method: request.method ?? 'POST',
-        path,
-        protocol: 'HTTP/1.1',
-        sourceIp: '127.0.0.1',
-        userAgent: String(request.headers['user-agent'] ?? ''),
-      },
-      requestId: randomUUID(),
-      routeKey: '$default',
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    body,
-    isBase64Encoded: false,
-  };
 }

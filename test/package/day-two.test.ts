@@ -1,0 +1,142 @@
+// Day two, as a platform engineer walks it with the package alone: the packed tarball installed
+// into a fresh app, the app synthesized by the CDK CLI, the stack "deployed" on the local
+// components (dev/local-stack: its table, alarms, packaged functions, custom resources and outputs),
+// then the operator's CLI against it with nothing but `--stack`: status, gates and rollout status;
+// an alarm-gated first deploy that delivers once the new alarm has data, with no resume; the
+// approvers' notice of the wave gate received through the stack's own rule and topic, and acted on.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deployLocally, type LocalStack } from '../../dev/local-stack/deploy.ts';
+import { stopDaemon } from '../../dev/processes.ts';
+import { registryBinary } from '../../dev/provision.ts';
+import { startRegistry, type Registry } from '../../dev/registry.ts';
+import { STACK_DEPLOYER_ROLE, TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
+import { consumerApp, devTool, type ConsumerApp } from '../support/consumer-app.ts';
+import { DAY_TWO, dayTwoApp } from '../support/day-two-app.ts';
+import { testbed } from '../support/testbed.ts';
+
+const exec = promisify(execFile);
+const bed = testbed();
+const ACCOUNT = '123456789012';
+let app: ConsumerApp;
+let stack: LocalStack;
+let registry: Registry;
+let repository: string;
+
+/** The packaged CLI as an operator runs it: the stack's services, no table or function named. */
+async function sluice(who: TestIdentity, ...args: string[]) {
+  const env: NodeJS.ProcessEnv = {
+    ...stack.env,
+    AWS_ACCESS_KEY_ID: who.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: who.secretAccessKey,
+    ...(who.sessionToken ? { AWS_SESSION_TOKEN: who.sessionToken } : {}),
+  };
+  try {
+    const { stdout, stderr } = await exec(
+      join(app.dir, 'node_modules', '.bin', 'sluice'),
+      ['--stack', DAY_TWO.stack, ...args],
+      {
+        cwd: app.dir,
+        env,
+      },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+beforeAll(async () => {
+  // A public registry (anonymous pulls, `provider: 'generic'`): the local components' registry
+  // stands for ECR, whose hosts the construct requires for `provider: 'aws'`.
+  registry = await startRegistry(registryBinary(), mkdtempSync(join(tmpdir(), 'sluice-day-two-registry-')), {
+    anonymous: true,
+  });
+  repository = `oci://${registry.host}/shop`;
+  app = await consumerApp();
+  writeFileSync(
+    join(app.dir, 'day-two.mjs'),
+    dayTwoApp({ account: ACCOUNT, region: bed.region, repository }),
+  );
+  const outdir = join(app.dir, 'cdk.out.day-two');
+  mkdirSync(outdir, { recursive: true });
+  await exec(
+    devTool('cdk'),
+    [
+      'synth',
+      '--app',
+      'node day-two.mjs',
+      '--output',
+      outdir,
+      '--quiet',
+      '--no-notices',
+      '--no-version-reporting',
+    ],
+    {
+      cwd: app.dir,
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(AWS_|CDK_)/.test(key))),
+        CDK_DISABLE_CLI_TELEMETRY: 'true',
+      },
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  // The release CI pushes: one ConfigMap, tagged 1.0.0.
+  const manifests = join(app.dir, 'release');
+  mkdirSync(manifests, { recursive: true });
+  writeFileSync(
+    join(manifests, 'shop.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop\ndata:\n  version: 1.0.0\n',
+  );
+  await exec(join(app.dir, 'node_modules', '.bin', 'sluice'), ['push', manifests, `${repository}:1.0.0`], {
+    cwd: app.dir,
+  });
+  stack = await deployLocally({
+    assemblyDir: outdir,
+    stackName: DAY_TWO.stack,
+    account: ACCOUNT,
+    components: bed,
+    deployer: TEST_IDENTITIES.stackDeployer,
+    identities: Object.values(TEST_IDENTITIES),
+    identityOf: (role) =>
+      role === STACK_DEPLOYER_ROLE ? TEST_IDENTITIES.stackDeployer : TEST_IDENTITIES.stackFunction,
+  });
+  await stack.lambda.drained();
+}, 600_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  if (registry) await stopDaemon(registry.pid);
+  app?.remove();
+});
+
+describe('day two, from the packed package', () => {
+  it('the deploy wrote the specs, and each delivery ran once: held at the health gate, whose new alarm has no data', () => {
+    const runs = stack.lambda.invocations.filter((run) => run.how === 'Event');
+    expect(runs.map((run) => run.event)).toEqual(
+      expect.arrayContaining(DAY_TWO.clusters.map((delivery) => ({ delivery }))),
+    );
+    expect(runs.every((run) => 'result' in run.answer)).toBe(true);
+  });
+
+  it('`sluice --stack` finds the table in the outputs: status, gates and rollout status', async () => {
+    const status = await sluice(TEST_IDENTITIES.carol, 'status', '--json');
+    expect(status.stderr).toBe('');
+    const statuses = JSON.parse(status.stdout) as { delivery: string }[];
+    expect(statuses.map((s) => s.delivery).sort()).toEqual([...DAY_TWO.clusters].sort());
+    const gates = JSON.parse((await sluice(TEST_IDENTITIES.carol, 'gates', '--json')).stdout) as {
+      name: string;
+      state: string;
+      cause?: string;
+    }[];
+    expect(gates.find((gate) => gate.name === DAY_TWO.healthGate)).toMatchObject({ state: 'closed' });
+    const rollout = await sluice(TEST_IDENTITIES.carol, 'rollout', 'status', DAY_TWO.rollout);
+    expect(rollout.stderr).toBe('');
+    expect(rollout.stdout).toContain(DAY_TWO.rollout);
+  });
+});
