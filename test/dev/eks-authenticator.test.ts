@@ -12,8 +12,12 @@ import {
 } from '@kubernetes/client-node';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_EKS_CLUSTER } from '../../dev/components.ts';
+import { reviewEksToken } from '../../dev/eks-authenticator.ts';
 import { putStandInAccessEntry, writeStandInEksCluster } from '../../dev/eks-clusters.ts';
 import { TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
 import { systemClock, type Clock } from '../../functions/core/clock.ts';
@@ -64,6 +68,29 @@ const minutesAgo = (minutes: number): Clock => ({
   now: () => new Date(Date.now() - minutes * 60_000),
   sleep: systemClock.sleep,
 });
+
+/** A token from a presigned URL signed by alice as the test says: the header, action and host it likes. */
+const presign = async (hostname: string, query: Record<string, string>, headers: Record<string, string>) => {
+  const signed = await new SignatureV4({
+    service: 'sts',
+    region,
+    credentials: credentialsOf(TEST_IDENTITIES.alice),
+    sha256: Sha256,
+  }).presign(
+    {
+      method: 'GET',
+      protocol: 'https:',
+      hostname,
+      path: '/',
+      query,
+      headers: { host: hostname, ...headers },
+    },
+    { expiresIn: 60 },
+  );
+  const q = new URLSearchParams(signed.query as Record<string, string>).toString();
+  return tokenOf(`https://${hostname}/?${q}`);
+};
+const gci = { Action: 'GetCallerIdentity', Version: '2011-06-15' };
 
 beforeAll(async () => {
   const common = { endpoint: bed.kube.server, caData: bed.kube.caData, region };
@@ -224,31 +251,6 @@ describe('tokens the API server refuses (401)', () => {
   });
 
   it('a presigned URL that does not sign x-k8s-aws-id, or is not STS GetCallerIdentity', async () => {
-    const presign = async (
-      hostname: string,
-      query: Record<string, string>,
-      headers: Record<string, string>,
-    ) => {
-      const signed = await new SignatureV4({
-        service: 'sts',
-        region,
-        credentials: credentialsOf(TEST_IDENTITIES.alice),
-        sha256: Sha256,
-      }).presign(
-        {
-          method: 'GET',
-          protocol: 'https:',
-          hostname,
-          path: '/',
-          query,
-          headers: { host: hostname, ...headers },
-        },
-        { expiresIn: 60 },
-      );
-      const q = new URLSearchParams(signed.query as Record<string, string>).toString();
-      return tokenOf(`https://${hostname}/?${q}`);
-    };
-    const gci = { Action: 'GetCallerIdentity', Version: '2011-06-15' };
     // The same signature, but not bound to a cluster: a token from another service's presigned URL.
     expect(await statusWith(await presign('sts.us-east-1.amazonaws.com', gci, {}))).toBe(401);
     // Bound to the cluster, but another action, or a host that is not STS.
@@ -261,5 +263,45 @@ describe('tokens the API server refuses (401)', () => {
     expect(await statusWith(await presign('sts.us-east-1.amazonaws.com.evil.example', gci, bound))).toBe(401);
     // The control: the same construction with everything right is accepted.
     expect(await statusWith(await presign('sts.us-east-1.amazonaws.com', gci, bound))).toBe(200);
+  });
+});
+
+describe('the review on plain values (one cluster on the API server, so no other name can answer)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-eks-review-'));
+  const server = 'https://127.0.0.1:6443';
+  writeStandInEksCluster(dir, 'only', {
+    endpoint: server,
+    caData: bed.kube.caData,
+    region,
+    accessEntries: [
+      {
+        principalArn: 'arn:aws:iam::123456789012:role/AWSReservedSSO_Approver_0123456789abcdef',
+        groups: ['readers'],
+      },
+    ],
+  });
+  const review = (token: string) =>
+    reviewEksToken(token, server, { clustersDir: dir, identities: Object.values(TEST_IDENTITIES) });
+
+  it('maps a token bound to the cluster, and refuses the same token not bound to it', async () => {
+    expect(
+      review(await presign('sts.us-east-1.amazonaws.com', gci, { 'x-k8s-aws-id': 'only' })),
+    ).toMatchObject({
+      cluster: 'only',
+      user: { groups: ['readers'] },
+    });
+    expect(review(await presign('sts.us-east-1.amazonaws.com', gci, {}))).toEqual({
+      error: 'the x-k8s-aws-id header is not signed in the presigned URL',
+    });
+  });
+
+  it('refuses extra query parameters and a signature scoped to another region than the host', async () => {
+    const bound = { 'x-k8s-aws-id': 'only' };
+    expect(review(await presign('sts.us-east-1.amazonaws.com', { ...gci, Extra: '1' }, bound))).toEqual({
+      error: 'query parameter "Extra" is not allowed',
+    });
+    expect(review(await presign('sts.eu-west-1.amazonaws.com', gci, bound))).toMatchObject({
+      error: expect.stringMatching(/not scoped to sts in eu-west-1/),
+    });
   });
 });
