@@ -51,6 +51,8 @@ export async function startClusters(
     const api = await startKubeApiServer(binary, components.etcd.url, clusterDir, {
       etcdPrefix: `/${name}`,
       serviceIpRange: `10.${index + 2}.0.0/20`,
+      // EKS tokens reach it too, for the names writeStandInEksCluster gives it.
+      eksAuthenticator: components.eks.endpoint,
     });
     const kube = { ...api, caData: readFileSync(api.caFile).toString('base64') };
     const kubeconfig = join(clusterDir, 'kubeconfig');

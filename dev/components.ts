@@ -28,10 +28,15 @@ import {
 } from './provision.ts';
 import { startRegistry } from './registry.ts';
 import { writeStandInStack } from './cloudformation-endpoint.ts';
+import { writeStandInEksCluster } from './eks-clusters.ts';
+import { LOCAL_IDENTITY } from './sigv4-identity.ts';
 import { STACK_OUTPUTS, stackOutputExportName } from '../functions/core/runtime-contract.ts';
 
 /** The stand-in stack naming the local components' table: `sluice --stack sluice-local status`. */
 export const LOCAL_STACK = 'sluice-local';
+
+/** The EKS cluster name the local API server answers to: `{ eks: { name: 'sluice-local', region: 'us-east-1' } }`. */
+export const LOCAL_EKS_CLUSTER = 'sluice-local';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -66,6 +71,13 @@ export interface Components {
    * `stacksDir` (writeStandInStack); `sluice-local` names the local table.
    */
   readonly cloudFormation: { readonly endpoint: string; readonly stacksDir: string };
+  /**
+   * And EKS DescribeCluster (dev/eks-endpoint.ts) and the API server's token authenticator for EKS
+   * tokens (dev/eks-authenticator.ts): the clusters and their access entries are files in
+   * `clustersDir` (writeStandInEksCluster, putStandInAccessEntry). `sluice-local` names the local
+   * API server, with an admin access entry for the local key pair (AWS_ACCESS_KEY_ID=local).
+   */
+  readonly eks: { readonly endpoint: string; readonly clustersDir: string };
   /** local-kms, with the test keys of dev/local-kms-seed.yaml. */
   readonly kms: { readonly endpoint: string };
   readonly kubectl: string;
@@ -90,6 +102,7 @@ export function componentsEnv(c: Components): Record<string, string> {
     AWS_ENDPOINT_URL_CLOUDWATCH: c.cloudWatch.endpoint,
     AWS_ENDPOINT_URL_KMS: c.kms.endpoint,
     AWS_ENDPOINT_URL_CLOUDFORMATION: c.cloudFormation.endpoint,
+    AWS_ENDPOINT_URL_EKS: c.eks.endpoint,
     SLUICE_TABLE: c.dynamodb.table,
     SLUICE_REGISTRY: c.registry.host,
     PATH: `${dirname(c.kubectl)}:${process.env.PATH ?? ''}`,
@@ -118,7 +131,7 @@ export function runningComponents(dir: string): Components | undefined {
 
 /**
  * Provisions what is missing, then starts etcd, kube-apiserver, the registry, DynamoDB Local,
- * local-kms and the ECR (and Secrets Manager) endpoint on 127.0.0.1 with their state in `dir`. Writes `dir/kubeconfig`,
+ * local-kms and the ECR (and Secrets Manager, STS, CloudFormation, EKS) endpoint on 127.0.0.1 with their state in `dir`. Writes `dir/kubeconfig`,
  * `dir/env` and `dir/components.json`. If anything fails, what was started is stopped.
  */
 export async function startComponents(dir: string, table = 'sluice'): Promise<Components> {
@@ -142,15 +155,19 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       onFreshPortsIfTaken(() => startLocalKms(kmsBin, dir)).then((k) => ((pids.kms = k.pid), k)),
     ] as const);
     const stacksDir = join(dir, 'cloudformation-stacks');
-    const ecr = await startEcrEndpoint(
-      dir,
-      `http://${registry.host}`,
-      registry.username,
-      registry.password,
+    const clustersDir = join(dir, 'eks-clusters');
+    const ecr = await startEcrEndpoint(dir, {
+      registryUrl: `http://${registry.host}`,
+      username: registry.username,
+      password: registry.password,
       stacksDir,
-    );
+      clustersDir,
+    });
     pids.ecr = ecr.pid;
-    const api = await onFreshPortsIfTaken(() => startKubeApiServer(bins.kubeApiserver, etcd.url, dir));
+    // The stand-ins (and so the API server's EKS token webhook) are up before the API server starts.
+    const api = await onFreshPortsIfTaken(() =>
+      startKubeApiServer(bins.kubeApiserver, etcd.url, dir, { eksAuthenticator: ecr.endpoint }),
+    );
     pids.kubeApiserver = api.pid;
 
     const region = 'us-east-1';
@@ -175,6 +192,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       sts: { endpoint: ecr.endpoint },
       cloudWatch: { endpoint: ecr.endpoint },
       cloudFormation: { endpoint: ecr.endpoint, stacksDir },
+      eks: { endpoint: ecr.endpoint, clustersDir },
       kms: { endpoint: kms.endpoint },
       kubectl,
       region,
@@ -190,6 +208,12 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
           ExportName: stackOutputExportName(LOCAL_STACK, STACK_OUTPUTS.table),
         },
       ],
+    });
+    writeStandInEksCluster(clustersDir, LOCAL_EKS_CLUSTER, {
+      endpoint: api.server,
+      caData,
+      region,
+      accessEntries: [{ principalArn: LOCAL_IDENTITY.arn, accessPolicies: ['AmazonEKSClusterAdminPolicy'] }],
     });
     writeFileSync(kubeconfig, kubeconfigYaml(components.kube), { mode: 0o600 });
     writeFileSync(join(dir, 'env'), envFile(components));
@@ -228,10 +252,19 @@ export async function stopComponents(dir: string): Promise<string[]> {
 
 async function startEcrEndpoint(
   dir: string,
-  registryUrl: string,
-  username: string,
-  password: string,
-  stacksDir: string,
+  {
+    registryUrl,
+    username,
+    password,
+    stacksDir,
+    clustersDir,
+  }: {
+    readonly registryUrl: string;
+    readonly username: string;
+    readonly password: string;
+    readonly stacksDir: string;
+    readonly clustersDir: string;
+  },
 ) {
   const port = await freePort();
   const log = join(dir, 'ecr-endpoint.log');
@@ -249,6 +282,7 @@ async function startEcrEndpoint(
       SLUICE_ECR_USERNAME: username,
       SLUICE_ECR_PASSWORD: password,
       SLUICE_CLOUDFORMATION_STACKS: stacksDir,
+      SLUICE_EKS_CLUSTERS: clustersDir,
     },
   });
   const endpoint = `http://127.0.0.1:${port}`;

@@ -3,7 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { makeApiServerCerts } from './certs.ts';
+import { eksAuthenticatorUrl } from './eks-authenticator.ts';
 import { freePort, startDaemon, waitUntilReady } from './processes.ts';
 
 export interface KubeApiServer {
@@ -27,7 +29,8 @@ rules:
 
 /**
  * kube-apiserver the way envtest runs it, but closer to EKS: TLS with its own CA, bearer tokens
- * from a token file, anonymous requests refused (401), RBAC authorization.
+ * from a token file (and EKS tokens through the stand-ins' webhook, if given), anonymous requests
+ * refused (401), RBAC authorization.
  */
 export async function startKubeApiServer(
   binary: string,
@@ -38,6 +41,12 @@ export async function startKubeApiServer(
     readonly etcdPrefix?: string;
     /** 4,096 addresses: a Service per delivery for the scale bench's 1,000 (a /24 filled up). @default 10.0.0.0/20 */
     readonly serviceIpRange?: string;
+    /**
+     * The base URL of the local AWS stand-ins (http://127.0.0.1:<port>): EKS tokens (`k8s-aws-v1.`)
+     * are then reviewed by their token authenticator webhook (dev/eks-authenticator.ts), after the
+     * token file. It must be up before this starts. @default no webhook: static tokens only
+     */
+    readonly eksAuthenticator?: string;
   } = {},
 ): Promise<KubeApiServer> {
   const certs = makeApiServerCerts(join(dir, 'pki'));
@@ -55,6 +64,17 @@ export async function startKubeApiServer(
   writeFileSync(policyFile, AUDIT_POLICY);
   const auditLog = join(dir, 'audit.log');
   const log = join(dir, 'kube-apiserver.log');
+  const webhookFlags: string[] = [];
+  if (options.eksAuthenticator) {
+    const webhookConfig = join(dir, 'eks-authenticator.kubeconfig');
+    writeFileSync(webhookConfig, webhookKubeconfig(eksAuthenticatorUrl(options.eksAuthenticator, server)));
+    webhookFlags.push(
+      `--authentication-token-webhook-config-file=${webhookConfig}`,
+      '--authentication-token-webhook-version=v1',
+      // Access entries written by a test or by hand take effect on the next request.
+      '--authentication-token-webhook-cache-ttl=0s',
+    );
+  }
   const pid = startDaemon(
     binary,
     [
@@ -67,6 +87,7 @@ export async function startKubeApiServer(
       `--tls-cert-file=${certs.serverCert}`,
       `--tls-private-key-file=${certs.serverKey}`,
       `--token-auth-file=${tokenFile}`,
+      ...webhookFlags,
       '--anonymous-auth=false',
       '--authorization-mode=RBAC',
       `--service-account-issuer=${server}`,
@@ -100,4 +121,16 @@ export async function startKubeApiServer(
     });
   await waitUntilReady({ name: 'kube-apiserver', pid, logFile: log, ready: readyz, timeoutMs: 90_000 });
   return { pid, server, caFile: certs.caCert, token, restrictedToken, auditLog };
+}
+
+/** The kubeconfig kube-apiserver reads to reach a token authenticator webhook (plain HTTP on 127.0.0.1). */
+function webhookKubeconfig(url: string): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'eks-authenticator', cluster: { server: url } }],
+    users: [{ name: 'kube-apiserver', user: {} }],
+    contexts: [{ name: 'webhook', context: { cluster: 'eks-authenticator', user: 'kube-apiserver' } }],
+    'current-context': 'webhook',
+  });
 }

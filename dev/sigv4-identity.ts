@@ -106,6 +106,15 @@ const amzTime = (value: string) =>
 const headerValue = (value: string | string[] | undefined) =>
   (Array.isArray(value) ? value.join(',') : (value ?? '')).trim().replace(/\s+/g, ' ');
 
+export interface VerifyOptions {
+  /**
+   * How long after its X-Amz-Date a presigned request holds, whatever its X-Amz-Expires says: STS
+   * honours a presigned GetCallerIdentity for 15 minutes regardless (what EKS tokens rely on).
+   * @default X-Amz-Expires seconds
+   */
+  readonly presignedLifetimeMs?: number;
+}
+
 /**
  * The identity whose key signed `request` at `now`, or why not: unknown key, wrong session token,
  * a date outside the clock skew, an expired presigned request, or a signature that does not hold.
@@ -114,6 +123,7 @@ export function verifySigV4(
   request: SignedRequest,
   identities: readonly TestIdentity[],
   now: Date,
+  options: VerifyOptions = {},
 ): Verification {
   const [path = '/', rawQuery = ''] = request.url.split(/\?(.*)/s);
   const params = rawQuery
@@ -167,7 +177,7 @@ export function verifySigV4(
     const expires = Number(param('X-Amz-Expires'));
     if (!Number.isInteger(expires) || expires < 1 || expires > 604_800)
       return { code: 'AuthorizationQueryParametersError', error: 'X-Amz-Expires must be 1 to 604800' };
-    if (now.getTime() > signedAt + expires * 1000)
+    if (now.getTime() > signedAt + (options.presignedLifetimeMs ?? expires * 1000))
       return { code: 'ExpiredToken', error: 'the presigned request has expired' };
     if (signedAt > now.getTime() + MAX_CLOCK_SKEW_MS)
       return { code: 'SignatureDoesNotMatch', error: 'Signature not yet current' };

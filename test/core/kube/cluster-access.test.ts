@@ -310,14 +310,16 @@ function tokenUrl(token: string): URL {
 }
 
 describe('connectToCluster with EKS', () => {
-  // The testbed points AWS_ENDPOINT_URL_STS at the local STS stand-in; these tests check the
-  // regional endpoints a Lambda function reaches, so the SDK must not see it.
-  const localSts = process.env.AWS_ENDPOINT_URL_STS;
+  // The testbed points AWS_ENDPOINT_URL_STS and _EKS at the local stand-ins; these tests check the
+  // regional endpoints a Lambda function reaches, so the SDK must not see them.
+  const local = ['AWS_ENDPOINT_URL_STS', 'AWS_ENDPOINT_URL_EKS'].map(
+    (name) => [name, process.env[name]] as const,
+  );
   beforeEach(() => {
-    delete process.env.AWS_ENDPOINT_URL_STS;
+    for (const [name] of local) delete process.env[name];
   });
   afterEach(() => {
-    if (localSts !== undefined) process.env.AWS_ENDPOINT_URL_STS = localSts;
+    for (const [name, value] of local) if (value !== undefined) process.env[name] = value;
   });
 
   it('describes the cluster with the caller credentials and signs a token for it', async () => {
