@@ -9,8 +9,13 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { CloudWatchClient, SetAlarmStateCommand } from '@aws-sdk/client-cloudwatch';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { putStandInAccessEntry, writeStandInEksCluster } from '../../dev/eks-clusters.ts';
 import { deployLocally, type LocalStack } from '../../dev/local-stack/deploy.ts';
+import type { Invocation } from '../../dev/local-stack/lambda-service.ts';
+import { alarmStateChangeEvent } from '../support/alarms.ts';
 import { stopDaemon } from '../../dev/processes.ts';
 import { registryBinary } from '../../dev/provision.ts';
 import { startRegistry, type Registry } from '../../dev/registry.ts';
@@ -49,6 +54,28 @@ async function sluice(who: TestIdentity, ...args: string[]) {
     const failed = error as { code: number; stdout: string; stderr: string };
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
   }
+}
+
+/**
+ * CloudWatch evaluates the new alarm as OK and says so on the default bus, where the stack's rule
+ * (SluiceAlarmStateChanges…) sends it on; answers the runs it started.
+ */
+async function alarmReportsOk(): Promise<Invocation[]> {
+  const { stackDeployer: deployer } = TEST_IDENTITIES;
+  const cloudWatch = new CloudWatchClient({
+    region: bed.region,
+    endpoint: bed.cloudWatch.endpoint,
+    credentials: { ...deployer },
+  });
+  await cloudWatch.send(
+    new SetAlarmStateCommand({ AlarmName: DAY_TWO.alarm, StateValue: 'OK', StateReason: 'no breaching data' }),
+  );
+  const before = stack.lambda.invocations.length;
+  await stack.putEvents([
+    alarmStateChangeEvent(DAY_TWO.alarm, 'OK', 'INSUFFICIENT_DATA', { account: ACCOUNT, region: bed.region }),
+  ]);
+  await stack.lambda.drained();
+  return stack.lambda.invocations.slice(before);
 }
 
 beforeAll(async () => {
@@ -96,6 +123,14 @@ beforeAll(async () => {
   await exec(join(app.dir, 'node_modules', '.bin', 'sluice'), ['push', manifests, `${repository}:1.0.0`], {
     cwd: app.dir,
   });
+  // The team's two EKS clusters (here both names answer from the local API server).
+  for (const cluster of DAY_TWO.clusters)
+    writeStandInEksCluster(bed.eks.clustersDir, cluster, {
+      endpoint: bed.kube.server,
+      caData: bed.kube.caData,
+      region: bed.region,
+      accessEntries: [],
+    });
   stack = await deployLocally({
     assemblyDir: outdir,
     stackName: DAY_TWO.stack,
@@ -107,6 +142,12 @@ beforeAll(async () => {
       role === STACK_DEPLOYER_ROLE ? TEST_IDENTITIES.stackDeployer : TEST_IDENTITIES.stackFunction,
   });
   await stack.lambda.drained();
+  // docs/deploying.md, "Cluster access": an access entry for the DeployerRoleArn output on each cluster.
+  for (const cluster of DAY_TWO.clusters)
+    putStandInAccessEntry(bed.eks.clustersDir, cluster, {
+      principalArn: stack.output('SluiceDeployerRoleArn'),
+      accessPolicies: ['AmazonEKSClusterAdminPolicy'],
+    });
 }, 600_000);
 
 afterAll(async () => {
@@ -138,5 +179,21 @@ describe('day two, from the packed package', () => {
     const rollout = await sluice(TEST_IDENTITIES.carol, 'rollout', 'status', DAY_TWO.rollout);
     expect(rollout.stderr).toBe('');
     expect(rollout.stdout).toContain(DAY_TWO.rollout);
+  });
+
+  it('the first deploy behind a new alarm delivers once the alarm reports OK: no resume', async () => {
+    const held = await sluice(TEST_IDENTITIES.carol, 'status', 'canary');
+    expect(held.stdout).toMatch(/no data/i);
+    // CloudWatch evaluates the new alarm (its metric has no breaching data) and says so on the
+    // default bus; the stack's rule sends that event to the reconcile function.
+    const changed = await alarmReportsOk();
+    expect(changed.map((run) => run.event)).toEqual([expect.objectContaining({ 'detail-type': 'CloudWatch Alarm State Change' })]);
+    await stack.lambda.drained();
+    const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+    const applied = await core.readNamespacedConfigMap({ name: 'shop', namespace: DAY_TWO.namespace('canary') });
+    expect(applied.data).toEqual({ version: '1.0.0' });
+    const rollout = await sluice(TEST_IDENTITIES.carol, 'rollout', 'status', DAY_TWO.rollout);
+    expect(rollout.stdout).toContain(DAY_TWO.approvalGate);
+    expect(stack.lambda.invocations.filter((run) => 'error' in run.answer)).toEqual([]);
   });
 });
