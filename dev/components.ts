@@ -66,6 +66,18 @@ export interface Components {
    * `stacksDir` (writeStandInStack); `sluice-local` names the local table.
    */
   readonly cloudFormation: { readonly endpoint: string; readonly stacksDir: string };
+  /**
+   * And EventBridge PutEvents (dev/eventbridge-endpoint.ts), routed by the rules of the templates
+   * in `rulesDir` (writeEventRules); what it delivers is recorded in `deliveriesDir`
+   * (eventBridgeDeliveries). Its events and ARNs carry `region` and `account`.
+   */
+  readonly eventBridge: {
+    readonly endpoint: string;
+    readonly rulesDir: string;
+    readonly deliveriesDir: string;
+    readonly region: string;
+    readonly account: string;
+  };
   /** local-kms, with the test keys of dev/local-kms-seed.yaml. */
   readonly kms: { readonly endpoint: string };
   readonly kubectl: string;
@@ -90,6 +102,7 @@ export function componentsEnv(c: Components): Record<string, string> {
     AWS_ENDPOINT_URL_CLOUDWATCH: c.cloudWatch.endpoint,
     AWS_ENDPOINT_URL_KMS: c.kms.endpoint,
     AWS_ENDPOINT_URL_CLOUDFORMATION: c.cloudFormation.endpoint,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: c.eventBridge.endpoint,
     SLUICE_TABLE: c.dynamodb.table,
     SLUICE_REGISTRY: c.registry.host,
     PATH: `${dirname(c.kubectl)}:${process.env.PATH ?? ''}`,
@@ -142,12 +155,17 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       onFreshPortsIfTaken(() => startLocalKms(kmsBin, dir)).then((k) => ((pids.kms = k.pid), k)),
     ] as const);
     const stacksDir = join(dir, 'cloudformation-stacks');
+    const eventBridgeDirs = {
+      rulesDir: join(dir, 'eventbridge-rules'),
+      deliveriesDir: join(dir, 'eventbridge-deliveries'),
+    };
     const ecr = await startEcrEndpoint(
       dir,
       `http://${registry.host}`,
       registry.username,
       registry.password,
       stacksDir,
+      eventBridgeDirs,
     );
     pids.ecr = ecr.pid;
     const api = await onFreshPortsIfTaken(() => startKubeApiServer(bins.kubeApiserver, etcd.url, dir));
@@ -175,6 +193,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       sts: { endpoint: ecr.endpoint },
       cloudWatch: { endpoint: ecr.endpoint },
       cloudFormation: { endpoint: ecr.endpoint, stacksDir },
+      eventBridge: { endpoint: ecr.endpoint, ...eventBridgeDirs, region, account: '000000000000' },
       kms: { endpoint: kms.endpoint },
       kubectl,
       region,
@@ -232,6 +251,7 @@ async function startEcrEndpoint(
   username: string,
   password: string,
   stacksDir: string,
+  eventBridge: { readonly rulesDir: string; readonly deliveriesDir: string },
 ) {
   const port = await freePort();
   const log = join(dir, 'ecr-endpoint.log');
@@ -249,6 +269,8 @@ async function startEcrEndpoint(
       SLUICE_ECR_USERNAME: username,
       SLUICE_ECR_PASSWORD: password,
       SLUICE_CLOUDFORMATION_STACKS: stacksDir,
+      SLUICE_EVENTBRIDGE_RULES: eventBridge.rulesDir,
+      SLUICE_EVENTBRIDGE_DELIVERIES: eventBridge.deliveriesDir,
     },
   });
   const endpoint = `http://127.0.0.1:${port}`;

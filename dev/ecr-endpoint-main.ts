@@ -2,11 +2,13 @@
 // registry's URL and credentials in SLUICE_ECR_REGISTRY_URL / _USERNAME / _PASSWORD. It answers
 // the ECR API in front of the registry, Secrets Manager and CloudWatch alarms (in memory) and STS
 // GetCallerIdentity (for the test identities) and CloudFormation DescribeStacks (the stacks in
-// SLUICE_CLOUDFORMATION_STACKS) on the same port.
+// SLUICE_CLOUDFORMATION_STACKS) and EventBridge PutEvents (routed by the templates in
+// SLUICE_EVENTBRIDGE_RULES, deliveries recorded in SLUICE_EVENTBRIDGE_DELIVERIES) on the same port.
 import { createServer } from 'node:http';
 import { handleCloudFormationRequest, isCloudFormationRequest } from './cloudformation-endpoint.ts';
 import { createCloudWatchEndpoint, isCloudWatchRequest } from './cloudwatch-endpoint.ts';
 import { createEcrEndpoint } from './ecr-endpoint.ts';
+import { eventBridgeHandler, isEventBridgeRequest } from './eventbridge-endpoint.ts';
 import { createSecretsManagerEndpoint, isSecretsManagerRequest } from './secrets-manager-endpoint.ts';
 import { LOCAL_IDENTITY, TEST_IDENTITIES } from './sigv4-identity.ts';
 import { handleStsRequest, isStsRequest } from './sts-endpoint.ts';
@@ -36,7 +38,15 @@ const cloudFormation = {
   region: process.env.SLUICE_AWS_REGION ?? 'us-east-1',
   account: '000000000000',
 };
+const eventBridge = eventBridgeHandler({
+  rulesDir: env('SLUICE_EVENTBRIDGE_RULES'),
+  deliveriesDir: env('SLUICE_EVENTBRIDGE_DELIVERIES'),
+  identities: [...Object.values(TEST_IDENTITIES), LOCAL_IDENTITY],
+  region: process.env.SLUICE_AWS_REGION ?? 'us-east-1',
+  account: '000000000000',
+});
 const server = createServer((req, res) => {
+  if (isEventBridgeRequest(req.headers['x-amz-target'])) return eventBridge(req, res);
   if (isStsRequest(req)) return handleStsRequest(req, res);
   if (isCloudFormationRequest(req)) return handleCloudFormationRequest(cloudFormation, req, res);
   if (isCloudWatchRequest(req.headers['x-amz-target'])) return cloudWatch.emit('request', req, res);
@@ -44,7 +54,7 @@ const server = createServer((req, res) => {
 });
 server.listen(port, '127.0.0.1', () =>
   process.stdout.write(
-    `ECR, Secrets Manager, CloudWatch, STS and CloudFormation endpoint on http://127.0.0.1:${port}\n`,
+    `ECR, Secrets Manager, CloudWatch, STS, CloudFormation and EventBridge endpoint on http://127.0.0.1:${port}\n`,
   ),
 );
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
