@@ -69,6 +69,13 @@ function resolver(stack: string, template: TemplateJson, place: StandInPlace) {
     'AWS::SQS::Queue': (id) =>
       `https://sqs.${place.region}.amazonaws.com/${place.account}/${named(id, 'QueueName')}`,
     'AWS::IAM::Role': (id) => named(id, 'RoleName'),
+    // An alias's Ref is its ARN: the function's, qualified by the alias name.
+    'AWS::Lambda::Alias': (id) => {
+      const props = resources[id]!.Properties ?? {};
+      const fn = resolve(props.FunctionName, `${id}.FunctionName`);
+      const base = fn.startsWith('arn:') ? fn : arn('lambda', `function:${fn}`);
+      return `${base}:${resolve(props.Name, `${id}.Name`)}`;
+    },
   };
   const attributes: Record<string, Record<string, (id: string) => string>> = {
     'AWS::SNS::Topic': { TopicArn: refs['AWS::SNS::Topic']!, TopicName: (id) => named(id, 'TopicName') },

@@ -5,6 +5,7 @@ import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,10 +14,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { standInRef, writeEventRules } from '../../dev/event-rules.ts';
+import { rulesOfTemplate, standInRef, writeEventRules } from '../../dev/event-rules.ts';
 import { eventBridgeDeliveries, eventBridgeHandler } from '../../dev/eventbridge-endpoint.ts';
 import { TEST_IDENTITIES } from '../../dev/sigv4-identity.ts';
 import { putSluiceEvent } from '../../functions/core/aws/eventbridge-events.ts';
+import { largeVariant, synth } from '../lib/synth.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-eventbridge-'));
 const place = { region: 'eu-west-1', account: '123456789012' };
@@ -176,5 +178,25 @@ describe('the EventBridge stand-in', () => {
     expect(() => writeEventRules(options.rulesDir, 'Bad', Template.fromStack(stack).toJSON())).toThrow(
       /stack Bad, rule Odd[0-9A-F]{8}: EventPattern detail\.ip\[0\]\.cidr: the EventBridge stand-in does not implement the 'cidr' operator/,
     );
+  });
+});
+
+describe('the rules sluice synthesizes', () => {
+  it('loads every rule of the large variant (all features, an event bus and topics) without refusing any', () => {
+    const { template: large } = synth(largeVariant, {
+      then: (sluice, stack) =>
+        void sluice.grantBreakGlass(
+          new iam.Role(stack, 'Oncall', { assumedBy: new iam.AccountRootPrincipal() }),
+        ),
+    });
+    const rules = rulesOfTemplate('Large', large.toJSON(), place);
+    expect(rules.length).toBe(
+      Object.values(large.findResources('AWS::Events::Rule')).filter(
+        (r) => (r as { Properties: { EventPattern?: unknown } }).Properties.EventPattern,
+      ).length,
+    );
+    expect(
+      rules.filter((rule) => rule.targets.some((target) => target.input.kind === 'transformer')).length,
+    ).toBeGreaterThan(0);
   });
 });
