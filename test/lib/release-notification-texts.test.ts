@@ -35,6 +35,7 @@ const gate = {
   approval: uniqueName('sre-approval'),
   friday: uniqueName('no-deploy-friday'),
   freeze: uniqueName('year-end'),
+  calendar: uniqueName('holidays'),
   alarm: uniqueName('healthy'),
   wave: uniqueName('wave-two'),
 };
@@ -42,6 +43,22 @@ const REVISION = `v1.4.0@sha256:${'ab'.repeat(32)}`;
 /** A Friday inside the year-end freeze. */
 const NOW = new Date('2026-12-25T09:00:00Z');
 let alarmName: string;
+/** An all-day calendar event around NOW. */
+const HOLIDAYS = [
+  'BEGIN:VCALENDAR',
+  'VERSION:2.0',
+  'PRODID:-//sluice//test//EN',
+  'BEGIN:VEVENT',
+  'UID:holidays@sluice.test',
+  'DTSTAMP:20260101T000000Z',
+  'DTSTART;VALUE=DATE:20261224',
+  'DTEND;VALUE=DATE:20261227',
+  'SUMMARY:Holidays',
+  'END:VEVENT',
+  'END:VCALENDAR',
+  '',
+].join('\r\n');
+const calendars = [{ name: 'team-holidays', ics: HOLIDAYS, timeZone: 'Europe/Berlin' }];
 
 /** The gates, in the config file's words (the table) and the construct's (the stack). */
 const configGates = () => [
@@ -59,6 +76,7 @@ const configGates = () => [
       { from: '2026-12-20', to: '2027-01-04', timeZone: 'Europe/Berlin', reason: 'year end "quiet" period' },
     ],
   },
+  { name: gate.calendar, default: 'open', calendars },
   { name: gate.alarm, default: 'open', alarms: [alarmName] },
   { name: gate.wave, default: 'closed', window: '2h' },
 ];
@@ -86,13 +104,14 @@ function stack() {
             },
           ],
         },
+        { name: gate.calendar, default: 'open', calendars },
         { name: gate.alarm, default: 'open', alarms: [alarmName] },
         { name: gate.wave, default: 'closed', window: Duration.hours(2) },
       ],
       deliveries: [
         {
           ...seedDelivery(cluster),
-          gates: [gate.approval, gate.friday, gate.freeze, gate.alarm].map((name) => ({
+          gates: [gate.approval, gate.friday, gate.freeze, gate.calendar, gate.alarm].map((name) => ({
             name,
             blocks: 'all' as const,
           })),
@@ -200,6 +219,20 @@ describe('the texts approvers receive, as EventBridge renders the construct rule
         `Break-glass, by arn:aws:iam::000000000000:role/${stackName}-Oncall\\w+ only: sluice gate override ${gate.freeze} --revision ${REVISION.replace(/[.@]/g, '\\$&')} --for \\S+ --reason \\S+ --function ${gateFunction()}, or the runbook sluice-break-glass-\\w+ in the console\\."$`,
       ),
     );
+  });
+
+  it('a calendar event: why and until when, what lifts it; never "approve"', async () => {
+    const { event, message } = await announce(gate.calendar, REVISION);
+    expect(event.lift).toBe('wait');
+    expect(event.cause).toBe('calendar');
+    expectProse(message, event);
+    expect(message).not.toMatch(/\bapprove\b/i);
+    expect(message).toContain('Holidays');
+    expect(message).toContain(`until ${formatInstant(event.until!)}`);
+    expect(message).toContain(
+      `it goes out by itself when the calendar event ends at ${formatInstant(event.until!)}`,
+    );
+    expect(message).toContain(`sluice gate override ${gate.calendar} --revision ${REVISION}`);
   });
 
   it('an alarm: why, that it opens when the alarm is OK, and break-glass; never "approve"', async () => {
