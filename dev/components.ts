@@ -78,6 +78,18 @@ export interface Components {
    * API server, with an admin access entry for the local key pair (AWS_ACCESS_KEY_ID=local).
    */
   readonly eks: { readonly endpoint: string; readonly clustersDir: string };
+  /**
+   * And EventBridge PutEvents (dev/eventbridge-endpoint.ts), routed by the rules of the templates
+   * in `rulesDir` (writeEventRules); what it delivers is recorded in `deliveriesDir`
+   * (eventBridgeDeliveries). Its events and ARNs carry `region` and `account`.
+   */
+  readonly eventBridge: {
+    readonly endpoint: string;
+    readonly rulesDir: string;
+    readonly deliveriesDir: string;
+    readonly region: string;
+    readonly account: string;
+  };
   /** local-kms, with the test keys of dev/local-kms-seed.yaml. */
   readonly kms: { readonly endpoint: string };
   readonly kubectl: string;
@@ -103,6 +115,7 @@ export function componentsEnv(c: Components): Record<string, string> {
     AWS_ENDPOINT_URL_KMS: c.kms.endpoint,
     AWS_ENDPOINT_URL_CLOUDFORMATION: c.cloudFormation.endpoint,
     AWS_ENDPOINT_URL_EKS: c.eks.endpoint,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: c.eventBridge.endpoint,
     SLUICE_TABLE: c.dynamodb.table,
     SLUICE_REGISTRY: c.registry.host,
     PATH: `${dirname(c.kubectl)}:${process.env.PATH ?? ''}`,
@@ -156,12 +169,17 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
     ] as const);
     const stacksDir = join(dir, 'cloudformation-stacks');
     const clustersDir = join(dir, 'eks-clusters');
+    const eventBridgeDirs = {
+      rulesDir: join(dir, 'eventbridge-rules'),
+      deliveriesDir: join(dir, 'eventbridge-deliveries'),
+    };
     const ecr = await startEcrEndpoint(dir, {
       registryUrl: `http://${registry.host}`,
       username: registry.username,
       password: registry.password,
       stacksDir,
       clustersDir,
+      eventBridge: eventBridgeDirs,
     });
     pids.ecr = ecr.pid;
     // The stand-ins (and so the API server's EKS token webhook) are up before the API server starts.
@@ -193,6 +211,7 @@ export async function startComponents(dir: string, table = 'sluice'): Promise<Co
       cloudWatch: { endpoint: ecr.endpoint },
       cloudFormation: { endpoint: ecr.endpoint, stacksDir },
       eks: { endpoint: ecr.endpoint, clustersDir },
+      eventBridge: { endpoint: ecr.endpoint, ...eventBridgeDirs, region, account: '000000000000' },
       kms: { endpoint: kms.endpoint },
       kubectl,
       region,
@@ -258,12 +277,14 @@ async function startEcrEndpoint(
     password,
     stacksDir,
     clustersDir,
+    eventBridge,
   }: {
     readonly registryUrl: string;
     readonly username: string;
     readonly password: string;
     readonly stacksDir: string;
     readonly clustersDir: string;
+    readonly eventBridge: { readonly rulesDir: string; readonly deliveriesDir: string };
   },
 ) {
   const port = await freePort();
@@ -283,6 +304,8 @@ async function startEcrEndpoint(
       SLUICE_ECR_PASSWORD: password,
       SLUICE_CLOUDFORMATION_STACKS: stacksDir,
       SLUICE_EKS_CLUSTERS: clustersDir,
+      SLUICE_EVENTBRIDGE_RULES: eventBridge.rulesDir,
+      SLUICE_EVENTBRIDGE_DELIVERIES: eventBridge.deliveriesDir,
     },
   });
   const endpoint = `http://127.0.0.1:${port}`;

@@ -3,13 +3,15 @@
 // the ECR API in front of the registry, Secrets Manager and CloudWatch alarms (in memory) and STS
 // GetCallerIdentity (for the test identities), CloudFormation DescribeStacks (the stacks in
 // SLUICE_CLOUDFORMATION_STACKS), EKS DescribeCluster and the API servers' EKS token authenticator
-// (the clusters in SLUICE_EKS_CLUSTERS) on the same port.
+// (the clusters in SLUICE_EKS_CLUSTERS) and EventBridge PutEvents (routed by the templates in
+// SLUICE_EVENTBRIDGE_RULES, deliveries recorded in SLUICE_EVENTBRIDGE_DELIVERIES) on the same port.
 import { createServer } from 'node:http';
 import { handleCloudFormationRequest, isCloudFormationRequest } from './cloudformation-endpoint.ts';
 import { createCloudWatchEndpoint, isCloudWatchRequest } from './cloudwatch-endpoint.ts';
 import { createEcrEndpoint } from './ecr-endpoint.ts';
 import { handleEksTokenReview, isEksAuthenticatorRequest } from './eks-authenticator.ts';
 import { handleEksRequest, isEksRequest } from './eks-endpoint.ts';
+import { eventBridgeHandler, isEventBridgeRequest } from './eventbridge-endpoint.ts';
 import { createSecretsManagerEndpoint, isSecretsManagerRequest } from './secrets-manager-endpoint.ts';
 import { LOCAL_IDENTITY, TEST_IDENTITIES } from './sigv4-identity.ts';
 import { handleStsRequest, isStsRequest } from './sts-endpoint.ts';
@@ -46,7 +48,15 @@ const eks = {
   identities: knownIdentities,
   account: '000000000000',
 };
+const eventBridge = eventBridgeHandler({
+  rulesDir: env('SLUICE_EVENTBRIDGE_RULES'),
+  deliveriesDir: env('SLUICE_EVENTBRIDGE_DELIVERIES'),
+  identities: knownIdentities,
+  region: process.env.SLUICE_AWS_REGION ?? 'us-east-1',
+  account: '000000000000',
+});
 const server = createServer((req, res) => {
+  if (isEventBridgeRequest(req.headers['x-amz-target'])) return eventBridge(req, res);
   if (isEksAuthenticatorRequest(req)) return handleEksTokenReview(eks, req, res);
   if (isEksRequest(req)) return handleEksRequest(eks, req, res);
   if (isStsRequest(req)) return handleStsRequest(req, res);
@@ -56,7 +66,7 @@ const server = createServer((req, res) => {
 });
 server.listen(port, '127.0.0.1', () =>
   process.stdout.write(
-    `ECR, Secrets Manager, CloudWatch, STS, CloudFormation and EKS endpoint on http://127.0.0.1:${port}\n`,
+    `ECR, Secrets Manager, CloudWatch, STS, CloudFormation, EKS and EventBridge endpoint on http://127.0.0.1:${port}\n`,
   ),
 );
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

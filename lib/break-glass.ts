@@ -74,7 +74,7 @@ export class BreakGlass extends Construct {
         new targets.SnsTopic(props.alarmTopic, {
           deadLetterQueue: props.deadLetterQueue,
           message: events.RuleTargetInput.fromText(
-            `sluice BREAK-GLASS: ${field('madeBy')} let revision ${field('revisionShown')} through gates ${field('gates')} until ${field('endsAt')}: ${field('reason')}`,
+            `sluice BREAK-GLASS: ${field('madeBy')} let revision ${field('revisionShown')} through gates ${field('gatesShown')} until ${field('endsAt')}: ${field('reason')}`,
           ),
         }),
       );

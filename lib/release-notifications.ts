@@ -32,7 +32,8 @@ export interface ReleaseNotificationsProps {
  * - `lift: approve`: the notice ends with the CLI line, to which the message adds the gate
  *   function's name (the reconcile function cannot know it: the gate function already names it);
  * - anything else (a freeze or calendar to wait out, an alarm to fix, a broken gate): the notice,
- *   and who may break the glass and how, or that no one may. Nothing there says "approve".
+ *   and who may break the glass and how, or that no one may (by a third rule when the event has
+ *   no revision, so no field renders empty). Nothing there says "approve".
  * Undeliverable messages go to the failure queue.
  */
 export class ReleaseNotifications extends Construct {
@@ -47,10 +48,10 @@ export class ReleaseNotifications extends Construct {
     for (const gate of props.gates) {
       const notice = events.EventField.fromPath('$.detail.message');
       const revision = events.EventField.fromPath('$.detail.revision');
-      const pattern = (lift: unknown[]) => ({
+      const pattern = (lift: unknown[], revisionKnown?: unknown[]) => ({
         source: ['sluice'],
         detailType: [RELEASE_WAITING],
-        detail: { gate: [gate.name], lift },
+        detail: { gate: [gate.name], lift, ...(revisionKnown && { revision: revisionKnown }) },
       });
       const target = (message: string) =>
         new targets.SnsTopic(props.topic, {
@@ -80,13 +81,28 @@ export class ReleaseNotifications extends Construct {
           return granted ? `, or the runbook ${granted.runbook} in the console` : '';
         },
       });
-      const breakGlass = ` Break-glass, ${who}: sluice gate override ${gate.name} --revision ${revision} --for <duration> --reason <why> --function ${functionName}${inConsole}.`;
+      // EventBridge takes every <name> in a template for a placeholder (PutTargets refuses one
+      // it does not know, and < > cannot be escaped): the command's own arguments are in capitals.
+      const command = (revisionArg: string) =>
+        `sluice gate override ${gate.name} --revision ${revisionArg} --for DURATION --reason WHY --function ${functionName}`;
+      const breakGlass = ` Break-glass, ${who}: ${command(`${revision}`)}${inConsole}.`;
       const held = new events.Rule(this, `${gate.name}-held`, {
         eventBus: props.eventBus,
         description: `sluice: a release is held at gate ${gate.name} by what no approval lifts: say until when`,
-        eventPattern: pattern([{ 'anything-but': ['approve'] }]),
+        eventPattern: pattern([{ 'anything-but': ['approve'] }], [{ exists: true }]),
       });
       held.addTarget(target(`${notice}${breakGlass}`));
+      // Without a revision (the registry could not be reached) the path would render empty.
+      const heldUnresolved = new events.Rule(this, `${gate.name}-held-unresolved`, {
+        eventBus: props.eventBus,
+        description: `sluice: a release whose revision is not known yet is held at gate ${gate.name} by what no approval lifts`,
+        eventPattern: pattern([{ 'anything-but': ['approve'] }], [{ exists: false }]),
+      });
+      heldUnresolved.addTarget(
+        target(
+          `${notice} Break-glass, ${who}, once sluice status names the held revision: ${command('REVISION')}${inConsole}.`,
+        ),
+      );
       this.holdRules.set(gate.name, held);
     }
   }

@@ -73,6 +73,31 @@ export async function handleProvenOverride(
   return makeOverride(event, { principal, verified: true }, transport, deps);
 }
 
+/** The detail of the `Gate Override` event of an override made at `now` of `gates`. */
+export function gateOverrideDetail(made: {
+  readonly event: OverrideEvent;
+  readonly gates: readonly string[];
+  readonly madeBy: string;
+  readonly now: Date;
+  readonly source: RequestSource;
+  readonly reconciling: readonly string[];
+}): GateOverrideEvent {
+  const { event, now } = made;
+  return {
+    gates: [...made.gates],
+    gatesShown: made.gates.map((gate) => `'${gate}'`).join(', '),
+    revision: event.revision,
+    revisionShown: revisionText(event.revision, 'claimed'),
+    ...(event.deliveries && { deliveries: event.deliveries }),
+    madeBy: made.madeBy,
+    reason: event.reason,
+    madeAt: now.toISOString(),
+    endsAt: new Date(now.getTime() + event.windowMs).toISOString(),
+    source: made.source,
+    reconciling: [...made.reconciling],
+  };
+}
+
 /**
  * Makes an override for a verified caller: each gate must be registered and hold the releases of
  * a delivery in scope (not only be a pruneLimitGate, which an override never opens), and the
@@ -114,18 +139,14 @@ export async function makeOverride(
   await putOverrides(deps.db, overrides, alsoPut);
 
   const reconciling = [...new Set(targets.flatMap((target) => target.deliveries))].sort();
-  const detail: GateOverrideEvent = {
+  const detail = gateOverrideDetail({
+    event,
     gates: overrides.map((override) => override.gate),
-    revision: event.revision,
-    revisionShown: revisionText(event.revision, 'claimed'),
-    ...(event.deliveries && { deliveries: event.deliveries }),
     madeBy: caller.principal,
-    reason: event.reason,
-    madeAt: now.toISOString(),
-    endsAt,
+    now,
     source,
     reconciling,
-  };
+  });
   await deps
     .publish?.(GATE_OVERRIDE, detail)
     .catch((error: unknown) =>

@@ -115,6 +115,8 @@ export function overrideMessage(overrides: readonly GateOverride[], reconciling:
 /** The detail of the `Gate Override` event. */
 export interface GateOverrideEvent {
   readonly gates: readonly string[];
+  /** The gates as people are shown them: `'a', 'b'` (a message template cannot list an array). */
+  readonly gatesShown: string;
   readonly revision: string;
   /** The revision as people are shown it (revisionText): digest first, its tag marked as claimed. */
   readonly revisionShown: string;
