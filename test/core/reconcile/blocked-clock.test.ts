@@ -50,16 +50,16 @@ describe('UnplannedBlockedSeconds counts from the start of the unplanned hold', 
     // The freeze ended at 10:00 on the 26th; at noon the gate (closed by default) still holds it.
     clock.set('2026-12-26T12:00:00Z');
     const held = await run(delivery, deps);
+    expect(metricsOf(held, clock.now())).toMatchObject({
+      BlockedSeconds: 49.5 * 3600,
+      UnplannedBlockedSeconds: 0,
+    });
     expect(held).toMatchObject({
       outcome: 'Blocked',
       blockedSince: '2026-12-24T10:30:00.000Z',
       unplannedBlockedSince: '2026-12-26T12:00:00.000Z',
     });
     expect(held.planned).toBeUndefined();
-    expect(metricsOf(held, clock.now())).toMatchObject({
-      BlockedSeconds: 49.5 * 3600,
-      UnplannedBlockedSeconds: 0,
-    });
     clock.advance(HOUR);
     const later = await run(delivery, deps);
     expect(later).toMatchObject({ unplannedBlockedSince: '2026-12-26T12:00:00.000Z' });
