@@ -9,6 +9,7 @@ import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 import {
   allowReadingExecutions,
   automationRole,
+  failOnRefusal,
   grantRunbookStart,
   invokeWithExecutionId,
 } from './runbooks.ts';
@@ -21,8 +22,8 @@ export interface BreakGlassRunbookContentOptions {
 
 /**
  * The break-glass runbook (Automation, schemaVersion 0.3): its parameters are the override's
- * fields, and its one step invokes the gate function's break_glass entry with the execution's id
- * and nothing else. No approval step: who may break the glass is decided by IAM (who may start
+ * fields, and its step invokes the gate function's break_glass entry with the execution's id
+ * and nothing else (then fails the execution if the function answers that it refused). No approval step: who may break the glass is decided by IAM (who may start
  * the runbook), and the function makes the override as the principal Systems Manager records as
  * having started it.
  */
@@ -53,7 +54,11 @@ export function breakGlassRunbookContent(options: BreakGlassRunbookContentOption
         default: [],
       },
     },
-    mainSteps: [invokeWithExecutionId(BREAK_GLASS_RUNBOOK_STEP, options.functionArn)],
+    mainSteps: [
+      { ...invokeWithExecutionId(BREAK_GLASS_RUNBOOK_STEP, options.functionArn), isEnd: false },
+      // A refused override is the function's answer (audited), and still fails the execution.
+      ...failOnRefusal(BREAK_GLASS_RUNBOOK_STEP),
+    ],
   };
 }
 

@@ -84,13 +84,14 @@ export function runbookContent(options: RunbookContentOptions): Record<string, u
 }
 
 /**
- * The steps after the invocation: the function answers a refused approval (an ungranted approver,
- * a replay, an approval from before the gate's last close) with outcome `refused` rather than a
+ * The steps after the invocation: the function answers a refused approval or break-glass override
+ * (an ungranted approver or starter, a replay, an approval from before the gate's last close, an
+ * override the gates do not allow) with outcome `refused` rather than a
  * function error, so that it is audited; these steps still fail the execution on it, with the
  * function's answer as the failure, so the console shows the refusal. Any other answer ends the
  * execution there.
  */
-function failOnRefusal(invokeStep: string): Record<string, unknown>[] {
+export function failOnRefusal(invokeStep: string): Record<string, unknown>[] {
   const payload = `{{${invokeStep}.Payload}}`;
   return [
     {

@@ -49,10 +49,14 @@ function report(result: GateRequestResult, fields: Record<string, unknown> = {})
   return result;
 }
 
-/** Logs a break-glass override loudly (a warning) and records its metric, which the construct alarms on. */
+/**
+ * Logs a break-glass override loudly (a warning) and records its metric, which the construct alarms
+ * on; a refused one (a verified runbook execution turned down) is a warning too, and no override.
+ */
 function reportOverride(result: OverrideResult, fields: Record<string, unknown> = {}): OverrideResult {
   logger.warn(result.message, {
     breakGlass: true,
+    ...(result.outcome === 'refused' && { refused: true }),
     gates: result.overrides.map((override) => override.gate),
     revision: result.overrides[0]?.revision,
     madeBy: result.overrides[0]?.madeBy,

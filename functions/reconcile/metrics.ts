@@ -13,7 +13,8 @@ export const RECONCILE_METRICS = {
   blockedSeconds: 'BlockedSeconds',
   /**
    * As BlockedSeconds, but 0 while every gate holding the delivery is closed by a planned period
-   * (a freeze, a calendar event, a Change Calendar): the blocked-too-long alarm watches it.
+   * (a freeze, a calendar event, a Change Calendar) or its own schedule's close, and otherwise
+   * counted from when the unplanned hold began: the blocked-too-long alarm watches it.
    */
   unplannedBlockedSeconds: 'UnplannedBlockedSeconds',
   /** CRDs and Namespaces a run that applied left in place, as they hold objects it does not delete. */
@@ -57,7 +58,12 @@ export function recordReconcileMetrics(
   if (result.outcome === 'Blocked' && !Number.isNaN(since)) {
     const seconds = Math.max(0, (now.getTime() - since) / 1000);
     metrics.addMetric(RECONCILE_METRICS.blockedSeconds, 'Seconds', seconds);
-    metrics.addMetric(RECONCILE_METRICS.unplannedBlockedSeconds, 'Seconds', result.planned ? 0 : seconds);
+    const unplanned = Date.parse(result.unplannedBlockedSince ?? result.blockedSince!);
+    metrics.addMetric(
+      RECONCILE_METRICS.unplannedBlockedSeconds,
+      'Seconds',
+      result.planned || Number.isNaN(unplanned) ? 0 : Math.max(0, (now.getTime() - unplanned) / 1000),
+    );
   }
   metrics.publishStoredMetrics();
 }

@@ -52,7 +52,7 @@ describe('grantBreakGlass', () => {
     template.hasResourceProperties('AWS::Lambda::Url', { Qualifier: 'break_glass', AuthType: 'AWS_IAM' });
   });
 
-  it('lets the grantee start the break-glass runbook (and no other), whose one step invokes the break_glass entry', () => {
+  it('lets the grantee start the break-glass runbook (and no other), whose step invokes the break_glass entry and fails on a refusal', () => {
     const name = Stack.of(sluiceOf).resolve(sluiceOf.breakGlassRunbookName) as string;
     expect(name).toMatch(/^sluice-break-glass-[0-9a-f]{10}$/);
     const documents = template.findResources('AWS::SSM::Document', { Properties: { Name: name } });
@@ -65,11 +65,35 @@ describe('grantBreakGlass', () => {
       expect.objectContaining({
         name: 'override',
         action: 'aws:invokeLambdaFunction',
+        isEnd: false,
         inputs: expect.objectContaining({
           FunctionName: refOf(breakGlass),
           Payload: '{"ssmExecution":"{{automation:EXECUTION_ID}}"}',
         }),
       }),
+      // The function answers a refused override (audited) rather than failing; the runbook still
+      // fails the execution on it, with the answer, and ends at the branch on any other answer.
+      {
+        name: 'checkOutcome',
+        action: 'aws:branch',
+        isEnd: true,
+        inputs: {
+          Choices: [
+            { NextStep: 'refused', Variable: '{{override.Payload}}', Contains: '"outcome":"refused"' },
+          ],
+        },
+      },
+      {
+        name: 'refused',
+        action: 'aws:executeScript',
+        isEnd: true,
+        inputs: {
+          Runtime: 'python3.11',
+          Handler: 'refuse',
+          Script: 'def refuse(events, context):\n    raise Exception(events["answer"])\n',
+          InputPayload: { answer: '{{override.Payload}}' },
+        },
+      },
     ]);
     const statements = statementsOf(template, roleId('Oncall'));
     const start = statements.find((s) => s.Action === 'ssm:StartAutomationExecution');

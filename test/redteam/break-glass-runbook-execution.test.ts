@@ -7,7 +7,8 @@
 //   ten minutes were counted from the step's start, not the execution's): days later, after the
 //   starter's need (or grant) had passed.
 // - A refused override (a gate not registered, a window past maxOverride) still wrote the
-//   execution's claim: "nothing is written when a request is refused".
+//   execution's claim: a refusal claims nothing. Once the execution is verified, the refusal is
+//   the function's answer (audited in the gate's history), and the runbook fails on it.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   GetAutomationExecutionCommand,
@@ -21,6 +22,7 @@ import { ssmAutomationReader } from '../../functions/core/aws/ssm-automation.ts'
 import { parseDelivery } from '../../functions/core/config/index.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
 import { activeOverrides } from '../../functions/core/store/gate-overrides.ts';
+import { listGateAudit } from '../../functions/core/store/gates.ts';
 import { verifyRunbookOverride } from '../../functions/core/gates/runbook-override.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
 import { breakGlassRunbookContent } from '../../lib/break-glass-runbook.ts';
@@ -234,20 +236,56 @@ describe('the break-glass runbook: one execution, one override', () => {
   });
 });
 
-describe('the break-glass runbook: a refused override writes nothing', () => {
-  it('a gate that is not registered: refused, and the execution is not claimed', async () => {
+describe('the break-glass runbook: a refused override makes nothing, claims nothing, and is answered', () => {
+  /** The execution's status and why its refused step failed, as Systems Manager records them. */
+  const outcome = async (id: string) => {
+    const { AutomationExecution } = await client(ALICE).send(
+      new GetAutomationExecutionCommand({ AutomationExecutionId: id }),
+    );
+    return {
+      status: AutomationExecution?.AutomationExecutionStatus,
+      refused: AutomationExecution?.StepExecutions?.find((step) => step.StepName === 'refused')
+        ?.FailureMessage,
+    };
+  };
+
+  it('a gate that is not registered: refused, the execution not claimed, and it fails saying why', async () => {
     offset = 0;
     clock.set(new Date().toISOString());
-    const id = await start(params({ gates: [uniqueName('nosuchgate')] }));
+    const missing = uniqueName('nosuchgate');
+    const id = await start(params({ gates: [missing] }));
     await ssm.settled(id);
     expect(await claimed(id)).toBe(false);
+    expect(await outcome(id)).toEqual({
+      status: 'Failed',
+      refused: expect.stringContaining(`gate '${missing}' is not registered`),
+    });
+    // No history of a gate that does not exist is made up.
+    expect(await listGateAudit(deps.db, missing)).toEqual([]);
   });
 
-  it("a window past the gate's maxOverride: refused, and the execution is not claimed", async () => {
+  it("a window past the gate's maxOverride: refused, the execution not claimed, and audited in the gate's history", async () => {
     offset = 0;
     clock.set(new Date().toISOString());
+    const before = await inForce();
     const id = await start(params({ window: ['5h'] }));
     await ssm.settled(id);
     expect(await claimed(id)).toBe(false);
+    expect(await inForce()).toBe(before);
+    expect(await outcome(id)).toEqual({
+      status: 'Failed',
+      refused: expect.stringContaining('may last at most 4h'),
+    });
+    // Earlier tests moved the clock days ahead: the history is ordered by request time.
+    const history = await listGateAudit(deps.db, gate);
+    expect(history.filter((line) => line.reason.includes(id))).toMatchObject([
+      {
+        action: 'override',
+        outcome: 'refused',
+        requestedBy: ALICE.arn,
+        reason: `INC-77 hotfix [runbook ${id}]`,
+        refusedBecause: expect.stringContaining('may last at most 4h'),
+      },
+    ]);
   });
 });

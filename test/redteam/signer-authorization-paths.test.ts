@@ -195,9 +195,21 @@ describe('runbooks: the approvers and starters Systems Manager records must be g
       ONCALL,
     );
     await ssm.settled(id);
-    expect(invocationOf(id)?.error).toContain(
-      `the break-glass override of Automation execution ${id} refused: signed by ${ONCALL.arn}: ${ONCALL.arn} is not granted the entry break_glass`,
+    // Verified by Systems Manager's record, the refusal is the function's answer (no function
+    // error), a line of the gate's history naming the starter and why; the runbook fails on it.
+    const why = `the break-glass override of Automation execution ${id} refused: signed by ${ONCALL.arn}: ${ONCALL.arn} is not granted the entry break_glass`;
+    expect(invocationOf(id)?.error).toBeUndefined();
+    expect(invocationOf(id)?.result).toMatchObject({ action: 'override', outcome: 'refused', overrides: [] });
+    expect((await listGateAudit(deps.db, gate))[0]).toMatchObject({
+      action: 'override',
+      outcome: 'refused',
+      requestedBy: ONCALL.arn,
+      refusedBecause: expect.stringContaining(why),
+    });
+    const { AutomationExecution } = await client(ONCALL).send(
+      new GetAutomationExecutionCommand({ AutomationExecutionId: id }),
     );
+    expect(AutomationExecution?.AutomationExecutionStatus).toBe('Failed');
     expect(await activeOverrides(deps.db, gate, new Date())).toEqual([]);
     // Started by a grantee, it is made.
     const own = await start(

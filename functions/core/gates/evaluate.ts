@@ -106,9 +106,14 @@ async function evaluateGate(
     ...approvesRevisions,
     ...(status.problem && { problem: status.problem }),
     ...(status.closedBy && { closedBy: status.closedBy.reason, closedByCause: status.closedBy.cause }),
+    ...(closedBySchedule(status) && { closedBySchedule: true }),
   };
   return { closed: [holding], pinned: [] };
 }
+
+/** Closed by a firing of the gate's own `schedules` (its cron), not by a person's request or its default. */
+const closedBySchedule = (status: GateStatus): boolean =>
+  status.byRequest && status.lastRequest?.source === 'schedule' && status.lastRequest.action === 'close';
 
 /**
  * The gates holding `revision`: the closed ones, and those open only for another revision.

@@ -29,11 +29,13 @@ import { revisionText } from '../model/revision-text.ts';
 /** What making an override answers. */
 export interface OverrideResult {
   readonly action: 'override';
-  readonly outcome: 'accepted';
-  /** One per gate, sharing an id. */
+  /** `refused`: a verified break-glass runbook execution was turned down (audited; `refusedBecause` says why). */
+  readonly outcome: 'accepted' | 'refused';
+  /** One per gate, sharing an id; none when refused. */
   readonly overrides: readonly GateOverride[];
   /** Deliveries asked to reconcile because the override lets their revision through. */
   readonly reconciling: readonly string[];
+  readonly refusedBecause?: string;
   readonly message: string;
 }
 
@@ -208,6 +210,20 @@ async function overrideTargets(
     targets.push({ gate, deliveries });
   }
   return targets;
+}
+
+/**
+ * The registered gates an override asks for, sorted: those it names, or every gate of the one
+ * delivery named (none if that delivery is not registered). Where a refusal is audited.
+ */
+export async function registeredTargets(event: OverrideEvent, db: TableClient): Promise<string[]> {
+  let names = event.gates ?? [];
+  if (event.allGates) {
+    const delivery = await getDelivery(db, event.deliveries![0]!);
+    names = delivery ? delivery.gates.map((ref) => ref.name) : [];
+  }
+  const known = new Set(await listGateNames(db));
+  return [...new Set(names)].filter((name) => known.has(name)).sort();
 }
 
 /** The deliveries whose `gates` name `gate` (a pruneLimitGate alone does not count), sorted. */

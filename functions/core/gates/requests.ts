@@ -84,9 +84,9 @@ export interface GateRequestResult {
   readonly pendingApprovals?: PendingApprovals;
   /** Deliveries asked to reconcile because the gate opened. */
   readonly reconciling: readonly string[];
-  /** `status`: the alarms closing the gate now, whatever its requests say. */
+  /** The alarms closing the gate now, whatever its requests say. */
   readonly closedByAlarms?: readonly AlarmHold[];
-  /** `status`: the state a delivery meets now (alarms, freezes, calendars included) and its cause. */
+  /** The state a delivery meets now (alarms, freezes, calendars included) and its cause. */
   readonly effective?: EffectiveGateState;
   readonly message: string;
 }
@@ -190,7 +190,7 @@ export async function handleGateEvent(
   }
   const request = await admitRequest(gate, event, caller, deps.db, now);
 
-  const { periods } = await readGateConditions(gate, now, deps);
+  const { periods, alarms: closedByAlarms } = await readGateConditions(gate, now, deps);
   const stored = await getGateRequest(deps.db, gate.name);
   const before = gateStateAt(gate, stored, now, periods);
   let outcome: GateRequestResult['outcome'];
@@ -249,7 +249,12 @@ export async function handleGateEvent(
       ? `request ignored: a request made at or after ${request.requestedAt} is already stored (${after?.action} by ${after ? requestAuthors(after) : '-'} at ${after?.requestedAt}). `
       : '';
   const catchUp = reconciling.length > 0 ? `; reconciling ${reconciling.join(', ')}` : '';
-  const message = `${prefix}${describeGate(status, next, pendingApprovals, gate.approvers)}${catchUp}`;
+  const effective = effectiveGateState(status, closedByAlarms);
+  const described =
+    effective.state === stateByRequests(gate, after, now).state
+      ? describeGate(status, next, pendingApprovals, gate.approvers)
+      : heldAnyway(gate, after, now, pendingApprovals, effective);
+  const message = `${prefix}${described}${catchUp}`;
   deps.log?.(message);
   return {
     gate: gate.name,
@@ -258,7 +263,35 @@ export async function handleGateEvent(
     status,
     nextChange: next,
     ...(pendingApprovals && { pendingApprovals }),
+    ...(closedByAlarms.length > 0 && { closedByAlarms }),
+    effective,
     reconciling,
     message,
   };
+}
+
+/** The gate's state as its requests, schedules and default give it, without alarms, freezes or calendars. */
+const stateByRequests = (gate: Gate, recorded: GateRequest | undefined, now: Date): GateStatus =>
+  gateStateAt(gate, recorded, now);
+
+/**
+ * A request recorded while an alarm, a freeze, a calendar event or a CLOSED Change Calendar holds
+ * the gate closed anyway: what was recorded, then the state a delivery meets and why, e.g.
+ * `recorded: gate 'shop-healthy' is open until … (open by alice: CHG-1); the gate stays closed:
+ * alarm 'shop-5xx' in ALARM since …`.
+ */
+function heldAnyway(
+  gate: Gate,
+  recorded: GateRequest | undefined,
+  now: Date,
+  pendingApprovals: PendingApprovals | undefined,
+  effective: EffectiveGateState,
+): string {
+  const requested = describeGate(
+    stateByRequests(gate, recorded, now),
+    nextChange(gate, recorded, now),
+    pendingApprovals,
+    gate.approvers,
+  );
+  return `recorded: ${requested}; the gate stays ${effective.state}: ${effective.why}`;
 }

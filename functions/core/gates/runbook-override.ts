@@ -8,10 +8,17 @@ import {
   runbookExecutionUse,
   type RunbookExecutionUse,
 } from '../store/runbook-executions.ts';
+import { auditOverrideRefusal } from '../store/gate-overrides.ts';
 import { GateEventError } from './event.ts';
 import { BREAK_GLASS_ALIAS } from './override.ts';
 import { parseOverrideEvent, type OverrideEvent } from './override-event.ts';
-import { isBreakGlassEntry, makeOverride, type OverrideResult } from './override-request.ts';
+import {
+  isBreakGlassEntry,
+  makeOverride,
+  registeredTargets,
+  type OverrideResult,
+} from './override-request.ts';
+import { ProofRefused } from './proof.ts';
 import type { GateDeps } from './requests.ts';
 import { authorizeSigner } from './signers.ts';
 import {
@@ -93,7 +100,12 @@ export async function verifyRunbookOverride(
  * Makes the override a break-glass runbook execution asks for, as its starter (verified by AWS).
  * It must arrive through the break_glass entry, which only the runbook's automation role and
  * grantBreakGlass's grantees may invoke; the execution id is claimed in the override's own
- * transaction, so a replay changes nothing and a refusal claims nothing.
+ * transaction, so a replay changes nothing and a refusal claims nothing. Once the execution is
+ * verified, a refusal (a starter not granted break_glass, a replay, a gate not registered, a
+ * window past maxOverride) is an answer, not a function error: it is written to the audit trail
+ * of each registered gate it names, with why, and returned with outcome `refused` (the runbook's
+ * branch fails the execution on it). An invocation that cannot be verified throws: there is
+ * nothing trustworthy to record.
  */
 export async function handleRunbookOverride(
   event: RunbookEvent,
@@ -107,6 +119,19 @@ export async function handleRunbookOverride(
     );
   const now = deps.clock.now();
   const override = await verifyRunbookOverride(event, runbooks, now);
+  try {
+    return await overrideAsStarter(override, deps, now);
+  } catch (error) {
+    if (!(error instanceof GateEventError || error instanceof ProofRefused)) throw error;
+    return refuseOverride(override, error.message, deps, now);
+  }
+}
+
+async function overrideAsStarter(
+  override: RunbookOverride,
+  deps: GateDeps,
+  now: Date,
+): Promise<OverrideResult> {
   const id = override.executionId;
   // IAM let its starter start the runbook; the starter must also be a grantee of break_glass now.
   authorizeSigner(override.startedBy, BREAK_GLASS_ALIAS, deps.signers, {
@@ -130,6 +155,45 @@ export async function handleRunbookOverride(
     if (first) throw alreadyUsed(first);
     throw error;
   }
+}
+
+/**
+ * A verified override turned down: a `refused` row, saying why, in the history of each registered
+ * gate it names (none when it names none), a warning, and the `refused` answer. No override, no claim.
+ */
+async function refuseOverride(
+  override: RunbookOverride,
+  why: string,
+  deps: GateDeps,
+  now: Date,
+): Promise<OverrideResult> {
+  const { event, executionId: id, startedBy } = override;
+  const gates = await registeredTargets(event, deps.db);
+  await auditOverrideRefusal(
+    deps.db,
+    gates,
+    {
+      requestedAt: now.toISOString(),
+      requestedBy: startedBy,
+      reason: event.reason,
+      source: 'runbook',
+      windowMs: event.windowMs,
+      revision: event.revision,
+      ...(event.deliveries && { deliveries: event.deliveries }),
+    },
+    why,
+    now,
+  );
+  const message = `the break-glass override of Automation execution ${id} by ${startedBy} was refused; nothing was overridden: ${why}`;
+  deps.log?.(message);
+  return {
+    action: 'override',
+    outcome: 'refused',
+    overrides: [],
+    reconciling: [],
+    refusedBecause: why,
+    message,
+  };
 }
 
 /** The override request the runbook's parameters make; empty values are absent, empty `gates` means all gates. */

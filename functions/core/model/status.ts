@@ -33,6 +33,8 @@ export interface BlockingGate {
   readonly closedBy?: string;
   /** What `closedBy` is: a freeze, an `.ics` calendar event or an SSM Change Calendar. */
   readonly closedByCause?: 'freeze' | 'calendar' | 'change-calendar';
+  /** Closed by the gate's own `schedules` (a cron close, e.g. No-Deploy-Friday), not by a person: a planned hold. */
+  readonly closedBySchedule?: boolean;
   /** The CloudWatch alarms closing the gate (`alarms`), whatever its requests say. */
   readonly closedByAlarms?: readonly AlarmHold[];
 }
@@ -73,6 +75,11 @@ export interface DeliveryStatus {
   readonly blockedBy?: BlockingGate[];
   /** When the delivery was first held by a gate, kept across blocked runs (for alarms). */
   readonly blockedSince?: string;
+  /**
+   * While held by something unplanned (not only freezes, calendars, Change Calendars and the
+   * gates' own scheduled closes): when that hold began, kept across such runs (the blocked alarm).
+   */
+  readonly unplannedBlockedSince?: string;
   /** A newer revision held by a change freeze (`blocks: revisions`). */
   readonly pendingRevision?: string;
   /** When a failed delivery is retried (`retryInterval`), if a retry is scheduled. */

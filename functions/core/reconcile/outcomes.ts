@@ -47,9 +47,15 @@ export interface ReconcileResult {
   readonly blockedSince?: string;
   /**
    * A held run whose every closed gate is closed only by a planned period (a freeze, a calendar
-   * event, a CLOSED Change Calendar): the blocked-too-long alarm does not count it.
+   * event, a CLOSED Change Calendar) or by its own schedule's close: the blocked-too-long alarm
+   * does not count it.
    */
   readonly planned?: boolean;
+  /**
+   * A held run that is not planned: since when the delivery has been held by something unplanned
+   * (the first run that found it so, after any planned hold), which the blocked-too-long alarm counts from.
+   */
+  readonly unplannedBlockedSince?: string;
   /** CRDs and Namespaces the run left out but kept, as they hold objects it does not delete. */
   readonly kept?: readonly KeptContainer[];
   /** When a run of the delivery last succeeded (this one, if it did), if ever. */
@@ -119,12 +125,31 @@ const lastSuccessOf = (run: Run) =>
 /** When the delivery was first held, in this run or an earlier one still holding it. */
 const heldSince = (run: Run): string => run.previous?.blockedSince ?? run.started.toISOString();
 
-/** Every gate holding the run is closed by a planned period only, none by an alarm or a problem. */
+/**
+ * When the delivery was first held by something unplanned, in this run or an earlier one still
+ * holding it so: a planned hold before it (a freeze that ended while an approval gate still holds)
+ * does not count. A status written before this was recorded counts from its blockedSince, unless
+ * that hold was planned.
+ */
+function unplannedHeldSince(run: Run): string {
+  const previous = run.previous;
+  if (previous?.unplannedBlockedSince) return previous.unplannedBlockedSince;
+  if (previous?.blockedSince && !plannedOnly(previous.blockedBy)) return previous.blockedSince;
+  return run.started.toISOString();
+}
+
+/**
+ * Every gate holding the run is closed by a planned period or its own schedule's close only
+ * (No-Deploy-Friday), none by an alarm, a problem or a person.
+ */
 const plannedOnly = (blockedBy: readonly BlockingGate[] | null | undefined): boolean =>
   !!blockedBy &&
   blockedBy.length > 0 &&
   blockedBy.every(
-    (gate) => gate.closedBy !== undefined && !gate.closedByAlarms?.length && gate.problem === undefined,
+    (gate) =>
+      (gate.closedBy !== undefined || gate.closedBySchedule === true) &&
+      !gate.closedByAlarms?.length &&
+      gate.problem === undefined,
   );
 
 /**
@@ -135,13 +160,23 @@ export async function hold(
   run: Run,
   reason: StatusReason,
   message: string,
-  status: Omit<StatusUpdate, 'ready' | 'reason' | 'message' | 'blockedSince'>,
+  status: Omit<StatusUpdate, 'ready' | 'reason' | 'message' | 'blockedSince' | 'unplannedBlockedSince'>,
   revision?: string,
 ): Promise<ReconcileResult> {
   const blockedSince = heldSince(run);
+  const planned = plannedOnly(status.blockedBy);
+  const unplannedBlockedSince = planned ? undefined : unplannedHeldSince(run);
   if (status.blockedBy) await catchUpWhenPeriodsEnd(run, status.blockedBy);
   const notReady = { readySince: null, soakingUntil: null };
-  await finish(run, 'Blocked', { ...notReady, ...status, ready: false, reason, message, blockedSince });
+  await finish(run, 'Blocked', {
+    ...notReady,
+    ...status,
+    ready: false,
+    reason,
+    message,
+    blockedSince,
+    unplannedBlockedSince: unplannedBlockedSince ?? null,
+  });
   if (status.blockedBy)
     await announceWaiting(run.delivery.name, run.previous, status.blockedBy, revision, run.deps);
   const applied =
@@ -153,7 +188,7 @@ export async function hold(
     reason,
     message,
     blockedSince,
-    ...(plannedOnly(status.blockedBy) && { planned: true }),
+    ...(planned ? { planned: true } : { unplannedBlockedSince }),
     ...(revision && { revision }),
     ...(applied && { appliedRevision: applied }),
     ...(revision && revision !== applied && { heldRevision: revision }),
@@ -406,6 +441,7 @@ export async function succeed(
       soakingUntil: null,
       blockedBy: null,
       blockedSince: null,
+      unplannedBlockedSince: null,
       pendingRevision: null,
       kept: keptStatus(kept),
     },
@@ -443,6 +479,7 @@ export async function fail(run: Run, error: unknown, revision: string | undefine
     lastAttemptedRevision: revision,
     blockedBy: null,
     blockedSince: null,
+    unplannedBlockedSince: null,
     readySince: null,
     soakingUntil: null,
     nextRetryAt: nextRetryAt ?? null,

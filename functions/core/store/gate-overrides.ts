@@ -1,7 +1,8 @@
 // Break-glass overrides: each lets one pinned revision through one gate for a bounded window. They
 // are items of their own beside the gate's request, which they never touch, so the gate's state is
 // what its schedules and requests make it, before, during and after an override.
-import { QueryCommand, TransactWriteCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { PutCommand, QueryCommand, TransactWriteCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { MAX_OVERRIDE_LIMIT_MS } from '../config/defaults.ts';
 import { AUDIT_RETENTION_MS, PINNABLE_REVISION, type RequestSource } from './gates.ts';
 import { gateKey, type TableClient } from './table-client.ts';
@@ -132,4 +133,45 @@ function overrideAuditItem(override: GateOverride) {
     },
     expiresAt: Math.floor((madeAt + AUDIT_RETENTION_MS) / 1000),
   };
+}
+
+/** What a refused override asked for, as its audit rows say it. */
+export type RefusedOverride = Pick<GateOverride, 'revision' | 'deliveries' | 'reason' | 'source'> & {
+  readonly requestedAt: string;
+  readonly requestedBy: string;
+  readonly windowMs: number;
+};
+
+/**
+ * A verified override that was turned down goes to the audit trail of each gate only (action
+ * `override`, outcome `refused`, `refusedBecause`): no override, no claim, no state.
+ */
+export async function auditOverrideRefusal(
+  db: TableClient,
+  gates: readonly string[],
+  asked: RefusedOverride,
+  refusedBecause: string,
+  now: Date,
+): Promise<void> {
+  const id = randomUUID();
+  for (const gate of gates)
+    await db.doc.send(
+      new PutCommand({
+        TableName: db.table,
+        Item: {
+          pk: gateKey(gate),
+          sk: `audit#${asked.requestedAt}#${id}`,
+          record: {
+            gate,
+            action: 'override' as const,
+            ...asked,
+            verified: true,
+            outcome: 'refused' as const,
+            refusedBecause,
+            recordedAt: now.toISOString(),
+          },
+          expiresAt: Math.floor((now.getTime() + AUDIT_RETENTION_MS) / 1000),
+        },
+      }),
+    );
 }

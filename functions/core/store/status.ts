@@ -21,6 +21,7 @@ export type {
 type Clearable =
   | 'blockedBy'
   | 'blockedSince'
+  | 'unplannedBlockedSince'
   | 'pendingRevision'
   | 'nextRetryAt'
   | 'lastAppliedOriginRevision'

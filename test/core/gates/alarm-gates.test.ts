@@ -60,6 +60,13 @@ describe('an alarm gate', () => {
       gateDeps,
     );
     expect(opened.status.state).toBe('open'); // by its requests…
+    // …and the answer says what a delivery meets: closed, and why.
+    expect(opened.effective).toMatchObject({ state: 'closed', cause: 'alarm' });
+    expect(opened.message).toMatch(
+      new RegExp(
+        `^recorded: gate '${gate}' is open \\(open by alice \\(unverified\\): ship it\\); the gate stays closed: alarm '${alarm}' in ALARM since `,
+      ),
+    );
     expect(gateDeps.reconciled).toEqual([expect.objectContaining({ delivery, outcome: 'Blocked' })]);
     expect(await applied()).toBeUndefined(); // …but the alarm holds
 
@@ -73,6 +80,22 @@ describe('an alarm gate', () => {
     await setAlarmState(alarm, 'OK');
     expect(await run(delivery, deps)).toMatchObject({ outcome: 'Succeeded' });
     expect(await applied()).toBe('v1');
+  });
+
+  it('`sluice gate open` answers what it recorded, and that the alarm keeps the gate closed', async () => {
+    const alarm = await createAlarm('ALARM');
+    const { gate } = await setup({ default: 'closed', alarms: [alarm] });
+    const cli = await sluice('gate', 'open', gate, '--by', 'bob', '--reason', 'CHG-7');
+    expect(cli.stdout).toMatch(
+      new RegExp(
+        `^recorded: gate '${gate}' is open \\(open by bob \\(unverified\\): CHG-7\\); the gate stays closed: alarm '${alarm}' in ALARM since `,
+      ),
+    );
+    const json = await sluice('gate', 'open', gate, '--by', 'bob', '--reason', 'CHG-8', '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      status: { state: 'open' },
+      effective: { state: 'closed', cause: 'alarm' },
+    });
   });
 
   it('treats INSUFFICIENT_DATA as closed by default, and as open with insufficientData: open', async () => {

@@ -90,7 +90,11 @@ describe('a dated freeze', () => {
       gateDeps,
     );
     expect(opened).toMatchObject({ outcome: 'accepted', status: { state: 'closed' }, reconciling: [] });
-    expect(opened.message).toContain('(freeze "holidays"');
+    // The answer gives what was recorded, then the state a delivery meets and why.
+    expect(opened.effective).toMatchObject({ state: 'closed', cause: 'freeze' });
+    expect(opened.message).toBe(
+      `recorded: gate '${gate}' is open (open by alice (unverified): hotfix); the gate stays closed: freeze "holidays" (2026-12-24 to 2026-12-27T00:00, Europe/Berlin)`,
+    );
     expect(await run(delivery, deps)).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed' });
     expect(await applied()).toBe('v1');
 

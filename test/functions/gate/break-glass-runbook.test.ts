@@ -3,7 +3,7 @@
 // Local and the kube-apiserver. The function trusts nothing of the invocation but the execution
 // id: who made the override and what it asks are read from Systems Manager's record.
 import { CoreV1Api } from '@kubernetes/client-node';
-import { StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
+import { GetAutomationExecutionCommand, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AutomationDocument, SsmEndpoint } from '../../../dev/ssm-endpoint.ts';
 import type { TestIdentity } from '../../../dev/sigv4-identity.ts';
@@ -167,7 +167,7 @@ describe('breaking the glass in the console (the break-glass runbook)', () => {
     expect(await listGateAudit(deps.db, gate)).toEqual(audit);
   });
 
-  it('refuses what the gate or the request does not allow, naming it, and writes nothing', async () => {
+  it("refuses what the gate does not allow as an answer, audited with why, and fails the execution; the execution's own bad parameters write nothing", async () => {
     const hotfix = await push('1.3.2');
     const audit = await listGateAudit(deps.db, gate);
     const tooLong = await breakGlass({
@@ -176,7 +176,39 @@ describe('breaking the glass in the console (the break-glass runbook)', () => {
       window: ['3h'],
       reason: ['INC-78'],
     });
-    expect(tooLong.error).toMatch(new RegExp(`gate '${gate}': an override may last at most 2h .*not 3h`));
+    // Verified by Systems Manager's record, the refusal is the function's answer (no function
+    // error: the errors alarm stays quiet), a line of the gate's history, and a failed execution.
+    const why = new RegExp(`gate '${gate}': an override may last at most 2h .*not 3h`);
+    expect(tooLong.error).toBeUndefined();
+    expect(tooLong.result).toMatchObject({ action: 'override', outcome: 'refused', overrides: [] });
+    expect(tooLong.result?.message).toMatch(why);
+    // Newest first: the lines written since.
+    const history = await listGateAudit(deps.db, gate);
+    const refused = history.slice(0, history.length - audit.length);
+    expect(refused).toMatchObject([
+      {
+        action: 'override',
+        outcome: 'refused',
+        requestedBy: ONCALL.arn,
+        verified: true,
+        source: 'runbook',
+        revision: hotfix,
+        windowMs: 3 * HOUR,
+        reason: `INC-78 [runbook ${tooLong.id}]`,
+      },
+    ]);
+    expect(refused[0]!.refusedBecause).toMatch(why);
+    const { AutomationExecution } = await client(ONCALL).send(
+      new GetAutomationExecutionCommand({ AutomationExecutionId: tooLong.id }),
+    );
+    expect(AutomationExecution?.AutomationExecutionStatus).toBe('Failed');
+    expect(AutomationExecution?.StepExecutions?.find((step) => step.StepName === 'refused')).toMatchObject({
+      StepStatus: 'Failed',
+      FailureMessage: expect.stringMatching(why),
+    });
+    expect(await activeOverrides(deps.db, gate, gateDeps.clock.now())).toHaveLength(1);
+    const answered = await listGateAudit(deps.db, gate);
+
     const blank = await breakGlass({ gates: [gate], revision: [hotfix], window: ['1h'], reason: ['  '] });
     expect(blank.error).toMatch(/parameters: "reason" is required and may not be blank/);
     const tag = await breakGlass({
@@ -186,7 +218,7 @@ describe('breaking the glass in the console (the break-glass runbook)', () => {
       reason: ['INC-78'],
     });
     expect(tag.error).toMatch(/"revision": "release" does not name a digest/);
-    expect(await listGateAudit(deps.db, gate)).toEqual(audit);
+    expect(await listGateAudit(deps.db, gate)).toEqual(answered);
     // Systems Manager itself refuses a start without the required parameters.
     await expect(
       client(ONCALL).send(
@@ -200,6 +232,9 @@ describe('breaking the glass in the console (the break-glass runbook)', () => {
 
   it('only the break-glass runbook, through the break_glass entry, with nothing but the execution id', async () => {
     const hotfix = await push('1.3.3');
+    // A break-glass runbook execution (its own answer a refusal: 9h is past maxOverride).
+    const other = await breakGlass({ gates: [gate], revision: [hotfix], window: ['9h'], reason: ['INC-79'] });
+    expect(other.result).toMatchObject({ outcome: 'refused' });
     const audit = await listGateAudit(deps.db, gate);
     // A gate's approval runbook (approved by its approver) sent to the break_glass entry.
     const { AutomationExecutionId: id } = await client(ALICE).send(
@@ -209,7 +244,6 @@ describe('breaking the glass in the console (the break-glass runbook)', () => {
       new RegExp(`ran the document '${gateRunbook}', which is not this function's break-glass runbook`),
     );
     // A break-glass runbook execution sent to another entry (the runbooks one): not a gate runbook there.
-    const other = await breakGlass({ gates: [gate], revision: [hotfix], window: ['9h'], reason: ['INC-79'] });
     await expect(handler({ ssmExecution: other.id }, { invokedFunctionArn: RUNBOOKS_ENTRY })).rejects.toThrow(
       new RegExp(`ran the document '${BREAK_GLASS_RUNBOOK}', which is not a gate runbook of this function`),
     );

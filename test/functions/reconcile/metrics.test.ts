@@ -63,6 +63,21 @@ describe('reconcile metrics', () => {
     expect(calls).toContainEqual(['metric', 'UnplannedBlockedSeconds', 'Seconds', 0]);
   });
 
+  it('Blocked by something unplanned after a planned hold: UnplannedBlockedSeconds counts from when that hold began', () => {
+    const { calls, metrics } = recorder();
+    recordReconcileMetrics(
+      metrics,
+      {
+        ...result('Blocked'),
+        blockedSince: '2026-03-20T12:00:00Z',
+        unplannedBlockedSince: '2026-03-27T11:00:00Z',
+      },
+      now,
+    );
+    expect(calls).toContainEqual(['metric', 'BlockedSeconds', 'Seconds', 7 * 86400]);
+    expect(calls).toContainEqual(['metric', 'UnplannedBlockedSeconds', 'Seconds', 3600]);
+  });
+
   it('fleet: the same metrics without the delivery dimension (one metric for all deliveries)', () => {
     const { calls, metrics } = recorder();
     recordReconcileMetrics(metrics, result('Failed'), now, 'fleet');
