@@ -63,7 +63,10 @@ export class ReleaseNotifications extends Construct {
         description: `sluice: a release waits at gate ${gate.name} for approval: tell the approvers`,
         eventPattern: pattern(['approve']),
       });
-      approve.addTarget(target(`${notice} --function ${functionName}`));
+      // The line ends the command with a space: a copied line takes no quote or stop of the message.
+      approve.addTarget(
+        target(`${notice} --function ${functionName} — each approver runs it once, signed in as themselves.`),
+      );
       this.rules.set(gate.name, approve);
 
       // Break-glass is granted after the construct: asked at synthesis.
@@ -78,14 +81,15 @@ export class ReleaseNotifications extends Construct {
       const inConsole = Lazy.string({
         produce: () => {
           const granted = props.breakGlassOf();
-          return granted ? `, or the runbook ${granted.runbook} in the console` : '';
+          return granted ? ` (or the runbook ${granted.runbook} in the console)` : '';
         },
       });
       // EventBridge takes every <name> in a template for a placeholder (PutTargets refuses one
       // it does not know, and < > cannot be escaped): the command's own arguments are in capitals.
       const command = (revisionArg: string) =>
         `sluice gate override ${gate.name} --revision ${revisionArg} --for DURATION --reason WHY --function ${functionName}`;
-      const breakGlass = ` Break-glass, ${who}: ${command(`${revision}`)}${inConsole}.`;
+      const announced = ' — every override is announced and audited.';
+      const breakGlass = ` Break-glass, ${who}${inConsole}: ${command(`${revision}`)}${announced}`;
       const held = new events.Rule(this, `${gate.name}-held`, {
         eventBus: props.eventBus,
         description: `sluice: a release is held at gate ${gate.name} by what no approval lifts: say until when`,
@@ -100,7 +104,7 @@ export class ReleaseNotifications extends Construct {
       });
       heldUnresolved.addTarget(
         target(
-          `${notice} Break-glass, ${who}, once sluice status names the held revision: ${command('REVISION')}${inConsole}.`,
+          `${notice} Break-glass, ${who}${inConsole}, once sluice status names the held revision: ${command('REVISION')}${announced}`,
         ),
       );
       this.holdRules.set(gate.name, held);

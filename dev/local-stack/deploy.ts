@@ -11,8 +11,11 @@ import {
   waitUntilTableExists,
   type CreateTableCommandInput,
 } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { randomUUID } from 'node:crypto';
 import { writeStandInStack } from '../cloudformation-endpoint.ts';
+import { writeEventRules } from '../event-rules.ts';
+import { eventBridgeDeliveries } from '../eventbridge-endpoint.ts';
 import { componentsEnv, type Components } from '../components.ts';
 import type { TestIdentity } from '../sigv4-identity.ts';
 import { templateFunctions, type InvocationResult, type LocalFunction } from './functions.ts';
@@ -35,6 +38,14 @@ export interface LocalDeployOptions {
   readonly extraEnv?: Readonly<Record<string, string>>;
 }
 
+/** An event as an AWS service (or PutEvents) gives it: the envelope's fields EventBridge does not fill. */
+export interface ServiceEvent {
+  readonly source: string;
+  readonly 'detail-type': string;
+  readonly resources?: readonly string[];
+  readonly detail: object;
+}
+
 export interface LocalStack {
   readonly template: ResolvedTemplate;
   readonly lambda: LocalLambdaService;
@@ -43,6 +54,13 @@ export interface LocalStack {
   output(key: string): string;
   /** The environment that points the CLI and the SDK at this stack's services. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Puts events on a bus of the stack or the default bus (as an AWS service does), routed by the
+   * stack's rules in the EventBridge stand-in; the functions they target are invoked.
+   */
+  putEvents(events: readonly ServiceEvent[], busName?: string): Promise<void>;
+  /** The messages the stack's rules sent to a topic of the template, by its logical id. */
+  topicMessages(topicLogicalId: string): string[];
   /** Fires a schedule of the template (AWS::Scheduler::Schedule) once, as Scheduler would. */
   fireSchedule(logicalId: string): Promise<InvocationResult>;
   stop(): Promise<void>;
@@ -113,12 +131,26 @@ export async function deployLocally(options: LocalDeployOptions): Promise<LocalS
   const { assemblyDir, stackName, account, components } = options;
   const region = components.region;
   const baseEnv = { ...componentsEnv(components), ...options.extraEnv };
-  const lambda = new LocalLambdaService({
+  const events = eventBridgeDeliveries(components.eventBridge.deliveriesDir);
+  const handedOn = new Map<string, number>();
+  // EventBridge invokes a function target asynchronously with the input the rule made.
+  const handOnEvents = () => {
+    for (const fn of lambda.deployed) {
+      const deliveries = events.deliveries(fn.arn);
+      for (const delivery of deliveries.slice(handedOn.get(fn.arn) ?? 0)) {
+        if (delivery.error !== undefined) throw new Error(`EventBridge stand-in: ${delivery.error}`);
+        void lambda.invoke(fn, JSON.parse(delivery.body!), 'Event');
+      }
+      handedOn.set(fn.arn, deliveries.length);
+    }
+  };
+  const lambda: LocalLambdaService = new LocalLambdaService({
     account,
     region,
     identities: options.identities,
     componentsEnv: baseEnv,
     identityOf: (fn) => options.identityOf(fn.roleName),
+    afterEach: handOnEvents,
   });
   await lambda.start();
   // The CLI finds the table and the gate function in the stack's outputs, not in the components'.
@@ -145,6 +177,8 @@ export async function deployLocally(options: LocalDeployOptions): Promise<LocalS
       },
     }));
     lambda.deploy(functions);
+    writeEventRules(components.eventBridge.rulesDir, template.place.stackName, eventRulesOf(template));
+    for (const fn of functions) handedOn.set(fn.arn, events.deliveries(fn.arn).length);
     // CloudFormation's own calls, as the one who deploys.
     const { deployer } = options;
     const credentials = {
@@ -186,6 +220,27 @@ export async function deployLocally(options: LocalDeployOptions): Promise<LocalS
         if (!found) throw new Error(`stack ${stackName} has no output '${key}'`);
         return found.OutputValue;
       },
+      putEvents: async (entries, busName = 'default') => {
+        const client = new EventBridgeClient({
+          region,
+          endpoint: components.eventBridge.endpoint,
+          credentials,
+        });
+        const answer = await client.send(
+          new PutEventsCommand({
+            Entries: entries.map((entry) => ({
+              EventBusName: busName,
+              Source: entry.source,
+              DetailType: entry['detail-type'],
+              Resources: entry.resources ? [...entry.resources] : undefined,
+              Detail: JSON.stringify(entry.detail),
+            })),
+          }),
+        );
+        if (answer.FailedEntryCount) throw new Error(`PutEvents failed: ${JSON.stringify(answer.Entries)}`);
+        handOnEvents();
+      },
+      topicMessages: (logicalId) => events.messages(template.ref(logicalId)),
       fireSchedule: async (logicalId) => {
         const { Target } = template.resolve(template.resource(logicalId).Properties) as {
           Target: { Arn: string; Input?: string };
@@ -198,6 +253,25 @@ export async function deployLocally(options: LocalDeployOptions): Promise<LocalS
     await lambda.stop();
     throw error;
   }
+}
+
+/**
+ * The template's buses and rules with every reference resolved as this deploy names things, for
+ * the EventBridge stand-in: its targets are then this deploy's functions and topics.
+ */
+function eventRulesOf(template: ResolvedTemplate): object {
+  const resources = Object.fromEntries([
+    ...template
+      .ofType('AWS::Events::EventBus')
+      .map((id) => [id, { Type: 'AWS::Events::EventBus', Properties: { Name: template.ref(id) } }]),
+    ...template
+      .ofType('AWS::Events::Rule')
+      .map((id) => [
+        id,
+        { Type: 'AWS::Events::Rule', Properties: template.resolve(template.resource(id).Properties) },
+      ]),
+  ]);
+  return { Resources: resources };
 }
 
 /** Creates a custom resource with the function behind its service token (through a CDK Provider's framework). */

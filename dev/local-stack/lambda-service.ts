@@ -32,6 +32,8 @@ export interface LambdaServiceOptions {
   readonly componentsEnv: Readonly<Record<string, string>>;
   /** The identity a function's role gives it. */
   readonly identityOf: (fn: LocalFunction) => TestIdentity;
+  /** Called after every invocation (e.g. to hand on the events it put to the functions they target). */
+  readonly afterEach?: () => void;
 }
 
 export class LocalLambdaService {
@@ -73,6 +75,11 @@ export class LocalLambdaService {
     this.functions = [...functions];
   }
 
+  /** The functions of the deployed template. */
+  get deployed(): readonly LocalFunction[] {
+    return this.functions;
+  }
+
   byName(nameOrArn: string): LocalFunction {
     const name = nameOrArn.startsWith('arn:') ? nameOrArn.split(':')[6]! : nameOrArn.split(':')[0]!;
     const fn = this.functions.find((candidate) => candidate.name === name);
@@ -93,6 +100,7 @@ export class LocalLambdaService {
       invokedArn,
     }).then((answer) => {
       this.invocations.push({ function: fn.name, event, how, answer });
+      this.options.afterEach?.();
       return answer;
     });
     this.running.add(run);

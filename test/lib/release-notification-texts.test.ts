@@ -181,6 +181,8 @@ function expectProse(message: string, event: ReleaseWaitingEvent) {
   expect(message.endsWith('"')).toBe(true);
   expect(message).not.toMatch(/--\w+ +(--|,|$)| {2}|undefined|null|[[{]/);
   expect(message).toContain(event.why);
+  // A command copied from the message ends at a space: no quote, stop or comma glued to it.
+  for (const [, last] of message.matchAll(/--function (\S+)/g)) expect(last).toMatch(/^[\w-]+$/);
 }
 
 const gateFunction = () =>
@@ -193,7 +195,7 @@ describe('the texts approvers receive, as EventBridge renders the construct rule
     expectProse(message, event);
     expect(message).toMatch(/\bApprove this revision\b/);
     expect(message).toContain(
-      `sluice gate open ${gate.approval} --revision ${REVISION} --reason <why> --function ${gateFunction()}"`,
+      `sluice gate open ${gate.approval} --revision ${REVISION} --reason <why> --function ${gateFunction()} — each approver runs it once, signed in as themselves."`,
     );
   });
 
@@ -204,7 +206,7 @@ describe('the texts approvers receive, as EventBridge renders the construct rule
     expect(message).toContain(
       `It opens by itself at ${formatInstant(event.opensAt!)}; to let it through sooner, approve`,
     );
-    expect(message).toContain(`--function ${gateFunction()}"`);
+    expect(message).toContain(`--function ${gateFunction()} — each approver`);
   });
 
   it('a freeze: why and until when, what lifts it, who may break the glass; never "approve"', async () => {
@@ -216,7 +218,7 @@ describe('the texts approvers receive, as EventBridge renders the construct rule
     expect(message).toContain(`until ${formatInstant(event.until!)}`);
     expect(message).toMatch(
       new RegExp(
-        `Break-glass, by arn:aws:iam::000000000000:role/${stackName}-Oncall\\w+ only: sluice gate override ${gate.freeze} --revision ${REVISION.replace(/[.@]/g, '\\$&')} --for \\S+ --reason \\S+ --function ${gateFunction()}, or the runbook sluice-break-glass-\\w+ in the console\\."$`,
+        `Break-glass, by arn:aws:iam::000000000000:role/${stackName}-Oncall\\w+ only \\(or the runbook sluice-break-glass-\\w+ in the console\\): sluice gate override ${gate.freeze} --revision ${REVISION.replace(/[.@]/g, '\\$&')} --for \\S+ --reason \\S+ --function ${gateFunction()} — every override is announced and audited\\."$`,
       ),
     );
   });
@@ -266,7 +268,7 @@ describe('the texts approvers receive, as EventBridge renders the construct rule
     expectProse(message, event);
     expect(message).toContain(`rollout 'app' wave 2 (oddy-eu)`);
     expect(message).toContain(
-      `sluice gate open ${gate.wave} --revision ${REVISION} --reason <why> --function ${gateFunction()}"`,
+      `sluice gate open ${gate.wave} --revision ${REVISION} --reason <why> --function ${gateFunction()} — each approver runs it once, signed in as themselves."`,
     );
   });
 

@@ -22,7 +22,7 @@ import { startRegistry, type Registry } from '../../dev/registry.ts';
 import { STACK_DEPLOYER_ROLE, TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
 import { consumerApp, devTool, type ConsumerApp } from '../support/consumer-app.ts';
 import { DAY_TWO, dayTwoApp } from '../support/day-two-app.ts';
-import { testbed } from '../support/testbed.ts';
+import { createNamespace, testbed } from '../support/testbed.ts';
 
 const exec = promisify(execFile);
 const bed = testbed();
@@ -68,7 +68,11 @@ async function alarmReportsOk(): Promise<Invocation[]> {
     credentials: { ...deployer },
   });
   await cloudWatch.send(
-    new SetAlarmStateCommand({ AlarmName: DAY_TWO.alarm, StateValue: 'OK', StateReason: 'no breaching data' }),
+    new SetAlarmStateCommand({
+      AlarmName: DAY_TWO.alarm,
+      StateValue: 'OK',
+      StateReason: 'no breaching data',
+    }),
   );
   const before = stack.lambda.invocations.length;
   await stack.putEvents([
@@ -123,7 +127,9 @@ beforeAll(async () => {
   await exec(join(app.dir, 'node_modules', '.bin', 'sluice'), ['push', manifests, `${repository}:1.0.0`], {
     cwd: app.dir,
   });
-  // The team's two EKS clusters (here both names answer from the local API server).
+  // The team's two EKS clusters (here both names answer from the local API server), each with the
+  // namespace the delivery applies to.
+  for (const cluster of DAY_TWO.clusters) await createNamespace(bed.kubeConfig(), DAY_TWO.namespace(cluster));
   for (const cluster of DAY_TWO.clusters)
     writeStandInEksCluster(bed.eks.clustersDir, cluster, {
       endpoint: bed.kube.server,
@@ -187,13 +193,55 @@ describe('day two, from the packed package', () => {
     // CloudWatch evaluates the new alarm (its metric has no breaching data) and says so on the
     // default bus; the stack's rule sends that event to the reconcile function.
     const changed = await alarmReportsOk();
-    expect(changed.map((run) => run.event)).toEqual([expect.objectContaining({ 'detail-type': 'CloudWatch Alarm State Change' })]);
+    // The alarm's event runs the deliveries behind its gate (and they their follow-ups).
+    expect(changed[0]?.event).toMatchObject({ 'detail-type': 'CloudWatch Alarm State Change' });
+    expect(changed.some((run) => run.how === 'Event')).toBe(true);
     await stack.lambda.drained();
+    const canaryRuns = stack.lambda.invocations
+      .slice(-changed.length)
+      .filter((run) => JSON.stringify(run.event) === '{"delivery":"canary"}');
+    expect(JSON.stringify(canaryRuns.map((run) => run.answer))).toContain('"outcome":"Succeeded"');
     const core = bed.kubeConfig().makeApiClient(CoreV1Api);
-    const applied = await core.readNamespacedConfigMap({ name: 'shop', namespace: DAY_TWO.namespace('canary') });
+    const applied = await core.readNamespacedConfigMap({
+      name: 'shop',
+      namespace: DAY_TWO.namespace('canary'),
+    });
     expect(applied.data).toEqual({ version: '1.0.0' });
     const rollout = await sluice(TEST_IDENTITIES.carol, 'rollout', 'status', DAY_TWO.rollout);
     expect(rollout.stdout).toContain(DAY_TWO.approvalGate);
+    expect(stack.lambda.invocations.filter((run) => 'error' in run.answer)).toEqual([]);
+  });
+
+  it("the approvers get the wave gate's notice from the stack's topic; the line it gives, run by two of them, moves wave 2", async () => {
+    const topic = stack.template.ofType('AWS::SNS::Topic').find((id) => id.startsWith('Approvals'))!;
+    const messages = stack.topicMessages(topic);
+    const approvals = messages.filter((message) => message.includes('sluice gate open'));
+    expect(approvals, messages.join('\n---\n')).toHaveLength(1);
+    // The health gate's hold went to the same topic too, saying what lifts it: not an approval.
+    for (const held of messages.filter((message) => !approvals.includes(message)))
+      expect(held, held).not.toMatch(/\bapprove\b/i);
+    const [notice] = approvals as [string];
+    expect(notice).toContain(DAY_TWO.approvalGate);
+    const line = /sluice gate open (\S+) .*?--function [\w-]+/.exec(notice)?.[0];
+    expect(line, notice).toBeDefined();
+    // The approver fills in the reason the line asks for.
+    const args = line!
+      .split(' ')
+      .slice(1)
+      .map((arg) => (arg === '<why>' ? 'CHG-42: canary healthy' : arg));
+    for (const approver of [TEST_IDENTITIES.alice, TEST_IDENTITIES.bob]) {
+      const approved = await sluice(approver, ...args);
+      expect(approved.stderr, approved.stdout).toBe('');
+    }
+    await stack.lambda.drained();
+    const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+    const applied = await core.readNamespacedConfigMap({
+      name: 'shop',
+      namespace: DAY_TWO.namespace('prod'),
+    });
+    expect(applied.data).toEqual({ version: '1.0.0' });
+    const done = await sluice(TEST_IDENTITIES.carol, 'rollout', 'status', DAY_TWO.rollout, '--exit-code');
+    expect(done.code, done.stdout).toBe(0);
     expect(stack.lambda.invocations.filter((run) => 'error' in run.answer)).toEqual([]);
   });
 });
