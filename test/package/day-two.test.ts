@@ -213,6 +213,14 @@ describe('day two, from the packed package', () => {
   });
 
   it("the approvers get the wave gate's notice from the stack's topic; the line it gives, run by two of them, moves wave 2", async () => {
+    // Wave 1 is Ready; prod's next interval run (its schedule, within 5 minutes) finds wave 2
+    // waiting at the approval gate, and the approvers are told.
+    const prodInterval = stack.template
+      .ofType('AWS::Scheduler::Schedule')
+      .find((id) => JSON.stringify(stack.template.resource(id).Properties).includes('delivery prod every'))!;
+    const waiting = await stack.fireSchedule(prodInterval);
+    expect(JSON.stringify(waiting)).toContain('RolloutWaiting');
+    await stack.lambda.drained();
     const topic = stack.template.ofType('AWS::SNS::Topic').find((id) => id.startsWith('Approvals'))!;
     const messages = stack.topicMessages(topic);
     const approvals = messages.filter((message) => message.includes('sluice gate open'));
