@@ -4,7 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
-import { BREAK_GLASS_RUNBOOK_STEP } from '../functions/core/gates/runbook-override.ts';
+import { BREAK_GLASS_RUNBOOK_STEP } from '../functions/core/gates/contract.ts';
 import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 import {
   allowReadingExecutions,

@@ -8,7 +8,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { urlEntry } from './function-entry.ts';
 import { Construct } from 'constructs';
-import { BREAK_GLASS_ALIAS, GATE_OVERRIDE } from '../functions/core/gates/override.ts';
+import { BREAK_GLASS_ALIAS, GATE_OVERRIDE } from '../functions/core/gates/contract.ts';
 import { GATE_METRICS } from '../functions/gate/metrics.ts';
 import { notify } from './alarm-actions.ts';
 import { BreakGlassRunbook } from './break-glass-runbook.ts';

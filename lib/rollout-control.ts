@@ -2,7 +2,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { urlEntry } from './function-entry.ts';
 import { Construct } from 'constructs';
-import { ROLLOUTS_ALIAS } from '../functions/core/gates/rollout-action-event.ts';
+import { ROLLOUTS_ALIAS } from '../functions/core/gates/contract.ts';
 
 export interface RolloutControlProps {
   readonly gateFunction: lambda.Function;

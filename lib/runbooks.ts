@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import { formatDuration, type Gate } from '../functions/core/config/index.ts';
 import { PINNABLE_REVISION } from '../functions/core/model/pinnable-revision.ts';
-import { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS } from '../functions/core/gates/runbook-approval.ts';
+import { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS } from '../functions/core/gates/contract.ts';
 import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 import { nagResourceName } from './nag.ts';
 

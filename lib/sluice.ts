@@ -27,8 +27,7 @@ import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { EntryGrantees } from './entry-grantees.ts';
 import { gateAliasName } from '../functions/core/gates/entry.ts';
-import { BREAK_GLASS_ALIAS } from '../functions/core/gates/override.ts';
-import { ROLLOUTS_ALIAS } from '../functions/core/gates/rollout-action-event.ts';
+import { BREAK_GLASS_ALIAS, ROLLOUTS_ALIAS } from '../functions/core/gates/contract.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
   clusterStatements,

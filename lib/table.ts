@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { TABLE_SCHEMA } from '../functions/core/store/table.ts';
+import { TABLE_SCHEMA } from '../functions/core/model/table-schema.ts';
 
 export interface SluiceTableProps {
   /** @default - an AWS managed key */

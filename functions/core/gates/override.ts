@@ -14,10 +14,9 @@ import { formatInstant } from './messages.ts';
 import { digestOf } from './state.ts';
 import { revisionText } from '../model/revision-text.ts';
 
-/** The gate function's alias through which overrides come: its function URL is what grantBreakGlass allows. */
-export const BREAK_GLASS_ALIAS = 'break_glass';
-/** The EventBridge detail type the gate function publishes when an override is made. */
-export const GATE_OVERRIDE = 'Gate Override';
+import { BREAK_GLASS_ALIAS, GATE_OVERRIDE } from './contract.ts';
+
+export { BREAK_GLASS_ALIAS, GATE_OVERRIDE };
 /**
  * The override (of those in force for this delivery) that lets `revision` through `gate`; without
  * a revision (not resolved yet), any override of the gate, as it may be the one it names.

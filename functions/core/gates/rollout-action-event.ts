@@ -6,7 +6,9 @@ import { MAX_REASON_LENGTH } from './audit-text.ts';
 import { auditText, DELIVERY_NAME, GateEventError } from './event.ts';
 
 /** The gate function's alias through which rollout actions come: its function URL is what grantRolloutControl allows. */
-export const ROLLOUTS_ALIAS = 'rollouts';
+import { ROLLOUTS_ALIAS } from './contract.ts';
+
+export { ROLLOUTS_ALIAS };
 
 export const ROLLOUT_ACTIONS = ['halt', 'resume', 'rollback'] as const;
 export type RolloutActionKind = (typeof ROLLOUT_ACTIONS)[number];

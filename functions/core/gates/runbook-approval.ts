@@ -9,17 +9,9 @@ import { datedPeriodsOf } from './conditions.ts';
 import { gateAliasName } from './entry.ts';
 import { authorizeSigner, SignerRefused } from './signers.ts';
 
-/** The names the construct gives a gate runbook's steps; the gate function reads them back from AWS's record. */
-export const RUNBOOK_STEPS = {
-  approve: 'approve',
-  openGate: 'openGate',
-  /** aws:branch on the function's answer: a refusal goes on to `refused`, anything else ends the execution. */
-  checkOutcome: 'checkOutcome',
-  /** aws:executeScript that fails the execution with the function's refusal, so the console shows it failed. */
-  refused: 'refused',
-} as const;
-/** What a refused approval's answer (the invoke step's Payload, JSON) contains; the runbook branches on it. */
-export const REFUSED_OUTCOME_MARK = '"outcome":"refused"';
+import { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS } from './contract.ts';
+
+export { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS };
 /** The runbook's parameters: what the requester asks for, read back from AWS's record. */
 export const RUNBOOK_PARAMETERS = ['revision', 'window', 'reason'] as const;
 /** The runbook's list parameter: the deliveries an approval is for. */

@@ -28,8 +28,9 @@ import {
   type RunbookEvent,
 } from './runbook-approval.ts';
 
-/** The name the construct gives the break-glass runbook's one step. */
-export const BREAK_GLASS_RUNBOOK_STEP = 'override';
+import { BREAK_GLASS_RUNBOOK_STEP } from './contract.ts';
+
+export { BREAK_GLASS_RUNBOOK_STEP };
 /** The runbook's single-value parameters, as the override request's fields. */
 export const BREAK_GLASS_RUNBOOK_PARAMETERS = ['revision', 'window', 'reason'] as const;
 /** The runbook's list parameters: empty `gates` overrides every gate of the one delivery named. */

@@ -7,14 +7,10 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { poll, systemClock, type Clock } from '../clock.ts';
+import { TABLE_SCHEMA } from '../model/table-schema.ts';
 import { LOOKUPS_MARKER } from './delivery-lookups.ts';
 
-/** The single table's key and TTL attribute names; the CDK construct creates the same table. */
-export const TABLE_SCHEMA = {
-  partitionKey: 'pk',
-  sortKey: 'sk',
-  timeToLiveAttribute: 'expiresAt',
-} as const;
+export { TABLE_SCHEMA };
 
 /** Creates the sluice table (on-demand) if it does not exist yet, for local use; CDK owns it in AWS. */
 export async function ensureTable(
