@@ -7,6 +7,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Delivery, Gate } from '../functions/core/config/index.ts';
 import { GATE_METRICS, GATE_STATE_RATE_MINUTES } from '../functions/gate/metrics.ts';
+import { RELEASE_WAITING_LOG_PREFIX } from '../functions/core/reconcile/events.ts';
 import { RECONCILE_METRICS } from '../functions/reconcile/metrics.ts';
 import { deliveryMetric } from './alarms.ts';
 
@@ -174,7 +175,7 @@ export function gateWidgets(gate: Gate, logs: ReconcileLogs): cloudwatch.IWidget
     query(logs, {
       title: `Gate ${gate.name}: releases that came to wait at it`,
       lines: [
-        `filter message like "release waiting: " and message like "gate '${gate.name}'"`,
+        `filter message like "${RELEASE_WAITING_LOG_PREFIX}" and message like "gate '${gate.name}'"`,
         'fields @timestamp, message',
         'sort @timestamp desc',
         'limit 20',

@@ -1,5 +1,6 @@
 // The construct's CloudWatch dashboard (per delivery, per gate, how to approve, its URL as an
 // output) and the rules sending Release Waiting events to the approval topic, in the synthesized template.
+import { RELEASE_WAITING_LOG_PREFIX } from '../../functions/core/reconcile/events.ts';
 import { Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -63,6 +64,10 @@ describe('the dashboard', () => {
           gate === 'two-person' ? `Gate ${gate}: requests and pending approvals` : `Gate ${gate}: requests`,
           `Gate ${gate}: releases that came to wait at it`,
         ]),
+      );
+      // Releases waiting: the log lines the reconcile function writes with the shared prefix.
+      expect(body).toContain(
+        `filter message like \\"${RELEASE_WAITING_LOG_PREFIX}\\" and message like \\"gate '${gate}'\\"`,
       );
       // The open/closed graph is the effective state, read on a schedule, not the requests.
       expect(body).toContain(`"GateState","gate","${gate}","service","sluice-gate"`);

@@ -4,6 +4,8 @@ import type { BlockingGate } from '../store/status.ts';
 
 /** The detail type of the event a delivery newly held at a gate publishes. */
 export const RELEASE_WAITING = 'Release Waiting';
+/** How the reconcile function's log line of a Release Waiting notice starts: the dashboard queries it. */
+export const RELEASE_WAITING_LOG_PREFIX = 'release waiting: ';
 
 /**
  * `Release Waiting`: a delivery (or a rollout's wave) has just become held at a gate, why, until

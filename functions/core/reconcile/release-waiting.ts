@@ -4,7 +4,7 @@ import { holdNotice, type HoldNotice, type WaveOf } from '../gates/notice.ts';
 import { claimRolloutEvent } from '../store/rollouts.ts';
 import type { BlockingGate, DeliveryStatus } from '../store/status.ts';
 import type { ReconcileDeps } from './deps.ts';
-import type { ReleaseWaitingEvent } from './events.ts';
+import { RELEASE_WAITING_LOG_PREFIX, type ReleaseWaitingEvent } from './events.ts';
 
 /** A rollout member held at its wave's gate, and the wave. */
 export interface WaveGateHold {
@@ -84,7 +84,7 @@ export function releaseWaitingEvent(
 }
 
 async function publish(event: ReleaseWaitingEvent, deps: ReconcileDeps): Promise<void> {
-  deps.log?.(`release waiting: ${event.message}`);
+  deps.log?.(`${RELEASE_WAITING_LOG_PREFIX}${event.message}`);
   await deps.events
     ?.releaseWaiting?.(event)
     .catch((error: unknown) =>
