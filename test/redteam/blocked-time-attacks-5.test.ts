@@ -63,4 +63,25 @@ describe('planned holds and the unplanned blocked clock', () => {
     expect(result.planned).toBeUndefined();
     expect(result.unplannedBlockedSince).toBeDefined();
   });
+
+  it('held: a claim naming a schedule as its author, at a time it did not fire, is refused', async () => {
+    const g = await gatedDelivery(bed, {
+      start: '2026-11-27T18:30:00Z',
+      gate: { default: 'closed', schedules: [EVENING_CLOSE, MORNING_OPEN] },
+      names,
+    });
+    await expect(
+      handleGateEvent(
+        {
+          gate: g.gate,
+          action: 'close',
+          source: 'schedule',
+          requestedBy: `schedule/${g.gate}/0`,
+          requestedAt: '2026-11-27T18:29:00.000Z',
+          reason: 'looks planned',
+        },
+        { db: g.deps.db, clock: g.clock },
+      ),
+    ).rejects.toThrow(/is not a time any of gate/);
+  });
 });

@@ -8,7 +8,9 @@ import type { TestIdentity } from '../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../functions/core/aws/ssm-automation.ts';
 import type { OverrideResult } from '../../functions/core/gates/override-request.ts';
 import { gateStatus, type GateDeps, type GateRequestResult } from '../../functions/core/gates/requests.ts';
-import { listGateAudit } from '../../functions/core/store/gates.ts';
+import { listGateAudit, removeGate } from '../../functions/core/store/gates.ts';
+import { getPendingApprovals } from '../../functions/core/store/gate-approvals.ts';
+import { activeOverrides } from '../../functions/core/store/gate-overrides.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
 import { breakGlassRunbookContent } from '../../lib/break-glass-runbook.ts';
 import type { AutomationDocument } from '../../dev/ssm-endpoint.ts';
@@ -16,6 +18,7 @@ import { engineDeps } from '../support/deliveries.ts';
 import { manualClock, registerGate } from '../support/gates.ts';
 import {
   ACCOUNT,
+  ALICE,
   BOB,
   GATE_FUNCTION,
   REQUESTER,
@@ -29,14 +32,24 @@ testbed();
 
 const deps = engineDeps();
 const clock = manualClock(new Date().toISOString());
-const gates = { replay: uniqueName('replay'), regrant: uniqueName('regrant'), glass: uniqueName('glass') };
+const gates = {
+  replay: uniqueName('replay'),
+  regrant: uniqueName('regrant'),
+  glass: uniqueName('glass'),
+  removed: uniqueName('removed'),
+  two: uniqueName('two'),
+};
 const grantees = new Map<string, string[]>([
   [`open_${gates.replay}`, [BOB.arn]],
   [`open_${gates.regrant}`, []],
   ['break_glass', []],
+  [`open_${gates.removed}`, [BOB.arn]],
+  [`open_${gates.two}`, [BOB.arn]],
 ]);
 const gateDeps: GateDeps = { db: deps.db, clock, signers: { trustedAccounts: [ACCOUNT], grantees } };
-const runbooks = new Map([gates.replay, gates.regrant].map((gate) => [gate, `sluice-${gate}-0123456789`]));
+const runbooks = new Map(
+  [gates.replay, gates.regrant, gates.removed, gates.two].map((gate) => [gate, `sluice-${gate}-0123456789`]),
+);
 const BREAK_GLASS_DOC = `sluice-break-glass-${gates.glass}`;
 const BREAK_GLASS_ARN = `arn:aws:lambda:us-east-1:${ACCOUNT}:function:sluice-gate:break_glass`;
 /** Whoever may invoke any entry of the gate function (here: a grantee of closing the gate). */
@@ -63,11 +76,15 @@ beforeAll(async () => {
   const replay = await registerGate(deps, { name: gates.replay, ...specs });
   const regrant = await registerGate(deps, { name: gates.regrant, ...specs });
   await registerGate(deps, { name: gates.glass, ...specs });
+  const removed = await registerGate(deps, { name: gates.removed, ...specs });
+  const two = await registerGate(deps, { name: gates.two, ...specs, approvers: 2 });
   standIn = await startSsmStandIn({
-    identities: [BOB, REQUESTER, GATE_FUNCTION],
+    identities: [ALICE, BOB, REQUESTER, GATE_FUNCTION],
     documents: new Map([
       [runbooks.get(gates.replay)!, runbookDocument(replay, [BOB.arn])],
       [runbooks.get(gates.regrant)!, runbookDocument(regrant, [BOB.arn])],
+      [runbooks.get(gates.removed)!, runbookDocument(removed, [BOB.arn])],
+      [runbooks.get(gates.two)!, runbookDocument({ ...two, approvers: 1 }, [BOB.arn, ALICE.arn])],
       [
         BREAK_GLASS_DOC,
         breakGlassRunbookContent({
@@ -83,14 +100,14 @@ afterAll(async () => {
   await standIn.close();
 });
 
-async function approvedExecution(gate: string): Promise<string> {
+async function approvedExecution(gate: string, approver: TestIdentity = BOB): Promise<string> {
   const { AutomationExecutionId: id } = await client(REQUESTER).send(
     new StartAutomationExecutionCommand({
       DocumentName: runbooks.get(gate),
       Parameters: { window: ['1h'], reason: ['CHG-5'] },
     }),
   );
-  await client(BOB).send(
+  await client(approver).send(
     new SendAutomationSignalCommand({ AutomationExecutionId: id, SignalType: 'Approve' }),
   );
   await standIn.ssm.settled(id!);
@@ -166,5 +183,56 @@ describe('break-glass runbook: a refused execution answers once', () => {
     expect(rows.map((row) => [row.action, row.outcome, row.requestedBy])).toEqual([
       ['override', 'refused', REQUESTER.arn],
     ]);
+  });
+});
+
+describe('refused rows: where they may be written, and what reads them', () => {
+  it('an approval for a gate the runbook map names but the table no longer registers writes no row', async () => {
+    const gate = gates.removed;
+    clock.set(new Date().toISOString());
+    await removeGate(deps.db, gate);
+    let answer: unknown;
+    onInvoke = async (_name, payload) => {
+      answer = await handler(JSON.parse(payload) as object).catch((error: Error) => error);
+      if (answer instanceof Error) throw answer;
+      return answer;
+    };
+    await approvedExecution(gate);
+    expect(answer).toBeInstanceOf(Error);
+    expect((answer as Error).message).toMatch(new RegExp(`gate '${gate}' is not registered`));
+    expect(await listGateAudit(deps.db, gate, 200)).toEqual([]);
+  });
+
+  it('held: a refused approval (an ungranted approver) does not count toward a two-person gate', async () => {
+    const gate = gates.two;
+    clock.set(new Date().toISOString());
+    onInvoke = (_name, payload) => handler(JSON.parse(payload) as object);
+    // Alice is listed in the runbook but not granted open_<gate>: her approval is refused.
+    const refused = await approvedExecution(gate, ALICE);
+    expect((await rowsOf(gate, refused)).map((row) => [row.outcome, row.requestedBy])).toEqual([
+      ['refused', ALICE.arn],
+    ]);
+    // Bob (granted) approves: one approval of two, the gate stays closed.
+    clock.advance(1_000);
+    await approvedExecution(gate, BOB);
+    const pending = await getPendingApprovals(deps.db, gate, clock.now(), -Infinity);
+    expect(pending?.approvals.map((approval) => approval.principal)).toEqual([BOB.arn]);
+    expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
+  });
+
+  it('held: a refused break-glass row is no override in force', async () => {
+    expect(await activeOverrides(deps.db, gates.glass, clock.now())).toEqual([]);
+  });
+
+  it('held: a gate runbook execution sent to the break_glass entry is refused and writes nothing', async () => {
+    const gate = gates.replay;
+    clock.set(new Date().toISOString());
+    onInvoke = async () => ({ outcome: 'refused' });
+    const before = (await listGateAudit(deps.db, gate, 200)).length;
+    const id = await approvedExecution(gate);
+    await expect(handler({ ssmExecution: id }, { invokedFunctionArn: BREAK_GLASS_ARN })).rejects.toThrow(
+      /not this function's break-glass runbook/,
+    );
+    expect(await listGateAudit(deps.db, gate, 200)).toHaveLength(before);
   });
 });

@@ -1,4 +1,4 @@
-import { auditRefusal, getGate, getGateRequest, type GateRequest } from '../store/gates.ts';
+import { auditRefusal, getGate, getGateRequest, listGateNames, type GateRequest } from '../store/gates.ts';
 import { claimRunbookExecution } from '../store/runbook-executions.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
@@ -217,6 +217,13 @@ export async function handleRunbookApproval(
 ): Promise<GateRequestResult> {
   const now = deps.clock.now();
   const approval = await verifyRunbookApproval(event, runbooks, now);
+  // A gate the construct named but the table no longer registers has no history to write to.
+  if (!(await getGate(deps.db, approval.gate))) {
+    const known = await listGateNames(deps.db);
+    throw new GateEventError(
+      `gate '${approval.gate}' is not registered (${known.length > 0 ? `registered gates: ${known.join(', ')}` : 'no gates are registered'}): Automation execution ${approval.executionId} opens nothing, and nothing was recorded`,
+    );
+  }
   // Claimed before anything else is decided: an execution gets one answer, accepted or refused, and
   // one row of history; a replay (by whoever may invoke the function) is answered and writes nothing.
   const used = await claimRunbookExecution(deps.db, approval.executionId, approval.gate, now);
