@@ -6,9 +6,9 @@
 //   executions). The override was then made as the starter, at a time the approver chose (the
 //   ten minutes were counted from the step's start, not the execution's): days later, after the
 //   starter's need (or grant) had passed.
-// - A refused override (a gate not registered, a window past maxOverride) still wrote the
-//   execution's claim: a refusal claims nothing. Once the execution is verified, the refusal is
-//   the function's answer (audited in the gate's history), and the runbook fails on it.
+// - A refused override (a gate not registered, a window past maxOverride) makes nothing. Once the
+//   execution is verified, the refusal is the function's answer (audited in the gate's history,
+//   and it takes the execution, so it is answered once), and the runbook fails on it.
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   GetAutomationExecutionCommand,
@@ -236,7 +236,7 @@ describe('the break-glass runbook: one execution, one override', () => {
   });
 });
 
-describe('the break-glass runbook: a refused override makes nothing, claims nothing, and is answered', () => {
+describe('the break-glass runbook: a refused override makes nothing, is answered once, and is answered', () => {
   /** The execution's status and why its refused step failed, as Systems Manager records them. */
   const outcome = async (id: string) => {
     const { AutomationExecution } = await client(ALICE).send(
@@ -249,13 +249,14 @@ describe('the break-glass runbook: a refused override makes nothing, claims noth
     };
   };
 
-  it('a gate that is not registered: refused, the execution not claimed, and it fails saying why', async () => {
+  it('a gate that is not registered: refused, the execution answered once, and it fails saying why', async () => {
     offset = 0;
     clock.set(new Date().toISOString());
     const missing = uniqueName('nosuchgate');
     const id = await start(params({ gates: [missing] }));
     await ssm.settled(id);
-    expect(await claimed(id)).toBe(false);
+    // The refusal takes the execution (red team 5): a second invocation of it writes no second row.
+    expect(await claimed(id)).toBe(true);
     expect(await outcome(id)).toEqual({
       status: 'Failed',
       refused: expect.stringContaining(`gate '${missing}' is not registered`),
@@ -264,13 +265,14 @@ describe('the break-glass runbook: a refused override makes nothing, claims noth
     expect(await listGateAudit(deps.db, missing)).toEqual([]);
   });
 
-  it("a window past the gate's maxOverride: refused, the execution not claimed, and audited in the gate's history", async () => {
+  it("a window past the gate's maxOverride: refused, the execution answered once, and audited in the gate's history", async () => {
     offset = 0;
     clock.set(new Date().toISOString());
     const before = await inForce();
     const id = await start(params({ window: ['5h'] }));
     await ssm.settled(id);
-    expect(await claimed(id)).toBe(false);
+    // The refusal takes the execution (red team 5): a second invocation of it writes no second row.
+    expect(await claimed(id)).toBe(true);
     expect(await inForce()).toBe(before);
     expect(await outcome(id)).toEqual({
       status: 'Failed',

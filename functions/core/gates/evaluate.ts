@@ -106,7 +106,9 @@ async function evaluateGate(
     ...approvesRevisions,
     ...(status.problem && { problem: status.problem }),
     ...(status.closedBy && { closedBy: status.closedBy.reason, closedByCause: status.closedBy.cause }),
-    ...(closedBySchedule(status) && { closedBySchedule: true }),
+    // Planned only while something will reopen it: a close schedule that nothing follows (no open
+    // schedule, no window; e.g. an approval gate's nightly close) holds until a person acts.
+    ...(closedBySchedule(status) && opensAt !== undefined && { closedBySchedule: true }),
   };
   return { closed: [holding], pinned: [] };
 }

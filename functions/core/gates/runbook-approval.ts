@@ -1,4 +1,4 @@
-import { auditRefusal, getGate, getGateRequest, type GateRequest } from '../store/gates.ts';
+import { auditRefusal, getGate, getGateRequest, listGateNames, type GateRequest } from '../store/gates.ts';
 import { claimRunbookExecution } from '../store/runbook-executions.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
@@ -197,6 +197,9 @@ function approversOf(step: AutomationStep, id: string): string[] {
  * of the runbook's request, toward the gate's `approvers`. Once the execution is verified, a
  * refusal is an answer, not a function error: it is written to the gate's audit trail with why,
  * logged, and returned with outcome `refused` (the runbook's branch fails the execution on it).
+ * The id is claimed first, so an execution is answered once: a refused one is not accepted later
+ * (after a grant), and a replay is refused without another row (it would name the approvers for
+ * an invocation anyone able to invoke the function made).
  * An invocation that cannot be verified throws: there is nothing trustworthy to record.
  */
 export async function handleRunbookApproval(
@@ -206,6 +209,24 @@ export async function handleRunbookApproval(
 ): Promise<GateRequestResult> {
   const now = deps.clock.now();
   const approval = await verifyRunbookApproval(event, runbooks, now);
+  // A gate the construct named but the table no longer registers has no history to write to.
+  if (!(await getGate(deps.db, approval.gate))) {
+    const known = await listGateNames(deps.db);
+    throw new GateEventError(
+      `gate '${approval.gate}' is not registered (${known.length > 0 ? `registered gates: ${known.join(', ')}` : 'no gates are registered'}): Automation execution ${approval.executionId} opens nothing, and nothing was recorded`,
+    );
+  }
+  // Claimed before anything else is decided: an execution gets one answer, accepted or refused, and
+  // one row of history; a replay (by whoever may invoke the function) is answered and writes nothing.
+  const used = await claimRunbookExecution(deps.db, approval.executionId, approval.gate, now);
+  if (used)
+    return refuseApproval(
+      approval,
+      `Automation execution ${approval.executionId} was already used (gate '${used.gate}', ${used.usedAt}): an execution is answered once, and its answer is in the gate's history; a replay changes nothing`,
+      deps,
+      now,
+      { audit: false },
+    );
   try {
     // Systems Manager lets the approvers the runbook lists signal it; each must also be a grantee of
     // the gate's open entry now, of a trusted account (a document may outlive a grant).
@@ -214,11 +235,6 @@ export async function handleRunbookApproval(
         what: `gate '${approval.gate}': the approval of Automation execution ${approval.executionId}`,
         leaves: 'the gate is unchanged',
       });
-    const used = await claimRunbookExecution(deps.db, approval.executionId, approval.gate, now);
-    if (used)
-      throw new GateEventError(
-        `Automation execution ${approval.executionId} was already used (gate '${used.gate}', ${used.usedAt}): an execution opens a gate once; a replay changes nothing`,
-      );
     await refuseIfClosedSince(approval, deps.db, now);
     let result: GateRequestResult | undefined;
     for (const approver of approval.approvers) {
@@ -229,18 +245,21 @@ export async function handleRunbookApproval(
   } catch (error) {
     if (!(error instanceof GateEventError || error instanceof ProofRefused)) throw error;
     const by = error instanceof SignerRefused ? error.signer : undefined;
-    return refuseApproval(approval, error.message, deps, now, by);
+    return refuseApproval(approval, error.message, deps, now, { audit: true, ...(by && { by }) });
   }
 }
 
-/** A verified approval turned down: an audit row saying why, a warning, and the `refused` answer. */
+/**
+ * A verified approval turned down: an audit row saying why (unless `audit` is false: a replay,
+ * whose execution's answer is already in the history), a warning, and the `refused` answer.
+ */
 async function refuseApproval(
   approval: RunbookApproval,
   why: string,
   deps: GateDeps,
   now: Date,
-  /** The approver refused, when the refusal is of one (else the first). */
-  by = approval.approvers[0]!,
+  /** `by`: the approver refused, when the refusal is of one (else the first). */
+  { audit, by = approval.approvers[0]! }: { readonly audit: boolean; readonly by?: string },
 ): Promise<GateRequestResult> {
   const { event } = approval;
   const request: GateRequest = {
@@ -255,7 +274,7 @@ async function refuseApproval(
     ...(event.revision !== undefined && { revision: event.revision }),
     ...(event.deliveries !== undefined && { deliveries: event.deliveries }),
   };
-  await auditRefusal(deps.db, approval.gate, request, why, now);
+  if (audit) await auditRefusal(deps.db, approval.gate, request, why, now);
   const { status, nextChange } = await gateStatus(approval.gate, deps);
   const message = `gate '${approval.gate}': the approval of Automation execution ${approval.executionId} by ${approval.approvers.join(', ')} was refused; the gate is ${status.state}: ${why}`;
   deps.log?.(message);

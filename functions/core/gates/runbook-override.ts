@@ -4,6 +4,7 @@
 // from Systems Manager's record of the execution, never from the invocation.
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  claimRunbookExecution,
   runbookExecutionClaim,
   runbookExecutionUse,
   type RunbookExecutionUse,
@@ -101,10 +102,11 @@ export async function verifyRunbookOverride(
  * Makes the override a break-glass runbook execution asks for, as its starter (verified by AWS).
  * It must arrive through the break_glass entry, which only the runbook's automation role and
  * grantBreakGlass's grantees may invoke; the execution id is claimed in the override's own
- * transaction, so a replay changes nothing and a refusal claims nothing. Once the execution is
- * verified, a refusal (a starter not granted break_glass, a replay, a gate not registered, a
- * window past maxOverride) is an answer, not a function error: it is written to the audit trail
- * of each registered gate it names, with why, and returned with outcome `refused` (the runbook's
+ * transaction, so a replay changes nothing. Once the execution is verified, a refusal (a starter
+ * not granted break_glass, a replay, a gate not registered, a window past maxOverride) is an
+ * answer, not a function error: it claims the execution (an execution is answered once), is
+ * written to the audit trail of each registered gate it names, with why (a replay writes no
+ * row: the first answer is there), and returned with outcome `refused` (the runbook's
  * branch fails the execution on it). An invocation that cannot be verified throws: there is
  * nothing trustworthy to record.
  */
@@ -159,8 +161,9 @@ async function overrideAsStarter(
 }
 
 /**
- * A verified override turned down: a `refused` row, saying why, in the history of each registered
- * gate it names (none when it names none), a warning, and the `refused` answer. No override, no claim.
+ * A verified override turned down: the execution claimed, a `refused` row, saying why, in the
+ * history of each registered gate it names (none when it names none, or when the execution was
+ * already answered), a warning, and the `refused` answer. No override.
  */
 async function refuseOverride(
   override: RunbookOverride,
@@ -169,7 +172,11 @@ async function refuseOverride(
   now: Date,
 ): Promise<OverrideResult> {
   const { event, executionId: id, startedBy } = override;
-  const gates = await registeredTargets(event, deps.db);
+  // The refusal claims the execution: it is answered once, so a second invocation while its step
+  // runs (by any break_glass invoker) neither writes another row naming the starter nor, after a
+  // grant, makes the override the first one refused.
+  const used = await claimRunbookExecution(deps.db, id, `refused override`, now);
+  const gates = used ? [] : await registeredTargets(event, deps.db);
   await auditOverrideRefusal(
     deps.db,
     gates,

@@ -176,15 +176,15 @@ describe('approving in the console (Systems Manager runbook)', () => {
     expect(invocationOf(id)?.result?.status.state).toBe('open');
 
     // The same execution id sent again (after a close) is a replay: it opens nothing, and is
-    // answered (not thrown) as refused, with an audit row saying why.
+    // answered (not thrown) as refused; it writes no row (the execution's answer is in the history,
+    // and a replay's row would name the approvers for whoever sent it).
     await invoke({ gate: gates.two, action: 'close', requestedBy: 'oncall', source: 'cli' });
     const audit = await listGateAudit(deps.db, gates.two);
     const replay = await invoke({ ssmExecution: id });
     expect(replay).toMatchObject({ outcome: 'refused', status: { state: 'closed' } });
     expect(replay.message).toMatch(/already used .*a replay changes nothing/);
     const after = await listGateAudit(deps.db, gates.two);
-    expect(after).toHaveLength(audit.length + 1);
-    expect(after.find((r) => r.outcome === 'refused')?.refusedBecause).toMatch(/already used/);
+    expect(after).toHaveLength(audit.length);
     expect((await getGateRequest(deps.db, gates.two))?.action).toBe('close');
   });
 
