@@ -4,9 +4,9 @@ import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import type { SluiceDelivery } from '../../lib/index.ts';
-import { ECR_URL, synth } from './synth.ts';
+import { ECR_URL, synth, withoutCloudFormationChecks } from './synth.ts';
 
-process.env.CDK_VALIDATION = 'false';
+withoutCloudFormationChecks();
 
 const NAMED = { eks: { name: 'staging', region: 'eu-west-1' } };
 const delivery = (fields: Partial<SluiceDelivery>): SluiceDelivery => ({

@@ -1,6 +1,7 @@
 // Synthesizes Sluice stacks for the construct tests: the seed scenario, optionally with props changed.
 import { App, Duration, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll } from 'vitest';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as eks from 'aws-cdk-lib/aws-eks-v2';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -64,6 +65,24 @@ export interface SynthOptions {
   readonly nag?: boolean;
   /** Called with the Sluice before synthesis, e.g. to add grants. */
   readonly then?: (sluice: Sluice, stack: Stack) => void;
+}
+
+/**
+ * Turns CloudFormation's own template checks (CDK_VALIDATION) off for the calling test file only,
+ * restoring the variable after it: the unit tier runs files one after another in a shared process
+ * (vitest.unit.config.ts, `isolate: false`), where a bare assignment would switch the checks off
+ * for the files that follow. Call it at the top level of a test file.
+ */
+export function withoutCloudFormationChecks(): void {
+  let before: string | undefined;
+  beforeAll(() => {
+    before = process.env.CDK_VALIDATION;
+    process.env.CDK_VALIDATION = 'false';
+  });
+  afterAll(() => {
+    if (before === undefined) delete process.env.CDK_VALIDATION;
+    else process.env.CDK_VALIDATION = before;
+  });
 }
 
 /** A stack with an imported cluster `prod` and a Sluice built by `props(cluster, stack)`. */

@@ -20,11 +20,12 @@ import {
   seedDelivery,
   statementsOf,
   synth,
+  withoutCloudFormationChecks,
 } from './synth.ts';
 
 // CloudFormation's own template checks run on the seed (sluice.test.ts) and on every option at
 // once (nag.test.ts); here they would only add their start-up time to each file.
-process.env.CDK_VALIDATION = 'false';
+withoutCloudFormationChecks();
 
 const NAMED = { eks: { name: 'staging', region: 'eu-west-1' } };
 const ROLE = 'arn:aws:iam::210987654321:role/sluice-deployer';
