@@ -10,7 +10,7 @@ import * as ssm from 'aws-cdk-lib/aws-ssm';
 import type { Construct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { WARNINGS } from '../../lib/warnings.ts';
-import { ACCOUNT, logicalId, REGION, SEED_GATES, seedDelivery, synth } from './synth.ts';
+import { ACCOUNT, logicalId, REGION, SEED_GATES, seedDelivery, synth, seedSynth } from './synth.ts';
 
 const metric = new cloudwatch.Metric({ namespace: 'Shop', metricName: '5xx', period: Duration.minutes(1) });
 const errorsAlarm = (scope: Construct, alarmName?: string, treatMissingData?: cloudwatch.TreatMissingData) =>
@@ -198,7 +198,7 @@ describe("the construct's own alarms", () => {
     );
 
   it('have stable names: the export prefix (the stack name) by default, alarmNamePrefix when given', () => {
-    const plain = synth().template;
+    const plain = seedSynth().template;
     expect(names(plain)).toEqual(
       expect.arrayContaining([
         'Test-oddy-test-failed',
@@ -220,7 +220,7 @@ describe("the construct's own alarms", () => {
   });
 
   it('the blocked-too-long alarm watches UnplannedBlockedSeconds: planned freezes and calendars do not page', () => {
-    synth().template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    seedSynth().template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'Test-oddy-test-blocked',
       MetricName: 'UnplannedBlockedSeconds',
     });

@@ -13,6 +13,7 @@ import {
   seedDelivery,
   statementsOf,
   synth,
+  seedSynth,
 } from './synth.ts';
 
 const OTHER_ARN = `arn:aws:cloudwatch:${REGION}:${ACCOUNT}:alarm:latency`;
@@ -87,7 +88,7 @@ describe('alarm gates', () => {
   });
 
   it('without alarm gates: no alarm rule, no CloudWatch read', () => {
-    const plain = synth().template;
+    const plain = seedSynth().template;
     expect(alarmRules(plain)).toEqual([]);
     const statements = Object.values(plain.findResources('AWS::IAM::Policy')).flatMap(
       (policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[],

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/bundle-options.ts';
 import { Sluice } from '../../lib/index.ts';
 import { STACK_OUTPUTS } from '../../functions/core/runtime-contract.ts';
-import { ACCOUNT, REGION, SEED_GATES, synth } from './synth.ts';
+import { ACCOUNT, REGION, SEED_GATES, synth, seedSynth } from './synth.ts';
 
 type Output = { Value: unknown; Export?: { Name: string }; Description?: string };
 const outputsOf = (template: { toJSON(): Record<string, unknown> }) =>
@@ -20,7 +20,7 @@ const exportNames = (template: { toJSON(): Record<string, unknown> }) =>
 
 describe('stack outputs', () => {
   it('the table, the functions, the deployer role, the runbooks, the gate entries and the dashboard, exported as <stack>-<key>', () => {
-    const { template, stack } = synth();
+    const { template, stack } = seedSynth();
     expect(exportNames(template)).toEqual(
       [
         STACK_OUTPUTS.table,

@@ -116,6 +116,20 @@ export function synth(
   return { app, stack, sluice, template, outdir };
 }
 
+let seed: { readonly validation: string | undefined; readonly synthesized: Synthesized } | undefined;
+
+/**
+ * The seed scenario's stack (`synth()`), synthesized once per process and shared by the tests that
+ * only read it: the unit tier runs a worker's files in one process, where several files check the
+ * seed's template. A test that adds to the app or stack calls `synth()` for its own. Synthesized
+ * again when CloudFormation's checks were turned on or off since (CDK_VALIDATION).
+ */
+export function seedSynth(): Synthesized {
+  const validation = process.env.CDK_VALIDATION;
+  if (seed === undefined || seed.validation !== validation) seed = { validation, synthesized: synth() };
+  return seed.synthesized;
+}
+
 /** The one resource of `type` whose properties match `predicate`, by logical id. */
 export function logicalId(
   template: Template,
