@@ -10,6 +10,7 @@ import {
   type Manifest,
 } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
+import { pacer } from '../pacer.ts';
 import { statusCodeOf, type KubeClient, type OwnerScope } from './client.ts';
 import { compareApplyOrder } from './stages.ts';
 
@@ -114,8 +115,11 @@ export async function prepareObjects({
   const newNamespaces = await declaredNamespacesMissing({ kube, owner: deliveryName }, manifests);
   const served = new Map<string, Promise<{ namespaced: boolean } | undefined>>();
   const byId = new Map<string, DesiredObject>();
+  // Hashing tens of MiB of objects takes seconds: let the event loop turn (lease renewal) meanwhile.
+  const pace = pacer();
 
   for (const { object: raw, origin, hashKey } of manifests) {
+    await pace.pause();
     const key = `${raw.apiVersion}/${raw.kind}`;
     if (!served.has(key)) served.set(key, kube.resource(raw.apiVersion!, raw.kind!));
     const servedInfo = await served.get(key);
