@@ -10,7 +10,7 @@ import { checkUniqueKeys } from './unique-keys.ts';
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 /** How many lexical tokens, or characters of them, are parsed between looks at the clock. */
 const TOKENS_PER_LOOK = 512;
-/** A block scalar is one token: a 900 KiB ConfigMap value is worth many looks by itself. */
+/** A block scalar is one token: a 900 KiB ConfigMap value is worth a look by itself. */
 const CHARS_PER_LOOK = 64 * 1024;
 
 /** How a build parses: its limits, and how often it lets the event loop turn. */
