@@ -26,11 +26,24 @@ const sampler = setInterval(() => {
 // The longest time a timer (such as the lease renewal) waited past its due time.
 const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
+// SLUICE_BENCH_STALLS=<ms>: also list each stall longer than that, as [start, end] in microseconds of
+// the monotonic clock, which is the clock of a `--cpu-prof` profile: to find what ran in it.
+const stallMs = Number(process.env.SLUICE_BENCH_STALLS ?? 0);
+const stalls = [];
+let lastTick = process.hrtime.bigint();
+const watcher =
+  stallMs > 0 &&
+  setInterval(() => {
+    const now = process.hrtime.bigint();
+    if (Number(now - lastTick) / 1e6 > stallMs) stalls.push([Number(lastTick / 1000n), Number(now / 1000n)]);
+    lastTick = now;
+  }, 5);
 const started = performance.now();
 const results = await handler({ delivery }, { awsRequestId: `bench-limits-${Date.now()}` });
 const ms = performance.now() - started;
 delay.disable();
 clearInterval(sampler);
+if (watcher) clearInterval(watcher);
 process.stdout.write(
   JSON.stringify({
     ms,
@@ -42,5 +55,6 @@ process.stdout.write(
     // Not used: getrusage carries the parent's resident set from before exec over into the child's.
     kernelMaxRss: process.resourceUsage().maxRSS * 1024,
     longestStallMs: delay.max / 1e6,
+    ...(watcher && { stalls }),
   }),
 );

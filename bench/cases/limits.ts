@@ -256,7 +256,9 @@ function recordedPeak(record: string): number {
 function reconcileInChild(bundle: string, delivery: string, kubectl: string): Promise<ChildReport> {
   const script = join(fileURLToPath(new URL('..', import.meta.url)), 'limits-child.mjs');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', script, bundle, delivery], {
+    // SLUICE_BENCH_CHILD_ARGS: extra node options for the child (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+    const extra = (process.env.SLUICE_BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, ['--expose-gc', ...extra, script, bundle, delivery], {
       env: {
         ...process.env,
         SLUICE_KUBECTL: kubectl,
@@ -369,9 +371,13 @@ export async function limitsBench(
   const share = (bytes: number) => `${Math.round((bytes / (memoryMb * MiB)) * 100)}%`;
   const load = loadavg()[0]!;
   const runs: Measured[] = [];
-  for (const shape of shapes(limits)) {
+  // SLUICE_BENCH_LIMITS_SHAPES: a comma-separated list of shape keys to run (default: all).
+  const only = process.env.SLUICE_BENCH_LIMITS_SHAPES?.split(',');
+  for (const shape of shapes(limits).filter((s) => !only || only.includes(s.key))) {
     say(`   ${shape.label}`);
     const run = await runShape(ctx, reconcileBundle, shape, limits);
+    const stalls = (run.report as { stalls?: [number, number][] }).stalls;
+    if (stalls) say(`   stalls (µs, monotonic): ${JSON.stringify(stalls)}`);
     say(
       `   peak RSS ${formatBytes(peakOf(run))}, longest stall ${formatMs(run.report.longestStallMs)}, ${formatMs(run.report.ms)}`,
     );

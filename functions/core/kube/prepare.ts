@@ -10,6 +10,7 @@ import {
   type Manifest,
 } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
+import { pacer, type Pacer } from '../pacer.ts';
 import { statusCodeOf, type KubeClient, type OwnerScope } from './client.ts';
 import { compareApplyOrder } from './stages.ts';
 
@@ -84,6 +85,8 @@ export interface PrepareOptions extends OwnerScope {
   readonly manifests: readonly Manifest[];
   /** The namespace of namespaced objects (else theirs, else `default`). */
   readonly targetNamespace?: string;
+  /** Lets the event loop turn between objects. @default pacer() */
+  readonly pacer?: Pacer;
 }
 
 /**
@@ -99,6 +102,7 @@ export async function prepareObjects({
   owner: deliveryName,
   manifests,
   targetNamespace,
+  pacer: pace = pacer(),
 }: PrepareOptions): Promise<DesiredObject[]> {
   // The CRD checks, and the Go regexp engine their patterns need, load only for an artifact that
   // defines CRDs: a chunk of their own in the Lambda bundle, off the cold start.
@@ -116,6 +120,8 @@ export async function prepareObjects({
   const byId = new Map<string, DesiredObject>();
 
   for (const { object: raw, origin, hashKey } of manifests) {
+    // Hashing 30 MiB of objects takes a second: the event loop turns (lease renewal) meanwhile.
+    await pace.pause();
     const key = `${raw.apiVersion}/${raw.kind}`;
     if (!served.has(key)) served.set(key, kube.resource(raw.apiVersion!, raw.kind!));
     const servedInfo = await served.get(key);

@@ -29,7 +29,7 @@ export async function buildKustomization(
 ): Promise<Manifest[]> {
   const kustomizationFile = kustomizationIn(files, dir)!;
   const info = inspectKustomizations(files, dir);
-  checkKustomizeInputs(files, info.dirs, {
+  await checkKustomizeInputs(files, info.dirs, {
     maxManifestBytes: options.maxOutputBytes ?? DEFAULT_BUILD_LIMITS.maxManifestBytes,
     maxObjects: options.maxObjects ?? DEFAULT_BUILD_LIMITS.maxObjects,
   });

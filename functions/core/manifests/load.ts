@@ -8,8 +8,10 @@ import type { Manifest } from './objects.ts';
 import { checkUniqueKeys } from './unique-keys.ts';
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
-/** How many lexical tokens are parsed between looks at the clock. */
+/** How many lexical tokens, or characters of them, are parsed between looks at the clock. */
 const TOKENS_PER_LOOK = 512;
+/** A block scalar is one token: a 900 KiB ConfigMap value is worth a look by itself. */
+const CHARS_PER_LOOK = 64 * 1024;
 
 /** How a build parses: its limits, and how often it lets the event loop turn. */
 export interface ParseOptions {
@@ -118,9 +120,14 @@ export async function parseManifests(
   };
   lines.addNewLine(0);
   let tokens = 0;
+  let chars = 0;
   for (const lexeme of new Lexer().lex(text)) {
     for (const token of parser.next(lexeme)) take(composer.next(token));
-    if (++tokens % TOKENS_PER_LOOK === 0) await options.pacer.pause();
+    chars += lexeme.length;
+    if (++tokens % TOKENS_PER_LOOK === 0 || chars >= CHARS_PER_LOOK) {
+      chars = 0;
+      await options.pacer.pause();
+    }
   }
   for (const token of parser.end()) take(composer.next(token));
   take(composer.end());

@@ -124,6 +124,23 @@ describe('parseManifests', () => {
     }
   });
 
+  it('looks at the clock within a file of a few big documents, not only at its end', async () => {
+    // A block scalar is one token: 20 documents of 200 KiB are fewer than 512 tokens in all.
+    const lines = Array.from({ length: 2000 }, (_, i) => String(i).padStart(99, 'x'));
+    const block = lines.map((line) => `    ${line}`).join('\n');
+    const text = Array.from(
+      { length: 20 },
+      (_, i) => `${configMap(`big-${i}`, {})}  big: |\n${block}\n`,
+    ).join('---\n');
+    let looks = 0;
+    const counting = { pause: () => ((looks += 1), Promise.resolve()) };
+    const manifests = await parseManifests(text, 'big.yaml', { ...parseOptions(), pacer: counting });
+    expect(manifests).toHaveLength(20);
+    expect((manifests[19]!.object.data as Record<string, string>).big).toBe(`${lines.join('\n')}\n`);
+    // A look after each document's 200 KiB token at least; before, one at the end of the file.
+    expect(looks).toBeGreaterThanOrEqual(20);
+  });
+
   it('stops at the first object past maxObjects, List items counted one by one', async () => {
     const list = `apiVersion: v1\nkind: List\nitems:\n${[0, 1, 2, 3].map((i) => `  - {apiVersion: v1, kind: ConfigMap, metadata: {name: i${i}}}`).join('\n')}\n`;
     // The broken document after the List is never reached.
