@@ -19,6 +19,7 @@ import { benchContext } from './context.ts';
 import { describeMachine } from './machine.ts';
 import { renderReport, type BenchOutcome } from './report.ts';
 import { scaleSectionOf } from './scale/docs.ts';
+import { withContents } from '../test/support/markdown-outline.ts';
 import { formatMs } from './stats.ts';
 
 /** Rounds of the apply and prune comparisons (each with fresh objects for both sides). */
@@ -32,10 +33,10 @@ const output = process.env.SLUICE_BENCH_OUTPUT ?? join(root, 'docs', 'benchmarks
 const only = process.env.SLUICE_BENCH_ONLY;
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-/** Writes the report, keeping the section `npm run scale` wrote (it runs apart, for long). */
+/** Writes the report, keeping the section `npm run scale` wrote (it runs apart, for long), with its contents list. */
 async function writeReport(report: string): Promise<void> {
   const scale = existsSync(output) ? scaleSectionOf(readFileSync(output, 'utf8')) : undefined;
-  const text = scale ? `${report.trimEnd()}\n\n${scale}\n` : report;
+  const text = withContents(scale ? `${report.trimEnd()}\n\n${scale}\n` : report);
   writeFileSync(output, await format(text, { ...(await resolveConfig(output)), filepath: output }));
 }
 

@@ -19,6 +19,7 @@ import { ecrCredentials, pushArtifact, RegistryClient } from '../../functions/co
 import type { ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
 import { functionId, synth } from '../../test/lib/synth.ts';
+import { withContents } from '../../test/support/markdown-outline.ts';
 import { startBenchBed } from '../bed.ts';
 import { benchContext, type BenchContext } from '../context.ts';
 import { describeMachine } from '../machine.ts';
@@ -514,7 +515,7 @@ async function runAlone(): Promise<void> {
     const bundles = await bundlesBench(ctx.tempDir('bundles'));
     say('8. the largest accepted artifacts');
     const outcome = await limitsBench(ctx, bundles.reconcileBundle, say);
-    const spliced = spliceOutcome(readFileSync(output, 'utf8'), outcome);
+    const spliced = withContents(spliceOutcome(readFileSync(output, 'utf8'), outcome));
     writeFileSync(output, await format(spliced, { ...(await resolveConfig(output)), filepath: output }));
     say(`wrote ${output}`);
   } finally {

@@ -5,6 +5,7 @@ import { DEFAULTS } from '../../functions/core/config/index.ts';
 import { APPLY_CONCURRENCY } from '../../functions/core/kube/pool.ts';
 import { table } from '../report.ts';
 import { formatMs } from '../stats.ts';
+import { withContents } from '../../test/support/markdown-outline.ts';
 import { costOfRuns, costPerDeliveryMonth, PRICES, runsPerMonth, total, type PerRun } from './cost.ts';
 import { rolloutSection } from './docs-rollout.ts';
 import type { Phase, ScaleResult } from './simulate.ts';
@@ -336,10 +337,10 @@ export async function writeScaleDocs(root: string, result: ScaleResult): Promise
   const before = existsSync(benchmarks) ? readFileSync(benchmarks, 'utf8') : '# Benchmarks\n';
   const section = benchmarkSection(result);
   const old = scaleSectionOf(before);
-  const updated = old ? before.replace(old, section) : `${before.trimEnd()}\n\n${section}\n`;
+  const updated = withContents(old ? before.replace(old, section) : `${before.trimEnd()}\n\n${section}\n`);
   for (const [file, text] of [
     [benchmarks, updated],
-    [join(root, 'docs', 'scale.md'), scaleDoc(result)],
+    [join(root, 'docs', 'scale.md'), withContents(scaleDoc(result))],
   ] as const) {
     writeFileSync(file, await format(text, { ...(await resolveConfig(file)), filepath: file }));
   }

@@ -30,7 +30,7 @@ import { followRollout, rolloutMembership, rolloutTarget, type RolloutMembership
 
 export type { ReconcileResult } from './outcomes.ts';
 
-/** One reconcile of one delivery: the steps of DESIGN.md "One reconcile, in order". */
+/** One reconcile of one delivery: the steps of ARCHITECTURE.md, "Where each step of a reconcile lives". */
 export async function reconcile(name: string, deps: ReconcileDeps): Promise<ReconcileResult> {
   // Claimed first: the claim reads the spec with the lease (its copy on the status item), and is
   // refused, writing nothing, for a delivery that is not registered.
