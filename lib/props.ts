@@ -549,7 +549,7 @@ export interface SluiceProps {
    * `create` creates it (and keeps it when the stack is deleted), `none` makes no test events.
    * Test events are claims: recorded as unverified, refused by gates with `requireVerified`.
    * The default makes none: a stack that created the account-wide registry would fail to deploy
-   * wherever it already exists (docs/deploying.md, "Console test events").
+   * wherever it already exists (docs/approvals.md, "Console test events (claims)").
    * @default 'none'
    */
   readonly consoleTestEvents?: 'create' | 'existing' | 'none';

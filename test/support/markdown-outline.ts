@@ -16,11 +16,8 @@ export interface Heading {
   readonly line: number;
 }
 
-export interface Link {
-  readonly href: string;
-  /** 1-based. */
-  readonly line: number;
-}
+/** A link's target as written, and its 1-based line. */
+export type Link = { readonly href: string; readonly line: number };
 
 export interface Outline {
   readonly headings: readonly Heading[];

@@ -13,8 +13,8 @@ import {
 const ECR = 'oci://123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/oddy-test';
 const DIGEST = `sha256:${'ab'.repeat(32)}`;
 
-/** The config-file example from DESIGN.md, verbatim. */
-const DESIGN_EXAMPLE = `
+/** The config-file example of the seed scenario (the gates no-deploy-friday and sre-approval, the delivery oddy-test), verbatim. */
+const SEED_EXAMPLE = `
 gates:
   - name: no-deploy-friday
     default: open
@@ -51,7 +51,7 @@ function delivery(overrides: Record<string, unknown> = {}): Record<string, unkno
 }
 
 describe('parseConfig', () => {
-  it('normalises the DESIGN.md example', () => {
+  it("normalises the seed scenario's example", () => {
     const expected: SluiceConfig = {
       gates: [
         {
@@ -93,7 +93,7 @@ describe('parseConfig', () => {
       ],
       rollouts: [],
     };
-    expect(parseConfig(parseYaml(DESIGN_EXAMPLE))).toStrictEqual(expected);
+    expect(parseConfig(parseYaml(SEED_EXAMPLE))).toStrictEqual(expected);
   });
 
   it("takes dependsOn as names or as Flux's { name } objects", () => {
