@@ -1,10 +1,11 @@
 // Why an invocation is refused when its entry does not take what it asks (routes.ts): each
 // refusal names the entry it came through and the entry that takes it. Nothing is written.
-import { RUNBOOKS_ALIAS, BREAK_GLASS_ALIAS, SCHEDULES_ALIAS } from '../core/gates/contract.ts';
+import { SCHEDULES_ALIAS } from '../core/gates/contract.ts';
 import { GateEventError, OVERRIDE_NEEDS_PROOF } from '../core/gates/event.ts';
 import { BREAK_GLASS_ENTRY_HINT } from '../core/gates/override-request.ts';
 import { ProofRefused } from '../core/gates/proof.ts';
 import { GATE_REQUEST_ENTRY_HINT } from '../core/gates/proven-request.ts';
+import { runbookEntryRefused } from '../core/gates/runbook-approval.ts';
 import { pushRecordRefused } from '../core/gates/self-approval.ts';
 import { ROLLOUTS_ENTRY_HINT } from '../core/reconcile/rollout-actions.ts';
 import type { InvokedEntry } from './entries.ts';
@@ -24,9 +25,7 @@ export function refusal(
     case 'push-record':
       return pushRecordRefused(invokedFunctionArn);
     case 'runbook':
-      return new GateEventError(
-        `a runbook execution is taken only through the gate function's ${RUNBOOKS_ALIAS} entry, which the gate runbooks' Automation role invokes (the break-glass runbook's through ${BREAK_GLASS_ALIAS}), not through ${entry.name}; nothing was recorded`,
-      );
+      return runbookEntryRefused(entry.name);
     case 'rollout-action':
       return new ProofRefused(ROLLOUTS_ENTRY_HINT);
     case 'override':

@@ -58,8 +58,8 @@ const override: Route = (event, call) =>
 const rolloutAction: Route = async (event, { invokedFunctionArn, deps }) =>
   reportRolloutAction(await handleProvenRolloutAction(asRecord(event), 'invoke', invokedFunctionArn, deps()));
 
-const runbookApproval: Route = async (event, { deps, runbookDeps }) =>
-  report(await handleRunbookApproval(event as RunbookEvent, deps(), runbookDeps()), {
+const runbookApproval: Route = async (event, { invokedFunctionArn, deps, runbookDeps }) =>
+  report(await handleRunbookApproval(event as RunbookEvent, invokedFunctionArn, deps(), runbookDeps()), {
     runbook: (event as RunbookEvent).ssmExecution,
   });
 
@@ -69,9 +69,9 @@ const runbookOverride: Route = async (event, { invokedFunctionArn, deps, runbook
     { runbook: (event as RunbookEvent).ssmExecution },
   );
 
-const recordPush: Route = async (event, { deps }) => {
+const recordPush: Route = async (event, { invokedFunctionArn, deps }) => {
   const { db, clock } = deps();
-  const outcome = await recordImagePush(db, event as ImagePushRecord, clock.now());
+  const outcome = await recordImagePush(db, event as ImagePushRecord, invokedFunctionArn, clock.now());
   logger.info('recorded for preventSelfApproval: an image push', { ...outcome });
   return outcome;
 };

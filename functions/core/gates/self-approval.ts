@@ -55,14 +55,17 @@ export const pushRecordRefused = (invokedFunctionArn: string | undefined): GateE
 
 /**
  * Records who pushed a digest, as CloudTrail names them: the principal whose credentials signed
- * the PutImage call (for `docker push`, whoever got the registry token). A failed call, or one
- * without a principal or digest, is ignored with the reason.
+ * the PutImage call (for `docker push`, whoever got the registry token). A record that came in
+ * other than through PUSH_RECORDS_ALIAS is refused (checkPushRecordEntry), whatever routed it
+ * here. A failed call, or one without a principal or digest, is ignored with the reason.
  */
 export async function recordImagePush(
   db: TableClient,
   record: ImagePushRecord,
+  invokedFunctionArn: string | undefined,
   now: Date,
 ): Promise<ImagePushOutcome> {
+  checkPushRecordEntry(invokedFunctionArn);
   const { detail } = record;
   if (detail.errorCode) return { ignored: `the PutImage call failed (${detail.errorCode})` };
   const pusher = detail.userIdentity?.arn;
