@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import { formatDuration, type Gate } from '../functions/core/config/index.ts';
 import { PINNABLE_REVISION } from '../functions/core/model/pinnable-revision.ts';
-import { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS } from '../functions/core/gates/contract.ts';
+import { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS, RUNBOOKS_ALIAS } from '../functions/core/gates/contract.ts';
 import { RUNTIME_ENV } from '../functions/core/runtime-contract.ts';
 import { nagResourceName } from './nag.ts';
 
@@ -307,7 +307,7 @@ export class GateRunbooks extends Construct {
   /** The role Automation runs the runbooks as (it may invoke the `runbooks` alias and nothing else), made once. */
   private automationParts(): { role: iam.Role; alias: lambda.Alias } {
     if (this.automation) return this.automation;
-    const alias = entryAlias(this, 'RunbooksAlias', this.props.gateFunction, 'runbooks');
+    const alias = entryAlias(this, 'RunbooksAlias', this.props.gateFunction, RUNBOOKS_ALIAS);
     const role = automationRole(
       this,
       'AutomationRole',

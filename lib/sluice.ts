@@ -27,7 +27,7 @@ import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { EntryGrantees } from './entry-grantees.ts';
 import { gateAliasName } from '../functions/core/gates/entry.ts';
-import { BREAK_GLASS_ALIAS, ROLLOUTS_ALIAS } from '../functions/core/gates/contract.ts';
+import { BREAK_GLASS_ALIAS, ROLLOUTS_ALIAS, SCHEDULES_ALIAS } from '../functions/core/gates/contract.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
   clusterStatements,
@@ -369,7 +369,7 @@ export class Sluice extends Construct {
     // the entries' aliases (open_<gate>, close_<gate>) nor the runbooks'.
     let scheduleTarget: lambda.IFunction = gate;
     if (config.gates.some((g) => g.schedules.length > 0)) {
-      scheduleTarget = entryAlias(this, 'GateSchedulesAlias', gate, 'schedules');
+      scheduleTarget = entryAlias(this, 'GateSchedulesAlias', gate, SCHEDULES_ALIAS);
       // Scheduler invokes asynchronously, and an alias has its own asynchronous invocation config.
       failures.routeAsyncInvocations(scheduleTarget, ASYNC_MAX_EVENT_AGE);
     }

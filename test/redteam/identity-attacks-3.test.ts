@@ -80,7 +80,9 @@ describe('a two-person runbook approved by one role, once as listed and once as 
         expect(functionName).toBe(FUNCTION_ARN);
         const { ssmExecution } = JSON.parse(payload) as { ssmExecution: string };
         try {
-          const result = (await handler(JSON.parse(payload) as object)) as GateRequestResult;
+          const result = (await handler(JSON.parse(payload) as object, {
+            invokedFunctionArn: functionName,
+          })) as GateRequestResult;
           results.set(ssmExecution, { result });
           return result;
         } catch (error) {

@@ -23,6 +23,7 @@ import {
   GATE_FUNCTION,
   REQUESTER,
   runbookDocument,
+  RUNBOOKS_ENTRY,
   startSsmStandIn,
   type SsmStandIn,
 } from '../support/ssm-stand-in.ts';
@@ -121,14 +122,21 @@ describe('console approval: one execution, one answer in the history', () => {
   it('a replay of a used execution id by another invoker writes no row naming the approvers', async () => {
     const gate = gates.replay;
     clock.set(new Date().toISOString());
-    onInvoke = (_name, payload) => handler(JSON.parse(payload) as object);
+    onInvoke = (name, payload) => handler(JSON.parse(payload) as object, { invokedFunctionArn: name });
     const id = await approvedExecution(gate);
     expect((await gateStatus(gate, gateDeps)).status.state).toBe('open');
     expect(await rowsOf(gate, id)).toHaveLength(1);
-    // Anyone who may invoke some entry of the function sends the id again, over and over.
+    // Anyone who may invoke some other entry of the function is turned away at the door;
     for (let i = 0; i < 3; i++) {
       clock.advance(1_000);
-      const answer = (await handler({ ssmExecution: id }, closeEntry(gate))) as GateRequestResult;
+      await expect(handler({ ssmExecution: id }, closeEntry(gate))).rejects.toThrow(
+        /taken only through the gate function's runbooks entry.*nothing was recorded/,
+      );
+    }
+    // and the runbooks' own entry, invoked again, answers that the id was used.
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1_000);
+      const answer = (await handler({ ssmExecution: id }, RUNBOOKS_ENTRY)) as GateRequestResult;
       expect(answer.outcome).toBe('refused');
       expect(answer.message).toMatch(/already used/);
     }
@@ -139,14 +147,15 @@ describe('console approval: one execution, one answer in the history', () => {
   it('an approval refused for an ungranted approver is not accepted when replayed after a grant', async () => {
     const gate = gates.regrant;
     clock.set(new Date().toISOString());
-    onInvoke = (_name, payload) => handler(JSON.parse(payload) as object);
+    onInvoke = (name, payload) => handler(JSON.parse(payload) as object, { invokedFunctionArn: name });
     const id = await approvedExecution(gate);
     const first = await rowsOf(gate, id);
     expect(first.map((row) => [row.outcome, row.requestedBy])).toEqual([['refused', BOB.arn]]);
     // Bob is granted afterwards; the refused execution is sent again within the hour.
     grantees.set(`open_${gate}`, [BOB.arn]);
     clock.advance(60_000);
-    const again = (await handler({ ssmExecution: id }, closeEntry(gate))) as GateRequestResult;
+    await expect(handler({ ssmExecution: id }, closeEntry(gate))).rejects.toThrow(/runbooks entry/);
+    const again = (await handler({ ssmExecution: id }, RUNBOOKS_ENTRY)) as GateRequestResult;
     expect(again.outcome).toBe('refused');
     expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
     expect(await rowsOf(gate, id)).toHaveLength(1);
@@ -192,8 +201,10 @@ describe('refused rows: where they may be written, and what reads them', () => {
     clock.set(new Date().toISOString());
     await removeGate(deps.db, gate);
     let answer: unknown;
-    onInvoke = async (_name, payload) => {
-      answer = await handler(JSON.parse(payload) as object).catch((error: Error) => error);
+    onInvoke = async (name, payload) => {
+      answer = await handler(JSON.parse(payload) as object, { invokedFunctionArn: name }).catch(
+        (error: Error) => error,
+      );
       if (answer instanceof Error) throw answer;
       return answer;
     };
@@ -206,7 +217,7 @@ describe('refused rows: where they may be written, and what reads them', () => {
   it('held: a refused approval (an ungranted approver) does not count toward a two-person gate', async () => {
     const gate = gates.two;
     clock.set(new Date().toISOString());
-    onInvoke = (_name, payload) => handler(JSON.parse(payload) as object);
+    onInvoke = (name, payload) => handler(JSON.parse(payload) as object, { invokedFunctionArn: name });
     // Alice is listed in the runbook but not granted open_<gate>: her approval is refused.
     const refused = await approvedExecution(gate, ALICE);
     expect((await rowsOf(gate, refused)).map((row) => [row.outcome, row.requestedBy])).toEqual([

@@ -22,6 +22,7 @@ import {
   GATE_FUNCTION,
   REQUESTER,
   runbookDocument,
+  RUNBOOKS_ENTRY,
   startSsmStandIn,
   type SsmStandIn,
 } from '../support/ssm-stand-in.ts';
@@ -119,7 +120,7 @@ describe('runbook approvals are timed by the invocation, not the decision', () =
     expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
     // Twenty minutes later someone sends the old execution id: Bob approved before the incident.
     clock.advance(10 * 60_000);
-    const answer = (await handler({ ssmExecution: id })) as GateRequestResult;
+    const answer = (await handler({ ssmExecution: id }, RUNBOOKS_ENTRY)) as GateRequestResult;
     expect(answer).toMatchObject({ outcome: 'refused', status: { state: 'closed' } });
     expect(answer.message).toMatch(/before the gate was last closed/);
     expect((await gateStatus(gate, gateDeps)).status.state).toBe('closed');
@@ -134,7 +135,7 @@ describe('runbook approvals are timed by the invocation, not the decision', () =
       clock.advance(1_000);
       await verified(gate, 'close', CAROL_ARN, 'incident 43');
       clock.advance(1_000);
-      answer = (await handler(JSON.parse(payload) as object)) as GateRequestResult;
+      answer = (await handler(JSON.parse(payload) as object, RUNBOOKS_ENTRY)) as GateRequestResult;
       return answer;
     };
     await approvedExecution(gate);

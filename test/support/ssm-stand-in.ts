@@ -18,6 +18,8 @@ export const REQUESTER = identity('requester', `arn:aws:sts::${ACCOUNT}:assumed-
 /** The gate function's own identity: it reads executions with it. */
 export const GATE_FUNCTION = identity('gatefn', `arn:aws:sts::${ACCOUNT}:assumed-role/sluice-gate/fn`);
 export const FUNCTION_ARN = `arn:aws:lambda:us-east-1:${ACCOUNT}:function:sluice-gate:runbooks`;
+/** The context Lambda gives the gate function when the runbooks' invoke step calls it. */
+export const RUNBOOKS_ENTRY = { invokedFunctionArn: FUNCTION_ARN };
 
 /** The runbook the construct makes for `gate`, as the stand-in reads it. */
 export const runbookDocument = (gate: Gate, approvers: string[], notificationArn?: string) =>

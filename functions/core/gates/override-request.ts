@@ -46,6 +46,9 @@ const qualifierOf = (invokedFunctionArn: string | undefined) => invokedFunctionA
 export const isBreakGlassEntry = (invokedFunctionArn: string | undefined): boolean =>
   qualifierOf(invokedFunctionArn) === BREAK_GLASS_ALIAS;
 
+/** Where a signed override goes (said when one arrives through another entry). */
+export const BREAK_GLASS_ENTRY_HINT = `send break-glass overrides to the gate function's ${BREAK_GLASS_ALIAS} entry (grantBreakGlass allows it); gate requests go to their own entries`;
+
 /**
  * An override carrying a proof of its sender (`{"action":"override",…,"proof":{query,nonce}}`), by
  * either transport. It must come through the break_glass entry; its author is the principal STS
@@ -61,9 +64,7 @@ export async function handleProvenOverride(
 ): Promise<OverrideResult> {
   const { proof, ...fields } = raw;
   if (!invokedFunctionArn || !isBreakGlassEntry(invokedFunctionArn))
-    throw new ProofRefused(
-      `send break-glass overrides to the gate function's ${BREAK_GLASS_ALIAS} entry (grantBreakGlass allows it); gate requests go to their own entries`,
-    );
+    throw new ProofRefused(BREAK_GLASS_ENTRY_HINT);
   const event = parseOverrideEvent(fields);
   const principal = await provenPrincipal(
     proof,

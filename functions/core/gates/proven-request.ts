@@ -22,6 +22,10 @@ export type Transport = 'url' | 'invoke';
  * and it must be one the stack granted that entry (and through the URL, the URL's caller).
  * A bad event throws GateEventError, a proof that does not hold ProofRefused; nothing is written.
  */
+/** Where a signed gate request goes (said when one arrives through another entry). */
+export const GATE_REQUEST_ENTRY_HINT =
+  "send gate requests to the gate's own entry: its alias <action>_<gate>";
+
 export async function handleProvenRequest(
   raw: Record<string, unknown>,
   transport: Transport,
@@ -31,8 +35,7 @@ export async function handleProvenRequest(
 ): Promise<GateRequestResult> {
   const { proof, ...fields } = raw;
   const entry = gateEntryOf(invokedFunctionArn);
-  if (!entry || !invokedFunctionArn)
-    throw new ProofRefused("send gate requests to the gate's own entry: its alias <action>_<gate>");
+  if (!entry || !invokedFunctionArn) throw new ProofRefused(GATE_REQUEST_ENTRY_HINT);
   const request = parseGateEvent(fields, { signed: true });
   if (request.gate !== entry.gate || (request.action !== entry.action && request.action !== 'status'))
     throw new ProofRefused(

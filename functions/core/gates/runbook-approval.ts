@@ -9,7 +9,7 @@ import { datedPeriodsOf } from './conditions.ts';
 import { gateAliasName } from './entry.ts';
 import { authorizeSigner, SignerRefused } from './signers.ts';
 
-import { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS } from './contract.ts';
+import { BREAK_GLASS_ALIAS, REFUSED_OUTCOME_MARK, RUNBOOK_STEPS, RUNBOOKS_ALIAS } from './contract.ts';
 
 export { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS };
 /** The runbook's parameters: what the requester asks for, read back from AWS's record. */
@@ -60,6 +60,17 @@ export interface RunbookDeps {
 export interface RunbookEvent {
   readonly ssmExecution: string;
 }
+
+/** Why a runbook's report that came through `through` (an entry's name) is refused; nothing was read. */
+export const runbookEntryRefused = (through: string): GateEventError =>
+  new GateEventError(
+    `a runbook execution is taken only through the gate function's ${RUNBOOKS_ALIAS} entry, which the gate runbooks' Automation role invokes (the break-glass runbook's through ${BREAK_GLASS_ALIAS}), not through ${through}; nothing was recorded`,
+  );
+
+const entryName = (qualifier: string | undefined) =>
+  qualifier === undefined || qualifier === '$LATEST' || /^\d+$/.test(qualifier)
+    ? 'the function itself'
+    : `the ${qualifier} entry`;
 
 export const isRunbookEvent = (event: unknown): event is RunbookEvent =>
   typeof event === 'object' && event !== null && !Array.isArray(event) && 'ssmExecution' in event;
@@ -204,9 +215,14 @@ function approversOf(step: AutomationStep, id: string): string[] {
  */
 export async function handleRunbookApproval(
   event: RunbookEvent,
+  invokedFunctionArn: string | undefined,
   deps: GateDeps,
   runbooks: RunbookDeps,
 ): Promise<GateRequestResult> {
+  // Whatever routed it here, only the runbooks' Automation role's entry is taken: an execution id
+  // is no secret (it is in the console), so anyone able to invoke another entry could send one.
+  const qualifier = invokedFunctionArn?.split(':')[7];
+  if (qualifier !== RUNBOOKS_ALIAS) throw runbookEntryRefused(entryName(qualifier));
   const now = deps.clock.now();
   const approval = await verifyRunbookApproval(event, runbooks, now);
   // A gate the construct named but the table no longer registers has no history to write to.

@@ -44,22 +44,28 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
  */
 export function checkPushRecordEntry(invokedFunctionArn: string | undefined): void {
   const qualifier = invokedFunctionArn?.split(':')[7];
-  if (qualifier !== PUSH_RECORDS_ALIAS)
-    throw new GateEventError(
-      `an ECR PutImage record is taken only from CloudTrail through the EventBridge rule (alias ${PUSH_RECORDS_ALIAS}), not as ${invokedFunctionArn ?? 'a direct invocation'}; nothing was recorded`,
-    );
+  if (qualifier !== PUSH_RECORDS_ALIAS) throw pushRecordRefused(invokedFunctionArn);
 }
+
+/** Why a push record that came in other than through PUSH_RECORDS_ALIAS is refused. */
+export const pushRecordRefused = (invokedFunctionArn: string | undefined): GateEventError =>
+  new GateEventError(
+    `an ECR PutImage record is taken only from CloudTrail through the EventBridge rule (alias ${PUSH_RECORDS_ALIAS}), not as ${invokedFunctionArn ?? 'a direct invocation'}; nothing was recorded`,
+  );
 
 /**
  * Records who pushed a digest, as CloudTrail names them: the principal whose credentials signed
- * the PutImage call (for `docker push`, whoever got the registry token). A failed call, or one
- * without a principal or digest, is ignored with the reason.
+ * the PutImage call (for `docker push`, whoever got the registry token). A record that came in
+ * other than through PUSH_RECORDS_ALIAS is refused (checkPushRecordEntry), whatever routed it
+ * here. A failed call, or one without a principal or digest, is ignored with the reason.
  */
 export async function recordImagePush(
   db: TableClient,
   record: ImagePushRecord,
+  invokedFunctionArn: string | undefined,
   now: Date,
 ): Promise<ImagePushOutcome> {
+  checkPushRecordEntry(invokedFunctionArn);
   const { detail } = record;
   if (detail.errorCode) return { ignored: `the PutImage call failed (${detail.errorCode})` };
   const pusher = detail.userIdentity?.arn;

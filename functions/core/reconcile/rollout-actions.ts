@@ -73,6 +73,9 @@ export const viewOf = (state: RolloutState): RolloutStateView => ({
   mayTake: [...state.mayTake].sort(),
 });
 
+/** Where a rollout action goes (said when one arrives through another entry). */
+export const ROLLOUTS_ENTRY_HINT = `send rollout actions to the gate function's ${ROLLOUTS_ALIAS} entry (grantRolloutControl allows it): sluice rollout halt|resume|rollback --function <gate function>`;
+
 /**
  * A rollout action carrying a proof of its sender (`{"rollout","action","reason","proof"}`), by
  * either transport. It must come through the rollouts entry; its author is the principal STS names
@@ -87,9 +90,7 @@ export async function handleProvenRolloutAction(
 ): Promise<RolloutActionResult> {
   const { proof, ...fields } = raw;
   if (!invokedFunctionArn || !isRolloutsEntry(invokedFunctionArn))
-    throw new ProofRefused(
-      `send rollout actions to the gate function's ${ROLLOUTS_ALIAS} entry (grantRolloutControl allows it): sluice rollout halt|resume|rollback --function <gate function>`,
-    );
+    throw new ProofRefused(ROLLOUTS_ENTRY_HINT);
   const event = parseRolloutAction(fields);
   if (proof === undefined)
     throw new ProofRefused(

@@ -22,6 +22,7 @@ import {
   ALICE,
   BOB,
   FUNCTION_ARN,
+  RUNBOOKS_ENTRY,
   GATE_FUNCTION,
   identity,
   REQUESTER,
@@ -62,6 +63,8 @@ const handler = gateHandler(
   () => ({ runbooks, readAutomation: ssmAutomationReader(client(GATE_FUNCTION)) }),
 );
 const invoke = (event: object) => handler(event) as Promise<GateRequestResult>;
+/** The runbook's invoke step, as Lambda hands it to the function: through the runbooks entry. */
+const fromRunbook = (event: object) => handler(event, RUNBOOKS_ENTRY) as Promise<GateRequestResult>;
 
 const document = (gate: Gate, approvers: string[]) =>
   runbookDocument(gate, approvers, `arn:aws:sns:us-east-1:${ACCOUNT}:approvals`);
@@ -101,7 +104,7 @@ beforeAll(async () => {
       expect(functionName).toBe(FUNCTION_ARN);
       const entry: (typeof invocations)[number] = { payload };
       invocations.push(entry);
-      return (async () => invoke(JSON.parse(payload) as object))().then(
+      return (async () => fromRunbook(JSON.parse(payload) as object))().then(
         (result) => (entry.result = result),
         (error: unknown) => {
           entry.error = (error as Error).message;
@@ -180,7 +183,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
     // and a replay's row would name the approvers for whoever sent it).
     await invoke({ gate: gates.two, action: 'close', requestedBy: 'oncall', source: 'cli' });
     const audit = await listGateAudit(deps.db, gates.two);
-    const replay = await invoke({ ssmExecution: id });
+    const replay = await fromRunbook({ ssmExecution: id });
     expect(replay).toMatchObject({ outcome: 'refused', status: { state: 'closed' } });
     expect(replay.message).toMatch(/already used .*a replay changes nothing/);
     const after = await listGateAudit(deps.db, gates.two);
@@ -279,7 +282,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
     expect(invocationOf(id)).toBeUndefined();
     // Claiming the still pending execution gets nothing either.
     const before = await listGateAudit(deps.db, gates.two);
-    await expect(invoke({ ssmExecution: id })).rejects.toThrow(
+    await expect(fromRunbook({ ssmExecution: id })).rejects.toThrow(
       /approval of Automation execution .* is not given \(approve step Waiting, Waiting\)/,
     );
     expect(await listGateAudit(deps.db, gates.two)).toEqual(before);
@@ -290,7 +293,7 @@ describe('approving in the console (Systems Manager runbook)', () => {
     await signal(ALICE, id, 'Reject');
     await standIn.ssm.settled(id);
     expect(invocationOf(id)).toBeUndefined();
-    await expect(invoke({ ssmExecution: id })).rejects.toThrow(
+    await expect(fromRunbook({ ssmExecution: id })).rejects.toThrow(
       /is not given \(approve step Failed, Rejected\)/,
     );
     expect(await getGateRequest(deps.db, gates.one)).toBeUndefined();
@@ -298,11 +301,11 @@ describe('approving in the console (Systems Manager runbook)', () => {
   });
 
   it('an execution id that does not exist, or extra claims beside it, get nothing', async () => {
-    await expect(invoke({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909' })).rejects.toThrow(
+    await expect(fromRunbook({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909' })).rejects.toThrow(
       /does not exist: nothing changed/,
     );
     await expect(
-      invoke({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909', gate: gates.one }),
+      fromRunbook({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909', gate: gates.one }),
     ).rejects.toThrow(/carries only "ssmExecution"; "gate" would be a claim/);
     expect(await getGateRequest(deps.db, gates.one)).toBeUndefined();
   });
@@ -350,13 +353,13 @@ describe('approving in the console (Systems Manager runbook)', () => {
     process.env.AWS_ENDPOINT_URL_SSM = standIn.endpoint;
     process.env.SLUICE_GATE_RUNBOOKS = JSON.stringify(Object.fromEntries(runbooks));
     const id = await start(gates.one, { reason: ['CHG-11'] });
-    await expect(deployedHandler({ ssmExecution: id })).rejects.toThrow(
+    await expect(deployedHandler({ ssmExecution: id }, RUNBOOKS_ENTRY)).rejects.toThrow(
       new RegExp(
         `gate '${gates.one}': the approval of Automation execution ${id} is not given \\(approve step Waiting`,
       ),
     );
-    await expect(deployedHandler({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909' })).rejects.toThrow(
-      /does not exist/,
-    );
+    await expect(
+      deployedHandler({ ssmExecution: '4105a4fc-f944-11e6-9d32-8fb2db27a909' }, RUNBOOKS_ENTRY),
+    ).rejects.toThrow(/does not exist/);
   });
 });
