@@ -2,42 +2,22 @@
 // picks the row, the event's shape (shapes.ts) the column; a shape an entry's row does not list is
 // refused (refusals.ts), whatever else it carries. Each handler still checks its own entry and
 // proof: the table is the first door, not the only one.
-import type { APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer } from 'aws-lambda';
 import { parseGateEvent } from '../core/gates/event.ts';
-import { handleProvenOverride, type OverrideResult } from '../core/gates/override-request.ts';
+import { handleProvenOverride } from '../core/gates/override-request.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
-import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
+import { handleGateEvent } from '../core/gates/requests.ts';
 import { handleRunbookOverride } from '../core/gates/runbook-override.ts';
-import {
-  handleRunbookApproval,
-  type RunbookDeps,
-  type RunbookEvent,
-} from '../core/gates/runbook-approval.ts';
-import { recordImagePush, type ImagePushOutcome, type ImagePushRecord } from '../core/gates/self-approval.ts';
-import {
-  handleProvenRolloutAction,
-  type RolloutActionDeps,
-  type RolloutActionResult,
-} from '../core/reconcile/rollout-actions.ts';
-import type { EntryKind, InvokedEntry } from './entries.ts';
+import { handleRunbookApproval, type RunbookEvent } from '../core/gates/runbook-approval.ts';
+import { recordImagePush, type ImagePushRecord } from '../core/gates/self-approval.ts';
+import { handleProvenRolloutAction } from '../core/reconcile/rollout-actions.ts';
+import type { GateAnswer, GateCall } from './call.ts';
+import type { EntryKind } from './entries.ts';
 import { refusal } from './refusals.ts';
 import { logger, report, reportOverride, reportRolloutAction } from './report.ts';
 import { asRecord, hasProof, type Shape } from './shapes.ts';
 import { urlRequest } from './url-request.ts';
 
-/** The gate function's dependencies: the gates', and the bus a rollout action announces on. */
-export type GateFunctionDeps = GateDeps & Pick<RolloutActionDeps, 'rolloutEvents'>;
-
-export type GateAnswer =
-  GateRequestResult | OverrideResult | RolloutActionResult | FunctionUrlAnswer | ImagePushOutcome;
-
-/** One invocation: the entry it came through and the dependencies, made only when a route needs them. */
-export interface GateCall {
-  readonly entry: InvokedEntry;
-  readonly invokedFunctionArn: string | undefined;
-  readonly deps: () => GateFunctionDeps;
-  readonly runbookDeps: () => RunbookDeps;
-}
+export type { GateAnswer, GateCall, GateFunctionDeps } from './call.ts';
 
 type Route = (event: unknown, call: GateCall) => Promise<GateAnswer>;
 
