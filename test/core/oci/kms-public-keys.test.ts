@@ -119,6 +119,19 @@ describe('KmsPublicKeys', () => {
     expect(reads).toEqual([ARN, ARN]);
   });
 
+  it('keeps each key apart: a signature by one does not verify under another', async () => {
+    const second = ARN.replace('1234abcd', 'ffffffff');
+    const keys = new KmsPublicKeys(async (arn) =>
+      arn === ARN ? answer() : answer({ keyId: second, publicKey: der(ecOther.publicKey) }),
+    );
+    const byFirst = sign('sha256', payload, ec.privateKey);
+    expect((await keys.key(ARN)).verifies(payload, byFirst)).toBe(true);
+    expect((await keys.key(second)).verifies(payload, byFirst)).toBe(false);
+    expect((await keys.key(second)).verifies(payload, sign('sha256', payload, ecOther.privateKey))).toBe(
+      true,
+    );
+  });
+
   it('a key that is not one cosign signs with is refused each time it is asked for', async () => {
     let reads = 0;
     const keys = new KmsPublicKeys(async () => (reads++, answer({ keyUsage: 'ENCRYPT_DECRYPT' })));
