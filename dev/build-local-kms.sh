@@ -2,8 +2,8 @@
 # Builds local-kms (github.com/nsmithuk/local-kms, a KMS stand-in with real AES-GCM and encryption
 # contexts) from Go modules into $1. Its own main listens on every interface; this one, made in a
 # throwaway module outside the repo, listens on the address it is given (127.0.0.1:<port>) and
-# seeds the AES keys of KMS_SEED_PATH with fixed key material, so ciphertexts made once (committed
-# test fixtures) decrypt on any machine.
+# seeds the AES, ECC and RSA keys of KMS_SEED_PATH with fixed key material, so ciphertexts and
+# signatures made once (committed test fixtures) decrypt and verify on any machine.
 set -euo pipefail
 out=${1:?usage: build-local-kms.sh OUT_DIR VERSION}
 version=${2:?local-kms module version}
@@ -44,6 +44,10 @@ func main() {
 			Symmetric struct {
 				Aes []cmk.AesKey `yaml:"Aes"`
 			} `yaml:"Symmetric"`
+			Asymmetric struct {
+				Ecc []cmk.EccKey `yaml:"Ecc"`
+				Rsa []cmk.RsaKey `yaml:"Rsa"`
+			} `yaml:"Asymmetric"`
 		} `yaml:"Keys"`
 	}
 	content, err := os.ReadFile(os.Getenv("KMS_SEED_PATH"))
@@ -53,8 +57,18 @@ func main() {
 	if err := yaml.Unmarshal(content, &seed); err != nil {
 		panic(err)
 	}
+	var keys []cmk.Key
 	for i := range seed.Keys.Symmetric.Aes {
-		if err := database.SaveKey(&seed.Keys.Symmetric.Aes[i]); err != nil {
+		keys = append(keys, &seed.Keys.Symmetric.Aes[i])
+	}
+	for i := range seed.Keys.Asymmetric.Ecc {
+		keys = append(keys, &seed.Keys.Asymmetric.Ecc[i])
+	}
+	for i := range seed.Keys.Asymmetric.Rsa {
+		keys = append(keys, &seed.Keys.Asymmetric.Rsa[i])
+	}
+	for _, key := range keys {
+		if err := database.SaveKey(key); err != nil {
 			panic(err)
 		}
 	}

@@ -20,6 +20,7 @@ import {
   KUBERNETES_VERSION,
   LAMBDA_RIC_PACKAGE,
   LAMBDA_RIE_VERSION,
+  LOCAL_KMS_BUILD,
   LOCAL_KMS_VERSION,
 } from './versions.ts';
 
@@ -216,7 +217,7 @@ export function kubectlBinary(): string {
 
 /** local-kms (the KMS stand-in), built once from Go modules and cached. */
 export function localKmsBinary(): string {
-  const dir = join(cacheRoot(), `local-kms-${LOCAL_KMS_VERSION}`);
+  const dir = join(cacheRoot(), `local-kms-${LOCAL_KMS_VERSION}-build${LOCAL_KMS_BUILD}`);
   const binary = join(dir, 'local-kms');
   if (isExecutable(binary)) return binary;
   if (!onPath('go')) {

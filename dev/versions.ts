@@ -6,6 +6,11 @@ export const DYNAMODB_SIMULATOR_PACKAGE = 'amplify-dynamodb-simulator@2.9.30';
 /** The local-kms module (a KMS stand-in) the KMS component is built from. */
 export const LOCAL_KMS_VERSION = 'v0.0.0-20260228092603-2a5e92d09ab6';
 /**
+ * What dev/build-local-kms.sh builds around that module, part of the binary's cache folder: change
+ * it with the script, so that a machine with an older build builds anew. 2: seeds ECC and RSA keys.
+ */
+export const LOCAL_KMS_BUILD = 2;
+/**
  * The AWS Lambda Runtime Interface Emulator module `npm run lambda-check` builds aws-lambda-rie from:
  * the newest version the Go module proxy serves (it has no tagged release there, only this pseudo-version).
  */

@@ -9,11 +9,14 @@ import {
   parseDelivery,
   type ConfigIssue,
   type Delivery,
+  type DeliverySource,
   type SluiceConfig,
 } from '../functions/core/config/index.ts';
 import { healthCheckExprIssues } from '../functions/core/cel/check-config.ts';
 import { readCalendarFiles } from '../functions/core/config/calendar-files.ts';
 import { formatPath, isRecord } from '../functions/core/config/issues.ts';
+import { partitionOfRegion } from '../functions/core/oci/ecr-host.ts';
+import { parseKmsKeyArn } from '../functions/core/oci/kms-key-arn.ts';
 import { stalenessProblem } from './alarms.ts';
 import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps, SluiceRollout } from './props.ts';
 import { ecrRepositoryOf } from './sources.ts';
@@ -101,6 +104,14 @@ export function resolveSpecs(
   // Also for deliveries that parse on their own when others did not, so every problem is listed at once.
   const deliveryList = config?.deliveries ?? deliveryValidation.map(parsedOrUndefined);
   checkServiceLimits(deliveryList, props, issues);
+  checkSignatureKeys(
+    [
+      ...deliveryList.map((d, i) => [['deliveries', i], d?.source] as const),
+      ...(config?.rollouts ?? []).map((r, i) => [['rollouts', i], r.source] as const),
+    ],
+    env,
+    issues,
+  );
   issues.list.push(...healthCheckExprIssues(deliveryList.filter((d): d is Delivery => d !== undefined)));
   if (issues.list.length > 0 || !config) throw new ConfigError(PROPS_ORIGIN, issues.list);
 
@@ -239,6 +250,31 @@ function gateInput(
       : schedules,
   });
   return [defined({ ...input, alarms: stored }), defined({ ...input, alarms: validated })];
+}
+
+/**
+ * A `verify.kmsKeyArn` of another partition than the stack's is refused, naming it: IAM cannot
+ * grant kms:GetPublicKey across partitions, so every artifact would be refused. (An
+ * environment-agnostic stack's partition is known at deploy only.) Another Region or account is
+ * fine: the key is read in its own Region, and its key policy decides whether this stack may.
+ */
+function checkSignatureKeys(
+  sources: readonly (readonly [Path, DeliverySource | undefined])[],
+  env: StackEnv,
+  issues: Issues,
+): void {
+  if (Token.isUnresolved(env.region)) return;
+  const partition = partitionOfRegion(env.region);
+  for (const [path, source] of sources) {
+    const verify = source?.verify;
+    if (!verify || !('kmsKeyArn' in verify)) continue;
+    const key = parseKmsKeyArn(verify.kmsKeyArn);
+    if (key && key.partition !== partition)
+      issues.add(
+        [...path, 'source', 'verify', 'kmsKeyArn'],
+        `KMS key ${verify.kmsKeyArn} is in partition ${key.partition}, but this stack deploys to ${env.region} (partition ${partition}): IAM cannot grant kms:GetPublicKey on a key of another partition, so every artifact would be refused. Sign with a key of partition ${partition}`,
+      );
+  }
 }
 
 /** The stack's account and region (tokens when it is environment-agnostic). */

@@ -2,7 +2,7 @@ import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import type { Delivery, Gate } from '../functions/core/config/index.ts';
+import type { Delivery, DeliverySource, Gate } from '../functions/core/config/index.ts';
 import type { EcrRepository } from './sources.ts';
 import type * as eks from 'aws-cdk-lib/aws-eks-v2';
 
@@ -122,6 +122,24 @@ export function decryptionStatements(deliveries: readonly Delivery[]): iam.Polic
         ]
       : []),
   ];
+}
+
+/**
+ * cosign verification against KMS keys: `kms:GetPublicKey` on exactly the keys the deliveries' and
+ * rollouts' `verify.kmsKeyArn` name (the reconcile function reads each key's public half, in the
+ * key's own Region), and nothing else of KMS.
+ */
+export function signatureKeyStatements(
+  sources: readonly { readonly verify?: DeliverySource['verify'] }[],
+): iam.PolicyStatement[] {
+  const keys = new Set(
+    sources.flatMap((source) =>
+      source.verify && 'kmsKeyArn' in source.verify ? [source.verify.kmsKeyArn] : [],
+    ),
+  );
+  return keys.size > 0
+    ? [new iam.PolicyStatement({ actions: ['kms:GetPublicKey'], resources: [...keys].sort() })]
+    : [];
 }
 
 /**

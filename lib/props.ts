@@ -46,17 +46,27 @@ export interface SluiceSource {
   readonly layerMediaType?: string;
   /**
    * Refuse an artifact unless it carries a cosign signature (`cosign sign --key`) by one of these
-   * PEM public keys; Flux's `verify` with `provider: cosign`.
+   * PEM public keys, or by this AWS KMS key; Flux's `verify` with `provider: cosign`.
    * @default - artifacts are not verified
    */
   readonly verify?: SluiceSignatureVerification;
 }
 
-/** cosign signature verification of a delivery's artifacts. */
+/** cosign signature verification of a delivery's artifacts: by PEM public keys or by one KMS key. */
 export interface SluiceSignatureVerification {
   readonly provider: 'cosign';
-  /** PEM public keys (the contents of `cosign.pub`). */
-  readonly publicKeys: string[];
+  /**
+   * PEM public keys (the contents of `cosign.pub`).
+   * @default - none: set this or kmsKeyArn, not both
+   */
+  readonly publicKeys?: string[];
+  /**
+   * The AWS KMS key that signs (`cosign sign --key awskms:///<this ARN>`): its ARN, not an alias
+   * (of this stack's partition; any Region or account whose key policy lets this stack read it).
+   * The reconcile function is granted kms:GetPublicKey on it and reads its public half from KMS.
+   * @default - none: set this or publicKeys, not both
+   */
+  readonly kmsKeyArn?: string;
 }
 
 /** An EKS cluster by name, as in the config file. sluice cannot create its access entry. */

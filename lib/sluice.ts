@@ -33,6 +33,7 @@ import {
   clusterStatements,
   changeCalendarStatements,
   decryptionStatements,
+  signatureKeyStatements,
   ecrPullStatements,
   grantTableUse,
   invokeStatement,
@@ -177,6 +178,7 @@ export class Sluice extends Construct {
       ...ecrPullStatements(repositories),
       ...clusterStatements(this, config.deliveries, clusters),
       ...decryptionStatements(config.deliveries),
+      ...signatureKeyStatements([...config.deliveries, ...config.rollouts].map((owner) => owner.source)),
       // Gates with change calendars are evaluated by reconciles and by the gate function.
       ...changeCalendarStatements(this, config.gates),
     ]) {

@@ -23,6 +23,7 @@ import { parseSignerRules, type SignerRules } from './gates/signers.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
 import { ClusterSessions } from './kube/cluster-sessions.ts';
 import { ArtifactCache } from './oci/artifact-cache.ts';
+import { KmsPublicKeys, type GetKmsPublicKey } from './oci/kms-public-keys.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
   credentialsFor,
@@ -52,6 +53,24 @@ export function alarmStatesFromEnvironment(): AlarmStateReader {
       import('./aws/cloudwatch-alarms.ts'),
     ]);
     return cloudWatchAlarmStates(new CloudWatchClient({}));
+  });
+}
+
+/**
+ * The public keys of the KMS keys cosign signatures are verified against, kept for the container's
+ * life: kms:GetPublicKey in each key's Region (AWS_ENDPOINT_URL_KMS locally), the KMS client loaded
+ * on the first read, so functions whose sources name no KMS key never load it.
+ */
+export function kmsPublicKeysFromEnvironment(): KmsPublicKeys {
+  let reader: Promise<GetKmsPublicKey> | undefined;
+  return new KmsPublicKeys(async (keyArn) => {
+    reader ??= import('./aws/kms-public-key.ts')
+      .then(({ kmsGetPublicKey }) => kmsGetPublicKey())
+      .catch((error: unknown) => {
+        reader = undefined;
+        throw error;
+      });
+    return (await reader)(keyArn);
   });
 }
 
@@ -140,6 +159,7 @@ export function reconcileDepsFromEnvironment(options: {
     clusterSessions: new ClusterSessions(),
     slotHints: new Map(),
     artifactCache: options.cacheArtifacts ? new ArtifactCache(join(tmpdir(), 'sluice')) : undefined,
+    kmsPublicKeys: kmsPublicKeysFromEnvironment(),
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,
     log: options.log,

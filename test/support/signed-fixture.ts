@@ -6,41 +6,78 @@ import { signatureTag } from '../../functions/core/oci/verify.ts';
 import type { Components } from '../../dev/components.ts';
 import { rawRegistry } from './deliveries.ts';
 
-const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'cosign');
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+const FIXTURE = join(FIXTURES, 'cosign');
+/** The artifact the real cosign signed with two KMS keys of local-kms (made by its generate.ts). */
+const KMS_FIXTURE = join(FIXTURES, 'cosign-kms');
+
+const provenance = (folder: string) =>
+  JSON.parse(readFileSync(join(folder, 'provenance.json'), 'utf8')) as { digest: string; signers?: string[] };
 
 /** The artifact the real cosign signed (test/fixtures/cosign, made by its generate.ts). */
 export const SIGNED = {
-  digest: (JSON.parse(readFileSync(join(FIXTURE, 'provenance.json'), 'utf8')) as { digest: string }).digest,
+  digest: provenance(FIXTURE).digest,
   publicKey: readFileSync(join(FIXTURE, 'cosign.pub'), 'utf8'),
   signatureManifest: readFileSync(join(FIXTURE, 'signature.manifest.json')),
 };
 
-/** The fixture's blobs and manifest bytes, pushed as they were signed: `artifact` or `signature`. */
-async function pushPart(bed: Components, repository: string, part: 'artifact' | 'signature', tag: string) {
+/**
+ * The artifact the real cosign signed with `cosign sign --key awskms:///<ARN>`, once with each of
+ * `signers` (LOCAL_KMS_KEYS.cosignEcc, then .cosignRsa): test/fixtures/cosign-kms.
+ */
+export const KMS_SIGNED = {
+  digest: provenance(KMS_FIXTURE).digest,
+  signers: provenance(KMS_FIXTURE).signers ?? [],
+  signatureManifest: readFileSync(join(KMS_FIXTURE, 'signature.manifest.json')),
+};
+
+/** A fixture's blobs and manifest bytes, pushed as they were signed: `artifact` or `signature`. */
+async function pushPart(
+  bed: Components,
+  folder: string,
+  repository: string,
+  part: 'artifact' | 'signature',
+  tag: string,
+) {
   const registry = rawRegistry(bed);
-  for (const file of readdirSync(FIXTURE).filter((f) => f.startsWith(`${part}.sha256-`))) {
-    await registry.pushBlob(repository, readFileSync(join(FIXTURE, file)));
+  for (const file of readdirSync(folder).filter((f) => f.startsWith(`${part}.sha256-`))) {
+    await registry.pushBlob(repository, readFileSync(join(folder, file)));
   }
   return registry.putManifest(
     repository,
     tag,
-    readFileSync(join(FIXTURE, `${part}.manifest.json`)),
+    readFileSync(join(folder, `${part}.manifest.json`)),
     OCI_MANIFEST_MEDIA_TYPE,
   );
 }
 
+async function pushFixture(
+  bed: Components,
+  folder: string,
+  repository: string,
+  tag: string,
+  signed: boolean,
+): Promise<string> {
+  const expected = provenance(folder).digest;
+  const digest = await pushPart(bed, folder, repository, 'artifact', tag);
+  if (digest !== expected) throw new Error(`the fixture artifact pushed as ${digest}, not ${expected}`);
+  if (signed) await pushPart(bed, folder, repository, 'signature', signatureTag(digest));
+  return digest;
+}
+
 /** Pushes the signed artifact under `tag`, with its cosign signature unless `signed` is false. */
-export async function pushSignedFixture(
+export function pushSignedFixture(
   bed: Components,
   repository: string,
   tag: string,
   options: { signed?: boolean } = {},
 ): Promise<string> {
-  const digest = await pushPart(bed, repository, 'artifact', tag);
-  if (digest !== SIGNED.digest)
-    throw new Error(`the fixture artifact pushed as ${digest}, not ${SIGNED.digest}`);
-  if (options.signed !== false) await pushPart(bed, repository, 'signature', signatureTag(digest));
-  return digest;
+  return pushFixture(bed, FIXTURE, repository, tag, options.signed !== false);
+}
+
+/** Pushes the artifact cosign signed with the KMS keys under `tag`, with its signatures. */
+export function pushKmsSignedFixture(bed: Components, repository: string, tag: string): Promise<string> {
+  return pushFixture(bed, KMS_FIXTURE, repository, tag, true);
 }
 
 /** Puts a signature manifest (its payload blob pushed first) under the signature tag of `digest`. */

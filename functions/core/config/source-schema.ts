@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { DEFAULTS } from './defaults.ts';
 import { isRecord } from './issues.ts';
 import { isEcrHost } from '../oci/ecr-host.ts';
+import { kmsKeyArnProblem } from '../oci/kms-key-arn.ts';
 import { publicKeyProblem } from '../oci/verify.ts';
 import type { DeliverySource } from './types.ts';
 import {
@@ -72,8 +73,28 @@ export const sourceSchema = strict({
     provider: z.literal('cosign', { error: 'the only provider is "cosign"' }),
     publicKeys: z
       .array(checked(publicKeyProblem))
-      .min(1, { error: 'name at least one public key (PEM, as cosign.pub)' }),
-  }).optional(),
+      .min(1, { error: 'name at least one public key (PEM, as cosign.pub)' })
+      .optional(),
+    kmsKeyArn: checked(kmsKeyArnProblem).optional(),
+  })
+    // One trust anchor per verify block: a pasted key beside a KMS key would keep the key nobody
+    // rotates trusted. To move to a KMS key, sign the running digest with it too (cosign adds a
+    // signature beside the old one), then name only the KMS key.
+    .superRefine(
+      (verify, ctx) => {
+        const set = (['publicKeys', 'kmsKeyArn'] as const).filter((key) => verify[key] !== undefined);
+        if (set.length !== 1)
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              set.length === 0
+                ? 'name the signer: publicKeys (PEM public keys) or kmsKeyArn (an AWS KMS key ARN)'
+                : 'set publicKeys or kmsKeyArn, not both: one verify block trusts one kind of signer (to move to a KMS key, sign the running digest with it as well, then name only kmsKeyArn)',
+          });
+      },
+      { when: (payload) => isRecord(payload.value) },
+    )
+    .optional(),
 })
   .superRefine(
     (source, ctx) => {
@@ -97,5 +118,10 @@ export const sourceSchema = strict({
     provider: source.provider ?? defaultProvider(source.url),
     insecure: source.insecure ?? DEFAULTS.insecure,
     ...(source.layerMediaType !== undefined && { layerMediaType: source.layerMediaType }),
-    ...(source.verify !== undefined && { verify: source.verify }),
+    ...(source.verify !== undefined && {
+      verify:
+        source.verify.kmsKeyArn !== undefined
+          ? { provider: source.verify.provider, kmsKeyArn: source.verify.kmsKeyArn }
+          : { provider: source.verify.provider, publicKeys: source.verify.publicKeys ?? [] },
+    }),
   }));

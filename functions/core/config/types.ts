@@ -93,8 +93,11 @@ export interface DeliverySource {
   /** Plain HTTP to the registry. */
   insecure: boolean;
   layerMediaType?: string;
-  /** Flux's `verify`: cosign signatures checked against these public keys before anything is used. */
-  verify?: { provider: 'cosign'; publicKeys: string[] };
+  /**
+   * Flux's `verify`: cosign signatures checked before anything is used, against these PEM public
+   * keys or against the public half of this AWS KMS key (read with kms:GetPublicKey).
+   */
+  verify?: { provider: 'cosign'; publicKeys: string[] } | { provider: 'cosign'; kmsKeyArn: string };
 }
 
 export interface EksClusterTarget {

@@ -18,6 +18,7 @@ import {
   OCI_MANIFEST_MEDIA_TYPE,
   type OciSource,
 } from './source.ts';
+import type { KmsPublicKeys } from './kms-public-keys.ts';
 import { verifyCosignSignature } from './verify.ts';
 import { DEFAULT_UNPACK_LIMITS, packDirectory, unpackArtifact, type UnpackLimits } from './tarball.ts';
 
@@ -43,6 +44,11 @@ export interface ArtifactDeps {
   readonly fetch?: typeof fetch;
   /** Manifests and layers pulled before, by digest. @default none: everything is fetched */
   readonly cache?: ArtifactCache;
+  /**
+   * The public keys of the KMS keys `verify.kmsKeyArn` names, kept while they live.
+   * @default none: an artifact to verify against a KMS key is refused
+   */
+  readonly kmsPublicKeys?: KmsPublicKeys;
 }
 
 interface Descriptor {
@@ -131,6 +137,7 @@ export async function verifyResolved(
     repository,
     resolved.digest,
     source.verify,
+    deps.kmsPublicKeys,
   );
 }
 
@@ -152,7 +159,8 @@ async function pullFrom(
   if (manifest.mediaType === OCI_INDEX_MEDIA_TYPE || manifest.mediaType === DOCKER_LIST_MEDIA_TYPE) {
     throw artifactError(`${label}: is an image index (${manifest.mediaType}), not an artifact manifest`);
   }
-  if (source.verify) await verifyCosignSignature(client, repository, resolved.digest, source.verify);
+  if (source.verify)
+    await verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys);
   let parsed: ImageManifest;
   try {
     parsed = JSON.parse(manifest.body.toString('utf8')) as ImageManifest;

@@ -14,16 +14,25 @@ export interface OciSource {
   readonly insecure?: boolean;
   /** The layer to unpack; Flux's content media type by default. */
   readonly layerMediaType?: string;
-  /** Refuse an artifact without a valid cosign signature by one of these keys. */
+  /** Refuse an artifact without a valid cosign signature by one of these keys or this KMS key. */
   readonly verify?: SignatureVerification;
 }
 
-/** Flux's OCIRepository `spec.verify`: cosign signatures checked against public keys. */
-export interface SignatureVerification {
-  readonly provider: 'cosign';
-  /** PEM public keys (`cosign.pub`); a signature by any one of them is enough. */
-  readonly publicKeys: readonly string[];
-}
+/**
+ * Flux's OCIRepository `spec.verify`: cosign signatures checked against PEM public keys, or
+ * against the public half of one AWS KMS key (`cosign sign --key awskms:///<key ARN>`).
+ */
+export type SignatureVerification =
+  | {
+      readonly provider: 'cosign';
+      /** PEM public keys (`cosign.pub`); a signature by any one of them is enough. */
+      readonly publicKeys: readonly string[];
+    }
+  | {
+      readonly provider: 'cosign';
+      /** `arn:<partition>:kms:<region>:<account>:key/<key id>`, read with kms:GetPublicKey. */
+      readonly kmsKeyArn: string;
+    };
 
 /** Media types `flux push artifact` writes. */
 export const FLUX_CONFIG_MEDIA_TYPE = 'application/vnd.cncf.flux.config.v1+json';

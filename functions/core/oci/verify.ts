@@ -2,6 +2,7 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { sha256Digest } from './digest.ts';
 import { describeReference } from './reference.ts';
 import { artifactError, RegistryError } from './errors.ts';
+import type { KmsPublicKeys } from './kms-public-keys.ts';
 import type { RegistryClient } from './registry-client.ts';
 import type { SignatureVerification } from './source.ts';
 
@@ -59,19 +60,59 @@ function payloadProblem(payload: Buffer, digest: string): string | undefined {
   return undefined;
 }
 
+/** Who may have signed: whether a signature is theirs, and how to name them when none is. */
+interface Signers {
+  readonly verifies: (payload: Buffer, signature: Buffer) => boolean;
+  readonly named: string;
+}
+
+/**
+ * The signers `verification` trusts: its PEM public keys, or its KMS key's public half as
+ * GetPublicKey gives it (through `kmsKeys`, which keeps it). A KMS key that cannot be read or is
+ * not one cosign signs with refuses the artifact, naming the key and the artifact.
+ */
+async function signersOf(
+  verification: SignatureVerification,
+  label: string,
+  kmsKeys: KmsPublicKeys | undefined,
+): Promise<Signers> {
+  if ('publicKeys' in verification) {
+    const keys = verification.publicKeys.map((pem) => createPublicKey(pem));
+    return {
+      verifies: (payload, signature) => keys.some((key) => verifiesWith(key, payload, signature)),
+      named: `made by none of the ${keys.length} public key(s)`,
+    };
+  }
+  const arn = verification.kmsKeyArn;
+  if (!kmsKeys)
+    throw artifactError(`${label}: cannot verify it against KMS key ${arn}: this run has no KMS client`);
+  try {
+    const key = await kmsKeys.key(arn);
+    return {
+      verifies: (payload, signature) => key.verifies(payload, signature),
+      named: `not made by KMS key ${arn}`,
+    };
+  } catch (error) {
+    throw artifactError(
+      `${label}: cannot verify it against KMS key ${arn}: reading its public key failed (${(error as Error).message}); nothing is applied until it can be read`,
+    );
+  }
+}
+
 /**
  * Checks that `digest` in `repository` carries a cosign signature (tag-based discovery:
- * `sha256-<hex>.sig`) made by one of the public keys: the signature verifies over the payload,
- * and the payload names this very digest. Fails naming the artifact and what was wrong.
+ * `sha256-<hex>.sig`) made by one of the public keys or by the KMS key: the signature verifies over
+ * the payload, and the payload names this very digest. Fails naming the artifact and what was wrong.
  */
 export async function verifyCosignSignature(
   client: RegistryClient,
   repository: string,
   digest: string,
   verification: SignatureVerification,
+  kmsKeys?: KmsPublicKeys,
 ): Promise<void> {
   const label = describeReference(client.host, repository, digest);
-  const keys = verification.publicKeys.map((pem) => createPublicKey(pem));
+  const signers = await signersOf(verification, label, kmsKeys);
   const tag = signatureTag(digest);
   let body: Buffer;
   try {
@@ -112,8 +153,8 @@ export async function verifyCosignSignature(
       continue;
     }
     const signature = Buffer.from(layer.annotations![COSIGN_SIGNATURE_ANNOTATION]!, 'base64');
-    if (!keys.some((key) => verifiesWith(key, payload, signature))) {
-      problems.push(`${what}: made by none of the ${keys.length} public key(s)`);
+    if (!signers.verifies(payload, signature)) {
+      problems.push(`${what}: ${signers.named}`);
       continue;
     }
     const problem = payloadProblem(payload, digest);

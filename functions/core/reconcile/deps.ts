@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../clock.ts';
 import type { ClusterSessions } from '../kube/cluster-sessions.ts';
 import type { ArtifactCache } from '../oci/artifact-cache.ts';
+import type { KmsPublicKeys } from '../oci/kms-public-keys.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
 import type { GateConditionReaders } from '../gates/conditions.ts';
@@ -31,6 +32,11 @@ export interface ReconcileDeps extends GateConditionReaders {
    * @default none: every run pulls its artifact anew
    */
   readonly artifactCache?: ArtifactCache;
+  /**
+   * The public keys of the KMS keys sources verify against, read with kms:GetPublicKey and kept
+   * across the runs of one warm container. @default none: a source verified against a KMS key fails
+   */
+  readonly kmsPublicKeys?: KmsPublicKeys;
   /**
    * Per cluster, the slot this container held last, tried first next time (one table request
    * instead of a look at every slot, then a take). @default none

@@ -51,6 +51,7 @@ export async function rememberHeldRevision(run: RunWrites, resolved?: Resolved):
           credentials: deps.registryCredentials(delivery.source),
           limits: deps.limits,
           cache: deps.artifactCache,
+          kmsPublicKeys: deps.kmsPublicKeys,
         })
       : await pullRevision(delivery, deps);
     const desired = await settleRevision(await buildRevision(delivery, artifact, deps), kube, delivery);

@@ -23,6 +23,7 @@ type PlanDeps = Pick<
   | 'decryptor'
   | 'taint'
   | 'artifactCache'
+  | 'kmsPublicKeys'
 >;
 
 /** What a delivery's source holds now, built and settled against its cluster. */
@@ -53,7 +54,12 @@ export async function pullRevision(delivery: Delivery, deps: PlanDeps, revision?
     resolveArtifact(source, { credentials, cache: deps.artifactCache }),
   );
   return step('ArtifactFailed', () =>
-    pullResolved(source, resolved, { credentials, limits: deps.limits, cache: deps.artifactCache }),
+    pullResolved(source, resolved, {
+      credentials,
+      limits: deps.limits,
+      cache: deps.artifactCache,
+      kmsPublicKeys: deps.kmsPublicKeys,
+    }),
   );
 }
 

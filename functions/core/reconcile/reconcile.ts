@@ -159,7 +159,12 @@ async function reconcileHeld(
       target = { digest: digestOf(lastApplied), revision: lastApplied };
     }
     const artifact = await step('ArtifactFailed', () =>
-      pullResolved(delivery.source, target, { credentials, limits: deps.limits, cache: deps.artifactCache }),
+      pullResolved(delivery.source, target, {
+        credentials,
+        limits: deps.limits,
+        cache: deps.artifactCache,
+        kmsPublicKeys: deps.kmsPublicKeys,
+      }),
     );
     revision = artifact.revision;
     let applied: Applied;

@@ -202,7 +202,11 @@ export async function rolloutTarget(
       // Members pull the digest with their own sources: the rollout's `verify` is checked here,
       // before a generation of it can start.
       if (found.digest !== generation?.digest)
-        await verifyResolved(rollout.source, found, { credentials, cache: deps.artifactCache });
+        await verifyResolved(rollout.source, found, {
+          credentials,
+          cache: deps.artifactCache,
+          kmsPublicKeys: deps.kmsPublicKeys,
+        });
       return found;
     })
     .catch((error: unknown) => {
