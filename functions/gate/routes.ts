@@ -3,45 +3,30 @@
 // refused (refusals.ts), whatever else it carries. Each handler still checks its own entry and
 // proof: the table is the first door, not the only one.
 import type { APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer } from 'aws-lambda';
-import { parseGateEvent } from '../core/gates/event.ts';
+import { handleClaim } from '../core/gates/claim.ts';
 import { handleProvenOverride, type OverrideResult } from '../core/gates/override-request.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
-import { handleGateEvent, type GateDeps, type GateRequestResult } from '../core/gates/requests.ts';
+import type { GateRequestResult } from '../core/gates/requests.ts';
 import { handleRunbookOverride } from '../core/gates/runbook-override.ts';
-import {
-  handleRunbookApproval,
-  type RunbookDeps,
-  type RunbookEvent,
-} from '../core/gates/runbook-approval.ts';
+import { handleRunbookApproval, type RunbookEvent } from '../core/gates/runbook-approval.ts';
 import { recordImagePush, type ImagePushOutcome, type ImagePushRecord } from '../core/gates/self-approval.ts';
-import {
-  handleProvenRolloutAction,
-  type RolloutActionDeps,
-  type RolloutActionResult,
-} from '../core/reconcile/rollout-actions.ts';
-import type { EntryKind, InvokedEntry } from './entries.ts';
+import { handleProvenRolloutAction, type RolloutActionResult } from '../core/reconcile/rollout-actions.ts';
+import type { GateCall } from './call.ts';
+import type { EntryKind } from './entries.ts';
 import { refusal } from './refusals.ts';
 import { logger, report, reportOverride, reportRolloutAction } from './report.ts';
 import { asRecord, hasProof, type Shape } from './shapes.ts';
 import { urlRequest } from './url-request.ts';
 
-/** The gate function's dependencies: the gates', and the bus a rollout action announces on. */
-export type GateFunctionDeps = GateDeps & Pick<RolloutActionDeps, 'rolloutEvents'>;
+export type { GateCall, GateFunctionDeps } from './call.ts';
 
 export type GateAnswer =
   GateRequestResult | OverrideResult | RolloutActionResult | FunctionUrlAnswer | ImagePushOutcome;
 
-/** One invocation: the entry it came through and the dependencies, made only when a route needs them. */
-export interface GateCall {
-  readonly entry: InvokedEntry;
-  readonly invokedFunctionArn: string | undefined;
-  readonly deps: () => GateFunctionDeps;
-  readonly runbookDeps: () => RunbookDeps;
-}
-
 type Route = (event: unknown, call: GateCall) => Promise<GateAnswer>;
 
-const claim: Route = async (event, { deps }) => report(await handleGateEvent(parseGateEvent(event), deps()));
+const claim: Route = async (event, { invokedFunctionArn, deps }) =>
+  report(await handleClaim(event, invokedFunctionArn, deps()));
 
 const provenRequest: Route = async (event, { invokedFunctionArn, deps }) =>
   report(await handleProvenRequest(asRecord(event), 'invoke', invokedFunctionArn, deps()));

@@ -13,7 +13,7 @@ import { handleProvenRolloutAction } from '../core/reconcile/rollout-actions.ts'
 import type { EntryKind } from './entries.ts';
 import { refusal } from './refusals.ts';
 import { logger, logRefusal, report, reportOverride, reportRolloutAction } from './report.ts';
-import type { GateCall } from './routes.ts';
+import type { GateCall } from './call.ts';
 import { isOverride } from './shapes.ts';
 
 type UrlRoute = (body: Record<string, unknown>, call: GateCall, caller: UrlCaller) => Promise<unknown>;

@@ -168,6 +168,33 @@ describe('beneath the table: each handler checks its own entry (a row planted wr
     expect(await imagePushers(deps.db, digest)).toEqual(['arn:aws:iam::000000000000:user/mallory']);
   });
 
+  it('the claim handler refuses an unsigned gate event that came through a signed entry, and records nothing', async () => {
+    clock.set(new Date().toISOString());
+    const take = ROUTES.schedules.claim!;
+    const claim = { gate: gates.target, action: 'open', reason: 'CHG-6', requestedBy: 'mallory' };
+    for (const qualifier of [
+      `open_${gates.target}`,
+      BREAK_GLASS_ALIAS,
+      'rollouts',
+      RUNBOOKS_ALIAS,
+      PUSH_RECORDS_ALIAS,
+      'live',
+    ])
+      await expect(take(claim, callThrough(qualifier))).rejects.toThrow(
+        /takes only signed requests; an unsigned claim is taken only from the gates' schedules/,
+      );
+    expect(await getGateRequest(deps.db, gates.target)).toBeUndefined();
+    expect(await listGateAudit(deps.db, gates.target)).toEqual([]);
+    // A status claim through the schedules entry or the function itself is still answered.
+    for (const qualifier of [SCHEDULES_ALIAS, undefined, '$LATEST', '7']) {
+      const answer = (await take(
+        { gate: gates.target, action: 'status' },
+        callThrough(qualifier),
+      )) as GateRequestResult;
+      expect(answer.outcome).toBe('status');
+    }
+  });
+
   it('the console-approval handler refuses an execution that came through another entry, before reading Systems Manager', async () => {
     clock.set(new Date().toISOString());
     const id = await approvedExecution(gates.runbook);
