@@ -367,10 +367,13 @@ export class Sluice extends Construct {
     const gateInvoker = this.schedulerRole('GateInvokerRole', 'invokes the gate function', [
       this.scheduleGroup,
     ]);
-    // The gates' cron schedules invoke an alias of their own, and the role may invoke only it: not
-    // the entries' aliases (open_<gate>, close_<gate>) nor the runbooks'.
+    // The gates' cron schedules and the dashboard's state schedules invoke an alias of their own,
+    // and the role may invoke only it: not the entries' aliases (open_<gate>, close_<gate>,
+    // break_glass, record_pushes) nor the runbooks'. Invoking the function itself would not do:
+    // a grant on a function is also one on every alias of it (<arn>:*).
+    const dashboard = props.dashboard ?? true;
     let scheduleTarget: lambda.IFunction = gate;
-    if (config.gates.some((g) => g.schedules.length > 0)) {
+    if (config.gates.some((g) => g.schedules.length > 0) || (dashboard && config.gates.length > 0)) {
       scheduleTarget = entryAlias(this, 'GateSchedulesAlias', gate, SCHEDULES_ALIAS);
       // Scheduler invokes asynchronously, and an alias has its own asynchronous invocation config.
       failures.routeAsyncInvocations(scheduleTarget, ASYNC_MAX_EVENT_AGE);
@@ -383,7 +386,7 @@ export class Sluice extends Construct {
       deadLetterQueue: failures.queue,
     });
     // The dashboard's gate state: read on a schedule, so freezes, calendars and alarms show too.
-    if (props.dashboard ?? true)
+    if (dashboard)
       new GateStateSchedules(this, 'GateStateSchedules', {
         gates: config.gates.slice(0, DASHBOARD_ROWS_MAX),
         gateFunction: scheduleTarget,

@@ -7,7 +7,7 @@ import {
   RUNBOOKS_ALIAS,
   SCHEDULES_ALIAS,
 } from '../core/gates/contract.ts';
-import { gateEntryOf, PUSH_RECORDS_ALIAS } from '../core/gates/entry.ts';
+import { gateEntryOf, isFunctionItself, PUSH_RECORDS_ALIAS, qualifierOf } from '../core/gates/entry.ts';
 
 export type EntryKind =
   /** `open_<gate>` / `close_<gate>`: signed gate requests (grantGateRequests). */
@@ -43,9 +43,8 @@ const ALIASES: ReadonlyMap<string, EntryKind> = new Map([
 
 /** The entry an invocation came through, from `context.invokedFunctionArn` (absent: a direct call). */
 export function invokedEntry(invokedFunctionArn: string | undefined): InvokedEntry {
-  const qualifier = invokedFunctionArn?.split(':')[7];
-  if (qualifier === undefined || qualifier === '$LATEST' || /^\d+$/.test(qualifier))
-    return { kind: 'function', name: 'the function itself' };
+  if (isFunctionItself(invokedFunctionArn)) return { kind: 'function', name: 'the function itself' };
+  const qualifier = qualifierOf(invokedFunctionArn)!;
   const kind = ALIASES.get(qualifier) ?? (gateEntryOf(invokedFunctionArn) ? 'gate-request' : 'unknown');
   return { kind, name: `the ${qualifier} entry` };
 }

@@ -1,6 +1,6 @@
 // Why an invocation is refused when its entry does not take what it asks (routes.ts): each
 // refusal names the entry it came through and the entry that takes it. Nothing is written.
-import { SCHEDULES_ALIAS } from '../core/gates/contract.ts';
+import { claimRefused } from '../core/gates/claim.ts';
 import { GateEventError, OVERRIDE_NEEDS_PROOF } from '../core/gates/event.ts';
 import { BREAK_GLASS_ENTRY_HINT } from '../core/gates/override-request.ts';
 import { ProofRefused } from '../core/gates/proof.ts';
@@ -37,8 +37,6 @@ export function refusal(
     case 'claim':
       // Through break_glass, whatever an unsigned event asks is an override claim.
       if (entry.kind === 'break-glass') return new GateEventError(OVERRIDE_NEEDS_PROOF);
-      return new ProofRefused(
-        `${entry.name} takes only signed requests; an unsigned claim is taken only from the gates' schedules (the ${SCHEDULES_ALIAS} entry) or by invoking the function itself, where it is recorded as unverified`,
-      );
+      return claimRefused(entry.name);
   }
 }

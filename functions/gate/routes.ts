@@ -2,26 +2,31 @@
 // picks the row, the event's shape (shapes.ts) the column; a shape an entry's row does not list is
 // refused (refusals.ts), whatever else it carries. Each handler still checks its own entry and
 // proof: the table is the first door, not the only one.
-import { parseGateEvent } from '../core/gates/event.ts';
-import { handleProvenOverride } from '../core/gates/override-request.ts';
+import type { APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer } from 'aws-lambda';
+import { handleClaim } from '../core/gates/claim.ts';
+import { handleProvenOverride, type OverrideResult } from '../core/gates/override-request.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
-import { handleGateEvent } from '../core/gates/requests.ts';
+import type { GateRequestResult } from '../core/gates/requests.ts';
 import { handleRunbookOverride } from '../core/gates/runbook-override.ts';
 import { handleRunbookApproval, type RunbookEvent } from '../core/gates/runbook-approval.ts';
-import { recordImagePush, type ImagePushRecord } from '../core/gates/self-approval.ts';
-import { handleProvenRolloutAction } from '../core/reconcile/rollout-actions.ts';
-import type { GateAnswer, GateCall } from './call.ts';
+import { recordImagePush, type ImagePushOutcome, type ImagePushRecord } from '../core/gates/self-approval.ts';
+import { handleProvenRolloutAction, type RolloutActionResult } from '../core/reconcile/rollout-actions.ts';
+import type { GateCall } from './call.ts';
 import type { EntryKind } from './entries.ts';
 import { refusal } from './refusals.ts';
 import { logger, report, reportOverride, reportRolloutAction } from './report.ts';
 import { asRecord, hasProof, type Shape } from './shapes.ts';
 import { urlRequest } from './url-request.ts';
 
-export type { GateAnswer, GateCall, GateFunctionDeps } from './call.ts';
+export type { GateCall, GateFunctionDeps } from './call.ts';
+
+export type GateAnswer =
+  GateRequestResult | OverrideResult | RolloutActionResult | FunctionUrlAnswer | ImagePushOutcome;
 
 type Route = (event: unknown, call: GateCall) => Promise<GateAnswer>;
 
-const claim: Route = async (event, { deps }) => report(await handleGateEvent(parseGateEvent(event), deps()));
+const claim: Route = async (event, { invokedFunctionArn, deps }) =>
+  report(await handleClaim(event, invokedFunctionArn, deps()));
 
 const provenRequest: Route = async (event, { invokedFunctionArn, deps }) =>
   report(await handleProvenRequest(asRecord(event), 'invoke', invokedFunctionArn, deps()));

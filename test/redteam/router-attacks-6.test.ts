@@ -6,6 +6,7 @@
 // qualifiers, and a wrongly planted row; and the legitimate senders the construct makes (schedules,
 // runbooks, the ECR rule, console test events), which must still be taken.
 import { SendAutomationSignalCommand, StartAutomationExecutionCommand } from '@aws-sdk/client-ssm';
+import { Duration } from 'aws-cdk-lib';
 import type { APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AutomationDocument } from '../../dev/ssm-endpoint.ts';
@@ -26,6 +27,7 @@ import { breakGlassRunbookContent } from '../../lib/break-glass-runbook.ts';
 import { invokeWithExecutionId } from '../../lib/runbooks.ts';
 import { gateScheduleInput } from '../../lib/schedules.ts';
 import { gateTestEventSchema } from '../../lib/test-events.ts';
+import { seedDelivery, synth } from '../lib/synth.ts';
 import { engineDeps } from '../support/deliveries.ts';
 import { manualClock, registerGate } from '../support/gates.ts';
 import {
@@ -164,6 +166,33 @@ describe('beneath the table: each handler checks its own entry (a row planted wr
     // Through the rule's own entry the same record is taken.
     await handler(putImage(digest), through(PUSH_RECORDS_ALIAS));
     expect(await imagePushers(deps.db, digest)).toEqual(['arn:aws:iam::000000000000:user/mallory']);
+  });
+
+  it('the claim handler refuses an unsigned gate event that came through a signed entry, and records nothing', async () => {
+    clock.set(new Date().toISOString());
+    const take = ROUTES.schedules.claim!;
+    const claim = { gate: gates.target, action: 'open', reason: 'CHG-6', requestedBy: 'mallory' };
+    for (const qualifier of [
+      `open_${gates.target}`,
+      BREAK_GLASS_ALIAS,
+      'rollouts',
+      RUNBOOKS_ALIAS,
+      PUSH_RECORDS_ALIAS,
+      'live',
+    ])
+      await expect(take(claim, callThrough(qualifier))).rejects.toThrow(
+        /takes only signed requests; an unsigned claim is taken only from the gates' schedules/,
+      );
+    expect(await getGateRequest(deps.db, gates.target)).toBeUndefined();
+    expect(await listGateAudit(deps.db, gates.target)).toEqual([]);
+    // A status claim through the schedules entry or the function itself is still answered.
+    for (const qualifier of [SCHEDULES_ALIAS, undefined, '$LATEST', '7']) {
+      const answer = (await take(
+        { gate: gates.target, action: 'status' },
+        callThrough(qualifier),
+      )) as GateRequestResult;
+      expect(answer.outcome).toBe('status');
+    }
   });
 
   it('the console-approval handler refuses an execution that came through another entry, before reading Systems Manager', async () => {
@@ -384,5 +413,42 @@ describe("the construct's senders are still taken where it sends them", () => {
     expect(ROUTES[invokedEntry(`${FUNCTION}:${BREAK_GLASS_ALIAS}`).kind].runbook).toBeDefined();
     expect(shapeOf(putImage(digestOf('rule')))).toBe('push-record');
     expect(ROUTES[invokedEntry(`${FUNCTION}:${PUSH_RECORDS_ALIAS}`).kind]['push-record']).toBeDefined();
+  });
+});
+
+describe("the construct's grants: the schedules' role reaches the schedules entry only", () => {
+  it("with no gate schedules, the dashboard's state schedules invoke the schedules alias, and the role may invoke nothing else", () => {
+    const { template } = synth((cluster) => ({
+      gates: [{ name: 'sre-approval', default: 'closed', window: Duration.hours(1) }],
+      deliveries: [{ ...seedDelivery(cluster), gates: [{ name: 'sre-approval', blocks: 'all' }] }],
+    }));
+    const resources = template.toJSON().Resources as Record<
+      string,
+      { Type: string; Properties: Record<string, unknown> }
+    >;
+    const idOf = (type: string, match: (id: string, properties: Record<string, unknown>) => boolean) =>
+      Object.entries(resources)
+        .filter(([id, r]) => r.Type === type && match(id, r.Properties))
+        .map(([id, r]) => [id, r.Properties] as const);
+    const [[gateFunction]] = idOf('AWS::Lambda::Function', (id) => id.includes('GateFunction')) as [
+      [string, unknown],
+    ];
+    const aliases = idOf('AWS::Lambda::Alias', (_, p) => p.Name === SCHEDULES_ALIAS);
+    expect(aliases, 'the schedules alias').toHaveLength(1);
+    const schedulesAlias = aliases[0]![0];
+    const [[invoker]] = idOf('AWS::IAM::Role', (id) => id.includes('GateInvokerRole')) as [[string, unknown]];
+    // Every schedule that invokes the gate function invokes its schedules entry.
+    const targets = idOf('AWS::Scheduler::Schedule', () => true)
+      .map(([, p]) => JSON.stringify((p.Target as { Arn: unknown }).Arn))
+      .filter((arn) => arn.includes(gateFunction) || arn.includes(schedulesAlias));
+    expect(targets.length).toBeGreaterThan(0);
+    for (const arn of targets) expect(arn).toBe(JSON.stringify({ Ref: schedulesAlias }));
+    // The role's invoke grant names that alias alone: not the function, whose grant covers <arn>:*.
+    const grants = idOf('AWS::IAM::Policy', (_, p) => JSON.stringify(p.Roles).includes(invoker))
+      .flatMap(
+        ([, p]) => (p.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
+      )
+      .filter((statement) => JSON.stringify(statement.Action).includes('lambda:InvokeFunction'));
+    expect(grants.map((statement) => statement.Resource)).toEqual([{ Ref: schedulesAlias }]);
   });
 });

@@ -24,3 +24,19 @@ export interface GateEntry {
 
 /** The gate function's alias the ECR PutImage rule invokes (preventSelfApproval); no gate entry can be named so. */
 export const PUSH_RECORDS_ALIAS = 'record_pushes';
+
+/** The qualifier of the ARN the function was invoked as (its alias or version); none when unqualified. */
+export const qualifierOf = (invokedFunctionArn: string | undefined): string | undefined =>
+  invokedFunctionArn?.split(':')[7];
+
+/** True when the function was invoked as itself: unqualified, `$LATEST` or a version, not through an alias. */
+export function isFunctionItself(invokedFunctionArn: string | undefined): boolean {
+  const qualifier = qualifierOf(invokedFunctionArn);
+  return qualifier === undefined || qualifier === '$LATEST' || /^\d+$/.test(qualifier);
+}
+
+/** How a message names the entry an invocation came through: `the <alias> entry`, or the function itself. */
+export const entryNameOf = (invokedFunctionArn: string | undefined): string =>
+  isFunctionItself(invokedFunctionArn)
+    ? 'the function itself'
+    : `the ${qualifierOf(invokedFunctionArn)} entry`;

@@ -6,7 +6,7 @@ import { gateStatus, handleGateEvent, type GateDeps, type GateRequestResult } fr
 import { ProofRefused } from './proof.ts';
 import { lastClosedAt } from './state.ts';
 import { datedPeriodsOf } from './conditions.ts';
-import { gateAliasName } from './entry.ts';
+import { entryNameOf, gateAliasName, qualifierOf } from './entry.ts';
 import { authorizeSigner, SignerRefused } from './signers.ts';
 
 import { BREAK_GLASS_ALIAS, REFUSED_OUTCOME_MARK, RUNBOOK_STEPS, RUNBOOKS_ALIAS } from './contract.ts';
@@ -66,11 +66,6 @@ export const runbookEntryRefused = (through: string): GateEventError =>
   new GateEventError(
     `a runbook execution is taken only through the gate function's ${RUNBOOKS_ALIAS} entry, which the gate runbooks' Automation role invokes (the break-glass runbook's through ${BREAK_GLASS_ALIAS}), not through ${through}; nothing was recorded`,
   );
-
-const entryName = (qualifier: string | undefined) =>
-  qualifier === undefined || qualifier === '$LATEST' || /^\d+$/.test(qualifier)
-    ? 'the function itself'
-    : `the ${qualifier} entry`;
 
 export const isRunbookEvent = (event: unknown): event is RunbookEvent =>
   typeof event === 'object' && event !== null && !Array.isArray(event) && 'ssmExecution' in event;
@@ -221,8 +216,8 @@ export async function handleRunbookApproval(
 ): Promise<GateRequestResult> {
   // Whatever routed it here, only the runbooks' Automation role's entry is taken: an execution id
   // is no secret (it is in the console), so anyone able to invoke another entry could send one.
-  const qualifier = invokedFunctionArn?.split(':')[7];
-  if (qualifier !== RUNBOOKS_ALIAS) throw runbookEntryRefused(entryName(qualifier));
+  if (qualifierOf(invokedFunctionArn) !== RUNBOOKS_ALIAS)
+    throw runbookEntryRefused(entryNameOf(invokedFunctionArn));
   const now = deps.clock.now();
   const approval = await verifyRunbookApproval(event, runbooks, now);
   // A gate the construct named but the table no longer registers has no history to write to.
