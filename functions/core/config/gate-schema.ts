@@ -5,6 +5,7 @@ import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
 import { alarmsSchema } from './alarm-fields.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_OVERRIDE_LIMIT_MS, MAX_WINDOW_MS } from './defaults.ts';
 import { formatDuration } from './duration.ts';
+import { holidaySetSchema } from './holiday-sets.ts';
 import type { Gate, GateSchedule } from './types.ts';
 import { checked, duration, name, strict } from './fields.ts';
 
@@ -46,6 +47,7 @@ export const gateSchema = strict({
   requireVerified: z.boolean().optional(),
   preventSelfApproval: z.boolean().optional(),
   ...closedPeriodFields,
+  holidays: holidaySetSchema.optional(),
   alarms: alarmsSchema.optional(),
   insufficientData: z.enum(['open', 'closed']).optional(),
   maxOverride: duration()
@@ -104,6 +106,7 @@ export const gateSchema = strict({
     ...(gate.freezes?.length && { freezes: gate.freezes }),
     ...(gate.calendars?.length && { calendars: gate.calendars }),
     ...(gate.changeCalendars?.length && { changeCalendars: gate.changeCalendars }),
+    ...(gate.holidays !== undefined && { holidays: gate.holidays }),
     ...(gate.alarms?.length && {
       alarms: gate.alarms,
       insufficientData: gate.insufficientData ?? DEFAULTS.insufficientData,

@@ -24,6 +24,18 @@ export interface GateFreeze {
   reason?: string;
 }
 
+/** A set of holidays (date-holidays' data) each closing the gate from local midnight to the next. */
+export interface GateHolidays {
+  /** ISO 3166-1 alpha-2 code, as date-holidays names it (`DE`). */
+  country: string;
+  /** A region (state) of the country, as date-holidays names it (`BY`). */
+  region?: string;
+  /** Which of the library's holiday types close the gate; default `[public]`. */
+  types: ('public' | 'bank' | 'school' | 'optional' | 'observance')[];
+  /** IANA time zone the days are read in; default the library's first zone for the region (else the country). */
+  timeZone: string;
+}
+
 /** An RFC 5545 calendar whose events each close the gate for their span. */
 export interface GateCalendar {
   /** Names the calendar in messages: its own name, or its file's base name. */
@@ -65,6 +77,8 @@ export interface Gate {
   calendars?: GateCalendar[];
   /** SSM Change Calendars (names or ARNs): the gate is closed while any of them is CLOSED, or cannot be read. */
   changeCalendars?: string[];
+  /** Public holidays (or other types) of a country or region: the gate is closed on each, whatever its requests say. */
+  holidays?: GateHolidays;
   /**
    * CloudWatch alarms (names, or ARNs) that close the gate while any of them is in ALARM (or
    * INSUFFICIENT_DATA, per `insufficientData`), whatever the requests say; an alarm that cannot be
