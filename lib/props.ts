@@ -293,7 +293,8 @@ export interface SluiceGateSchedule {
   readonly timeZone?: string;
   readonly action: 'open' | 'close';
   /**
-   * How long the scheduled request lasts.
+   * How long the scheduled request lasts. Given in days (`Duration.days(1)`), it lasts that many
+   * calendar days in `timeZone`, to the same wall-clock time: 25 hours across clocks going back.
    * @default - the gate's window
    */
   readonly window?: Duration;
@@ -305,7 +306,8 @@ export interface SluiceGate {
   /** The state when no request is in force. */
   readonly default: 'open' | 'closed';
   /**
-   * How long a request lasts before the gate returns to its default.
+   * How long a request lasts before the gate returns to its default. A schedule without a window
+   * of its own takes this one; in days (`Duration.days(1)`), as calendar days in its time zone.
    * @default - until the next request
    */
   readonly window?: Duration;

@@ -13,18 +13,19 @@ const scheduleSchema = strict({
   cron: checked((expression) => cronProblem(expression)).transform(unwrapCron),
   timeZone: checked(timeZoneProblem).optional(),
   action: z.enum(['open', 'close']),
-  window: gateWindow().optional(),
+  window: dayAwareWindow().optional(),
 }).transform((schedule): GateSchedule => ({
   cron: schedule.cron,
   timeZone: schedule.timeZone ?? DEFAULTS.timeZone,
   action: schedule.action,
-  ...(schedule.window !== undefined && { windowMs: schedule.window }),
+  ...(schedule.window !== undefined && { windowMs: schedule.window.ms }),
+  ...(schedule.window?.days !== undefined && { windowDays: schedule.window.days }),
 }));
 
 export const gateSchema = strict({
   name: name('gate name'),
   default: z.enum(['open', 'closed']),
-  window: gateWindow().optional(),
+  window: dayAwareWindow().optional(),
   description: z.string().optional(),
   schedules: z.array(scheduleSchema).optional(),
   approval: z.enum(['any', 'revision']).optional(),
@@ -95,9 +96,14 @@ export const gateSchema = strict({
   .transform((gate): Gate => ({
     name: gate.name,
     default: gate.default,
-    ...(gate.window !== undefined && { windowMs: gate.window }),
+    ...(gate.window !== undefined && { windowMs: gate.window.ms }),
     ...(gate.description !== undefined && { description: gate.description }),
-    schedules: gate.schedules ?? [],
+    schedules: (gate.schedules ?? []).map((schedule) =>
+      // A schedule without a window of its own takes the gate's, in whole days if it is written so.
+      schedule.windowMs === undefined && gate.window?.days !== undefined
+        ? { ...schedule, windowDays: gate.window.days }
+        : schedule,
+    ),
     approval: gate.approval ?? DEFAULTS.approval,
     approvers: gate.approvers ?? DEFAULTS.approvers,
     ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
@@ -113,6 +119,23 @@ export const gateSchema = strict({
     }),
     ...(gate.maxOverride !== undefined && { maxOverrideMs: gate.maxOverride }),
   }));
+
+/**
+ * A gate or schedule window and, when it is written in whole days (`1d`, `7d`), their number: a
+ * schedule's firing then lasts that many calendar days in its time zone (25 hours across clocks
+ * going back), not that many times 24 hours.
+ */
+function dayAwareWindow() {
+  return z.unknown().transform((value, ctx): { ms: number; days?: number } => {
+    const parsed = gateWindow().safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+      return z.NEVER;
+    }
+    const days = /^\s*(\d+)d\s*$/.exec(value as string)?.[1];
+    return { ms: parsed.data, ...(days !== undefined && { days: Number(days) }) };
+  });
+}
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */
 function gateWindow() {

@@ -11,6 +11,12 @@ export interface GateSchedule {
   action: GateAction;
   /** How long the scheduled request lasts; none = the gate's own window. */
   windowMs?: number;
+  /**
+   * Set when the window (the schedule's, else the gate's) is written in whole days (`1d`): a
+   * firing lasts that many calendar days in `timeZone`, to the same wall-clock time (a repeated
+   * one read as its later occurrence), not windowMs.
+   */
+  windowDays?: number;
 }
 
 /** A one-off span the gate is closed for, whatever its requests say. */

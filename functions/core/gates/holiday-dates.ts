@@ -2,6 +2,11 @@
 // own in the Lambda bundles), only for a gate that has `holidays`.
 import Holidays from 'date-holidays';
 import type { GateHolidays } from '../config/index.ts';
+import { HOLIDAY_DATA_VERSION } from '../config/holiday-sets.ts';
+import packageJson from 'date-holidays/package.json' with { type: 'json' };
+
+/** `date-holidays 3.37.0, data 2026-09-20`: where a gate's holiday dates come from. */
+export const HOLIDAY_LIBRARY = `date-holidays ${packageJson.version}, data ${HOLIDAY_DATA_VERSION}`;
 
 /** One holiday: the library's own start and end (local midnight to the next, in the set's time zone). */
 export interface HolidayDate {

@@ -1,4 +1,4 @@
-import type { Gate } from '../config/index.ts';
+import type { Gate, GateHolidays } from '../config/index.ts';
 import { holidaySetName } from '../config/holiday-sets.ts';
 import { zoneOffsetMs } from '../config/zoned-time.ts';
 import { CALENDAR_SPAN_MS } from './calendars.ts';
@@ -45,4 +45,20 @@ function yearsBetween(from: number, to: number, timeZone: string): number[] {
   const years: number[] = [];
   for (let year = yearAt(from); year <= yearAt(to); year++) years.push(year);
   return years;
+}
+
+/** A holiday set as `sluice gates` shows it. */
+export interface HolidaySetReport {
+  /** `DE-BY` */
+  readonly set: string;
+  readonly types: readonly string[];
+  readonly timeZone: string;
+  /** date-holidays' package version and its data's (`3.37.0, data 2026-09-20`). */
+  readonly library: string;
+}
+
+/** The set, with the library's versions (loaded on first use, as the dates are). */
+export async function holidaySetReport(set: GateHolidays): Promise<HolidaySetReport> {
+  const { HOLIDAY_LIBRARY } = await import('./holiday-dates.ts');
+  return { set: holidaySetName(set), types: set.types, timeZone: set.timeZone, library: HOLIDAY_LIBRARY };
 }
