@@ -20,23 +20,25 @@ interface RegionData {
 interface CountryData extends RegionData {
   readonly states?: Readonly<Record<string, RegionData>>;
 }
-const countries = (data as unknown as { holidays: Record<string, CountryData> }).holidays;
+// Read inside functions only: a bundle that never checks a holiday set leaves the data out.
+const countries = (): Record<string, CountryData> =>
+  (data as unknown as { holidays: Record<string, CountryData> }).holidays;
 
 /** The version of date-holidays' data (a date, e.g. `2026-09-20`), shown by `sluice gates`. */
-export const HOLIDAY_DATA_VERSION: string = (data as unknown as { version: string }).version;
+export const holidayDataVersion = (): string => (data as unknown as { version: string }).version;
 
 const own = <T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined =>
   record && Object.hasOwn(record, key) ? record[key] : undefined;
 
 function countryProblem(country: string): string | undefined {
-  if (own(countries, country)) return undefined;
-  const near = closest(country.toUpperCase(), Object.keys(countries));
+  if (own(countries(), country)) return undefined;
+  const near = closest(country.toUpperCase(), Object.keys(countries()));
   return `"${country}" is not a country date-holidays knows: give its ISO 3166-1 alpha-2 code in capitals (e.g. DE, US)${near ? ` (did you mean "${near}"?)` : ''}`;
 }
 
 /** The problem with `region` in `country`, or undefined when the library knows it. */
 function regionProblem(country: string, region: string): string | undefined {
-  const states = own(countries, country)?.states;
+  const states = own(countries(), country)?.states;
   if (own(states, region)) return undefined;
   const known = Object.keys(states ?? {});
   return known.length === 0
@@ -46,7 +48,7 @@ function regionProblem(country: string, region: string): string | undefined {
 
 /** The time zone a holiday set is read in when none is given: the library's first for the region, else the country. */
 export function defaultHolidayTimeZone(country: string, region?: string): string {
-  const entry = own(countries, country);
+  const entry = own(countries(), country);
   const zones = (region !== undefined && own(entry?.states, region)?.zones) || entry?.zones;
   return zones?.[0] ?? 'UTC';
 }
@@ -81,7 +83,3 @@ export const holidaySetSchema = strict({
     types: [...new Set((set.types ?? ['public']) as HolidayType[])],
     timeZone: set.timeZone ?? defaultHolidayTimeZone(set.country, set.region),
   }));
-
-/** `DE-BY` or `US`: how a holiday set is named in messages. */
-export const holidaySetName = (set: Pick<GateHolidays, 'country' | 'region'>): string =>
-  set.region === undefined ? set.country : `${set.country}-${set.region}`;

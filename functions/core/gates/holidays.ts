@@ -1,5 +1,4 @@
 import type { Gate, GateHolidays } from '../config/index.ts';
-import { holidaySetName } from '../config/holiday-sets.ts';
 import { zoneOffsetMs } from '../config/zoned-time.ts';
 import { CALENDAR_SPAN_MS } from './calendars.ts';
 import type { ClosedPeriod } from './closed-periods.ts';
@@ -46,6 +45,10 @@ function yearsBetween(from: number, to: number, timeZone: string): number[] {
   for (let year = yearAt(from); year <= yearAt(to); year++) years.push(year);
   return years;
 }
+
+/** `DE-BY` or `US`: how a holiday set is named in messages. */
+export const holidaySetName = (set: Pick<GateHolidays, 'country' | 'region'>): string =>
+  set.region === undefined ? set.country : `${set.country}-${set.region}`;
 
 /** A holiday set as `sluice gates` shows it. */
 export interface HolidaySetReport {
