@@ -126,15 +126,18 @@ export const gateSchema = strict({
  * going back), not that many times 24 hours.
  */
 function dayAwareWindow() {
-  return z.unknown().transform((value, ctx): { ms: number; days?: number } => {
-    const parsed = gateWindow().safeParse(value);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
-      return z.NEVER;
-    }
-    const days = /^\s*(\d+)d\s*$/.exec(value as string)?.[1];
-    return { ms: parsed.data, ...(days !== undefined && { days: Number(days) }) };
-  });
+  // Typed as the string it should be; gateWindow() says what is wrong with anything else.
+  return z
+    .custom<string>(() => true)
+    .transform((value, ctx): { ms: number; days?: number } => {
+      const parsed = gateWindow().safeParse(value);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+        return z.NEVER;
+      }
+      const days = /^\s*(\d+)d\s*$/.exec(value)?.[1];
+      return { ms: parsed.data, ...(days !== undefined && { days: Number(days) }) };
+    });
 }
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */
