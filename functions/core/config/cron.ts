@@ -158,7 +158,7 @@ function isRepeatedWallClock(instant: Date, format: Intl.DateTimeFormat): boolea
   return false;
 }
 
-const DAY_MS = 24 * 3_600_000;
+const SCAN_STEP_MS = 7 * 24 * 3_600_000;
 
 /** The UTC offset of `timeZone` at `instant`, in ms (a minute's precision is enough for offsets). */
 function offsetAt(format: Intl.DateTimeFormat, instant: number): number {
@@ -188,9 +188,12 @@ export function skippedTimes(expression: string, timeZone: string, from: Date, t
   });
   const format = wallClockFormat(timeZone);
   const skipped: string[] = [];
-  for (let day = from.getTime(); day < to.getTime(); day += DAY_MS) {
-    let [low, high] = [day, Math.min(day + DAY_MS, to.getTime())];
-    const [before, after] = [offsetAt(format, low), offsetAt(format, high)];
+  // A week at a time (no zone changes its clocks twice in a week), then to the minute.
+  let offset = offsetAt(format, from.getTime());
+  for (let start = from.getTime(); start < to.getTime(); start += SCAN_STEP_MS) {
+    let [low, high] = [start, Math.min(start + SCAN_STEP_MS, to.getTime())];
+    const [before, after] = [offset, offsetAt(format, high)];
+    offset = after;
     if (after <= before) continue; // no change, or clocks going back (a repeated time fires once)
     while (high - low > 60_000) {
       const middle = low + Math.floor((high - low) / 2 / 60_000) * 60_000;
