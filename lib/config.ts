@@ -384,11 +384,15 @@ function calendarsRead(calendars: SluiceGate['calendars'], path: Path, issues: I
   });
 }
 
-/** `Duration.minutes(5)` → `300s` (`1500ms` when not whole seconds); strings pass to the schema as they are. */
+/**
+ * `Duration.minutes(5)` → `300s` (`1500ms` when not whole seconds), `Duration.days(1)` → `1d` (a
+ * schedule window in days is calendar days); strings pass to the schema as they are.
+ */
 function durationText(value: Duration | undefined, path: Path, issues: Issues): string | undefined {
   if (value === undefined || typeof value === 'string') return value;
   const ms = durationMs(value, path, issues);
   if (ms === undefined) return undefined;
+  if (value.unitLabel() === 'days' && ms % 86_400_000 === 0) return `${ms / 86_400_000}d`;
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 

@@ -303,7 +303,8 @@ export interface SluiceGateSchedule {
   readonly timeZone?: string;
   readonly action: 'open' | 'close';
   /**
-   * How long the scheduled request lasts.
+   * How long the scheduled request lasts. Given in days (`Duration.days(1)`), it lasts that many
+   * calendar days in `timeZone`, to the same wall-clock time: 25 hours across clocks going back.
    * @default - the gate's window
    */
   readonly window?: Duration;
@@ -315,7 +316,8 @@ export interface SluiceGate {
   /** The state when no request is in force. */
   readonly default: 'open' | 'closed';
   /**
-   * How long a request lasts before the gate returns to its default.
+   * How long a request lasts before the gate returns to its default. A schedule without a window
+   * of its own takes this one; in days (`Duration.days(1)`), as calendar days in its time zone.
    * @default - until the next request
    */
   readonly window?: Duration;
@@ -412,6 +414,34 @@ export interface SluiceGate {
    * @default - none
    */
   readonly changeCalendars?: string[];
+  /**
+   * A country's (or region's) holidays, as the date-holidays library computes them: the gate is
+   * closed on each, from local midnight to the next local midnight in `timeZone`, whatever its
+   * requests say. An unknown country, region or type fails synth, naming the gate and the field.
+   * @default - none
+   */
+  readonly holidays?: SluiceGateHolidays;
+}
+
+/** The holidays of a country or one of its regions (date-holidays' codes). */
+export interface SluiceGateHolidays {
+  /** ISO 3166-1 alpha-2 country code in capitals, as date-holidays names it: `DE`, `US`. */
+  readonly country: string;
+  /**
+   * A region (state) of the country, as date-holidays names it: `BY` (Bavaria), `CA`.
+   * @default - the country's nationwide holidays only
+   */
+  readonly region?: string;
+  /**
+   * Which holiday types close the gate: `public`, `bank`, `school`, `optional`, `observance`.
+   * @default ['public']
+   */
+  readonly types?: string[];
+  /**
+   * IANA time zone the holidays' days are read in.
+   * @default - date-holidays' first time zone for the region, else for the country (DE: Europe/Berlin, US: America/New_York)
+   */
+  readonly timeZone?: string;
 }
 
 /** A one-off span a gate is closed for. */
@@ -701,6 +731,9 @@ const _deliveryFields: MissingFrom<DeliveryInput, SluiceDelivery> &
 const _gateFields: MissingFrom<GateInput, SluiceGate> & MissingFrom<SluiceGate, GateInput> = {};
 const _rolloutFields: MissingFrom<RolloutInput, SluiceRollout> & MissingFrom<SluiceRollout, RolloutInput> =
   {};
+type HolidaysInput = NonNullable<GateInput['holidays']>;
+const _holidayFields: MissingFrom<HolidaysInput, SluiceGateHolidays> &
+  MissingFrom<SluiceGateHolidays, HolidaysInput> = {};
 type RolloutWaveInput = RolloutInput['waves'][number];
 const _rolloutWaveFields: MissingFrom<RolloutWaveInput, SluiceRolloutWave> &
   MissingFrom<SluiceRolloutWave, RolloutWaveInput> = {};

@@ -6,6 +6,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
 import { formatDuration, type Delivery, type Gate } from '../functions/core/config/index.ts';
+import { warnOfSkippedScheduleTimes } from './warnings.ts';
 import { stalenessWindow } from './alarms.ts';
 
 /** EventBridge Scheduler's longest flexible time window. */
@@ -51,6 +52,7 @@ export class GateSchedules extends Construct {
   constructor(scope: Construct, id: string, props: GateSchedulesProps) {
     super(scope, id);
     for (const gate of props.gates) {
+      warnOfSkippedScheduleTimes(this, gate, new Date());
       gate.schedules.forEach((schedule, index) => {
         this.schedules.push(
           new scheduler.Schedule(this, `${gate.name}-${index}`, {

@@ -1,6 +1,7 @@
 import { Annotations } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { Delivery, Gate } from '../functions/core/config/index.ts';
+import { skippedScheduleWarnings } from '../functions/core/config/skipped-schedules.ts';
 import type { EcrRepository } from './sources.ts';
 
 export interface RiskyChoices {
@@ -36,7 +37,17 @@ export const WARNINGS = {
   environmentAgnostic: 'sluice:environment-agnostic-push-rules',
   selfApprovalNeedsTrail: 'sluice:self-approval-needs-trail',
   alarmGateWaitsForData: 'sluice:alarm-gate-waits-for-data',
+  scheduleInSkippedHour: 'sluice:schedule-in-skipped-hour',
 } as const;
+
+/**
+ * A warning on the gate's construct for each schedule naming a local time that clocks skip
+ * (within two years of `now`): Scheduler does not fire it then. The schedule stays valid.
+ */
+export function warnOfSkippedScheduleTimes(scope: Construct, gate: Gate, now: Date): void {
+  for (const message of skippedScheduleWarnings(gate, now))
+    Annotations.of(scope).addWarningV2(WARNINGS.scheduleInSkippedHour, message);
+}
 
 /**
  * Warnings at synth (as cdk-nag reports findings) for choices that are allowed but risky: each

@@ -92,6 +92,13 @@ export function gatesCommand(): Command {
           process.stdout.write(
             `OVERRIDE gate '${status.name}' (break-glass): lets ${describeOverride(override)} (ends ${relative(override.endsAt, now)})\n`,
           );
+      for (const { status, holidays } of gates)
+        if (holidays)
+          process.stdout.write(
+            `HOLIDAYS gate '${status.name}': ${holidays.set} ${holidays.types.join(', ')} (${holidays.timeZone}), from ${holidays.library}\n`,
+          );
+      for (const { warnings } of gates)
+        for (const warning of warnings ?? []) process.stdout.write(`WARNING ${warning}\n`);
     });
 }
 

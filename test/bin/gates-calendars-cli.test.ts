@@ -158,3 +158,82 @@ describe('sluice register and sluice gates with what a calendar client exports',
     },
   );
 });
+
+/** Writes a config of one gate with `fields` (YAML lines under the gate); registers it. */
+async function registerGate(gate: string, fields: string[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-gates-'));
+  writeFileSync(
+    join(dir, 'sluice.yaml'),
+    [`gates:`, `  - name: ${gate}`, '    default: open', ...fields.map((line) => `    ${line}`), ''].join(
+      '\n',
+    ),
+  );
+  return sluice('register', '-f', join(dir, 'sluice.yaml'));
+}
+
+describe('sluice gates with a holiday set', () => {
+  it('previews the holiday with --at, names the set and the library data, and warns of a schedule at a skipped time', async () => {
+    const gate = uniqueName('bavaria');
+    const registered = await registerGate(gate, [
+      'holidays: { country: DE, region: BY, types: [public] }',
+      'schedules:',
+      '  - { cron: "30 2 ? * SUN *", timeZone: Europe/Berlin, action: close, window: 1h }',
+    ]);
+    expect(registered.stdout).toContain(`gate ${gate} registered`);
+
+    // Fronleichnam 2026 (4 June), from midnight to midnight in Berlin (CEST).
+    const during = JSON.parse((await sluice('gates', gate, '--at', '2026-06-04T09:00:00Z', '--json')).stdout);
+    expect(during).toMatchObject({
+      state: 'closed',
+      status: {
+        state: 'closed',
+        since: '2026-06-03T22:00:00.000Z',
+        until: '2026-06-04T22:00:00.000Z',
+        closedBy: {
+          cause: 'calendar',
+          reason: 'holiday "Fronleichnam" (DE-BY public, 2026-06-04, Europe/Berlin)',
+        },
+      },
+      nextChange: { at: '2026-06-04T22:00:00.000Z', state: 'open', cause: 'calendar' },
+      holidays: { set: 'DE-BY', types: ['public'], timeZone: 'Europe/Berlin' },
+    });
+    expect(during.holidays.library).toMatch(/^date-holidays 3\.37\.0, data \d{4}-\d\d-\d\d$/);
+    expect(during.warnings).toEqual([
+      expect.stringMatching(
+        /schedules\[0\] "30 2 \? \* SUN \*" \(Europe\/Berlin\) fires at local times clocks skip/,
+      ),
+    ]);
+    const before = JSON.parse((await sluice('gates', gate, '--at', '2026-06-03T12:00:00Z', '--json')).stdout);
+    expect(before).toMatchObject({
+      state: 'open',
+      nextChange: { at: '2026-06-03T22:00:00.000Z', state: 'closed' },
+    });
+
+    const table = await sluice('gates', gate, '--at', '2026-06-04T09:00:00Z');
+    expect(table.stdout).toMatch(new RegExp(`${gate}\\s+closed \\(calendar\\)`));
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `HOLIDAYS gate '${gate}': DE-BY public \\(Europe/Berlin\\), from date-holidays 3\\.37\\.0, data \\d{4}-\\d\\d-\\d\\d`,
+      ),
+    );
+    expect(table.stdout).toMatch(
+      /WARNING gate '.*' schedules\[0\] .*EventBridge Scheduler does not fire it then/,
+    );
+  });
+
+  it.each([
+    ['holidays: { country: DE, region: XY }', /holidays\.region: "XY" is not a region of DE/],
+    ['holidays: { country: Germany }', /holidays\.country: "Germany" is not a country date-holidays knows/],
+    ['holidays: { country: US, types: [federal] }', /holidays\.types\[0\]: "federal" is not a holiday type/],
+  ])(
+    '%s is refused at register, naming the gate and the field; nothing registered',
+    async (line, message) => {
+      const gate = uniqueName('refused');
+      const result = await registerGate(gate, [line]);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(new RegExp(`${gate}`));
+      expect(result.stderr).toMatch(message);
+      expect(result.stdout).not.toContain(`gate ${gate} registered`);
+    },
+  );
+});

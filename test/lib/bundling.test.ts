@@ -54,6 +54,14 @@ describe('the reconcile bundle', () => {
     }
   });
 
+  it('loads the holiday library (its data and moment-timezone) only when a gate has holidays', async () => {
+    const { atImport, onFirstUse } = await loads;
+    for (const name of ['date-holidays', 'date-holidays-parser', 'moment-timezone']) {
+      expect(atImport).not.toContain(name);
+      expect(onFirstUse).toContain(name);
+    }
+  });
+
   it('loads the CloudWatch client only when a gate names alarms', async () => {
     const { atImport, onFirstUse } = await loads;
     expect(atImport).not.toContain('@aws-sdk/client-cloudwatch');

@@ -3,10 +3,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Duration, type Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { resolveSpecs } from '../../lib/config.ts';
 import { sluicePropsFromConfigFile } from '../../lib/config-file.ts';
-import type { SluiceDelivery } from '../../lib/index.ts';
+import type { SluiceDelivery, SluiceProps } from '../../lib/index.ts';
 import {
   ACCOUNT,
   ECR_URL,
@@ -218,6 +219,64 @@ describe('calendars refused at synth rather than skipped', () => {
     );
     expect(synthWith(ics)().config.gates[0]!.calendars).toEqual([
       { name: 'freezes.ics', ics, timeZone: 'UTC' },
+    ]);
+  });
+});
+
+/** The synth-time warnings on the stack's constructs (what `cdk synth` prints as [Warning]). */
+const warningsOf = (stack: Stack): string[] =>
+  stack.node
+    .findAll()
+    .flatMap((construct) => construct.node.metadata)
+    .filter((entry) => entry.type === 'aws:cdk:warning')
+    .map((entry) => String(entry.data));
+
+describe('holiday sets and schedule times at synth', () => {
+  it('a holiday set the library does not know fails the synth naming the gate and the field', () => {
+    expect(() =>
+      synth(() => ({
+        gates: [{ name: 'bavaria', default: 'open', holidays: { country: 'DE', region: 'BZ' } }],
+        deliveries: [delivery({ gates: [{ name: 'bavaria' }] })],
+      })),
+    ).toThrow(/gates\[bavaria\]\.holidays\.region: "BZ" is not a region of DE date-holidays knows/);
+    expect(() =>
+      synth(() => ({
+        gates: [{ name: 'us', default: 'open', holidays: { country: 'US', types: ['bank holiday'] } }],
+      })),
+    ).toThrow(/gates\[us\]\.holidays\.types\[0\]: "bank holiday" is not a holiday type/);
+  });
+
+  it('a schedule at a local time clocks skip is warned about, naming the gate and schedule; one at a time that exists is not; a window in days stays in days', () => {
+    const props: SluiceProps = {
+      gates: [
+        {
+          name: 'nightly',
+          default: 'open',
+          holidays: { country: 'DE', region: 'BY' },
+          schedules: [
+            { cron: '30 2 * * ? *', timeZone: 'Europe/Berlin', action: 'close', window: Duration.days(1) },
+            { cron: '30 3 * * ? *', timeZone: 'Europe/Berlin', action: 'close', window: Duration.hours(1) },
+          ],
+        },
+      ],
+      deliveries: [delivery({ gates: [{ name: 'nightly' }] })],
+    };
+    const { stack } = synth(() => props);
+    const warnings = warningsOf(stack).filter((text) => text.includes('clocks skip'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /gate 'nightly' schedules\[0\] "30 2 \* \* \? \*" \(Europe\/Berlin\) fires at local times clocks skip when they go forward \(\d{4}-03-\d\dT02:30, \d{4}-03-\d\dT02:30\): EventBridge Scheduler does not fire it then.*\[ack: sluice:schedule-in-skipped-hour\]/,
+    );
+    const gate = resolveSpecs(props).config.gates[0]!;
+    expect(gate.holidays).toEqual({
+      country: 'DE',
+      region: 'BY',
+      types: ['public'],
+      timeZone: 'Europe/Berlin',
+    });
+    expect(gate.schedules.map((s) => [s.windowMs, s.windowDays])).toEqual([
+      [86_400_000, 1],
+      [3_600_000, undefined],
     ]);
   });
 });

@@ -34,7 +34,9 @@ const freezeSchema = strict({
     const timeZone = freeze.timeZone ?? DEFAULTS.timeZone;
     const walls = [freeze.from, freeze.to].map(parseLocalDateTime);
     if (timeZoneProblem(timeZone) || walls.some((wall) => 'problem' in wall)) return;
-    const [from, to] = (walls as WallTime[]).map((wall) => zonedInstant(wall, timeZone));
+    const [from, to] = (walls as WallTime[]).map((wall, index) =>
+      zonedInstant(wall, timeZone, index === 0 ? 'earlier' : 'later'),
+    );
     if (!(to! > from!))
       ctx.addIssue({
         code: 'custom',

@@ -157,3 +157,54 @@ function isRepeatedWallClock(instant: Date, format: Intl.DateTimeFormat): boolea
   }
   return false;
 }
+
+const SCAN_STEP_MS = 7 * 24 * 3_600_000;
+
+/** The UTC offset of `timeZone` at `instant`, in ms (a minute's precision is enough for offsets). */
+function offsetAt(format: Intl.DateTimeFormat, instant: number): number {
+  const parts = Object.fromEntries(
+    format.formatToParts(new Date(instant)).map((p) => [p.type, Number(p.value)]),
+  );
+  const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!);
+  return wall - (instant - (((instant % 60_000) + 60_000) % 60_000));
+}
+
+/**
+ * The local times (`2027-03-28T02:30`) between `from` and `to` at which the schedule would fire
+ * but which do not exist in `timeZone`, clocks jumping forward over them: EventBridge Scheduler
+ * does not fire then (and neither does parseCron's next). At most one per clock change.
+ */
+export function skippedTimes(expression: string, timeZone: string, from: Date, to: Date): string[] {
+  const fields = unwrapCron(expression).split(' ');
+  const problem = shapeProblem(fields, expression) ?? timeZoneProblem(timeZone);
+  if (problem) throw new CronError(problem);
+  // The same fields read on a clock with no changes: their wall-clock times, gap or not.
+  const wallCron = new Cron(cronerPattern(fields), {
+    timezone: 'UTC',
+    mode: '7-part',
+    alternativeWeekdays: true,
+    sloppyRanges: true,
+    paused: true,
+  });
+  const format = wallClockFormat(timeZone);
+  const skipped: string[] = [];
+  // A week at a time (no zone changes its clocks twice in a week), then to the minute.
+  let offset = offsetAt(format, from.getTime());
+  for (let start = from.getTime(); start < to.getTime(); start += SCAN_STEP_MS) {
+    let [low, high] = [start, Math.min(start + SCAN_STEP_MS, to.getTime())];
+    const [before, after] = [offset, offsetAt(format, high)];
+    offset = after;
+    if (after <= before) continue; // no change, or clocks going back (a repeated time fires once)
+    while (high - low > 60_000) {
+      const middle = low + Math.floor((high - low) / 2 / 60_000) * 60_000;
+      if (offsetAt(format, middle) === before) low = middle;
+      else high = middle;
+    }
+    // Wall-clock times from the change's instant read at the old offset up to it at the new one are skipped.
+    const gapStart = high + before;
+    const gapEnd = high + after;
+    const firing = wallCron.nextRun(new Date(gapStart - 1));
+    if (firing && firing.getTime() < gapEnd) skipped.push(firing.toISOString().slice(0, 16));
+  }
+  return skipped;
+}

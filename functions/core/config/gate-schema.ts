@@ -5,6 +5,7 @@ import { cronProblem, timeZoneProblem, unwrapCron } from './cron.ts';
 import { alarmsSchema } from './alarm-fields.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_OVERRIDE_LIMIT_MS, MAX_WINDOW_MS } from './defaults.ts';
 import { formatDuration } from './duration.ts';
+import { holidaySetSchema } from './holiday-sets.ts';
 import type { Gate, GateSchedule } from './types.ts';
 import { checked, duration, name, strict } from './fields.ts';
 
@@ -12,18 +13,19 @@ const scheduleSchema = strict({
   cron: checked((expression) => cronProblem(expression)).transform(unwrapCron),
   timeZone: checked(timeZoneProblem).optional(),
   action: z.enum(['open', 'close']),
-  window: gateWindow().optional(),
+  window: dayAwareWindow().optional(),
 }).transform((schedule): GateSchedule => ({
   cron: schedule.cron,
   timeZone: schedule.timeZone ?? DEFAULTS.timeZone,
   action: schedule.action,
-  ...(schedule.window !== undefined && { windowMs: schedule.window }),
+  ...(schedule.window !== undefined && { windowMs: schedule.window.ms }),
+  ...(schedule.window?.days !== undefined && { windowDays: schedule.window.days }),
 }));
 
 export const gateSchema = strict({
   name: name('gate name'),
   default: z.enum(['open', 'closed']),
-  window: gateWindow().optional(),
+  window: dayAwareWindow().optional(),
   description: z.string().optional(),
   schedules: z.array(scheduleSchema).optional(),
   approval: z.enum(['any', 'revision']).optional(),
@@ -46,6 +48,7 @@ export const gateSchema = strict({
   requireVerified: z.boolean().optional(),
   preventSelfApproval: z.boolean().optional(),
   ...closedPeriodFields,
+  holidays: holidaySetSchema.optional(),
   alarms: alarmsSchema.optional(),
   insufficientData: z.enum(['open', 'closed']).optional(),
   maxOverride: duration()
@@ -93,9 +96,14 @@ export const gateSchema = strict({
   .transform((gate): Gate => ({
     name: gate.name,
     default: gate.default,
-    ...(gate.window !== undefined && { windowMs: gate.window }),
+    ...(gate.window !== undefined && { windowMs: gate.window.ms }),
     ...(gate.description !== undefined && { description: gate.description }),
-    schedules: gate.schedules ?? [],
+    schedules: (gate.schedules ?? []).map((schedule) =>
+      // A schedule without a window of its own takes the gate's, in whole days if it is written so.
+      schedule.windowMs === undefined && gate.window?.days !== undefined
+        ? { ...schedule, windowDays: gate.window.days }
+        : schedule,
+    ),
     approval: gate.approval ?? DEFAULTS.approval,
     approvers: gate.approvers ?? DEFAULTS.approvers,
     ...(gate.sessionNamedRoles !== undefined && { sessionNamedRoles: gate.sessionNamedRoles }),
@@ -104,12 +112,33 @@ export const gateSchema = strict({
     ...(gate.freezes?.length && { freezes: gate.freezes }),
     ...(gate.calendars?.length && { calendars: gate.calendars }),
     ...(gate.changeCalendars?.length && { changeCalendars: gate.changeCalendars }),
+    ...(gate.holidays !== undefined && { holidays: gate.holidays }),
     ...(gate.alarms?.length && {
       alarms: gate.alarms,
       insufficientData: gate.insufficientData ?? DEFAULTS.insufficientData,
     }),
     ...(gate.maxOverride !== undefined && { maxOverrideMs: gate.maxOverride }),
   }));
+
+/**
+ * A gate or schedule window and, when it is written in whole days (`1d`, `7d`), their number: a
+ * schedule's firing then lasts that many calendar days in its time zone (25 hours across clocks
+ * going back), not that many times 24 hours.
+ */
+function dayAwareWindow() {
+  // Typed as the string it should be; gateWindow() says what is wrong with anything else.
+  return z
+    .custom<string>(() => true)
+    .transform((value, ctx): { ms: number; days?: number } => {
+      const parsed = gateWindow().safeParse(value);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+        return z.NEVER;
+      }
+      const days = /^\s*(\d+)d\s*$/.exec(value)?.[1];
+      return { ms: parsed.data, ...(days !== undefined && { days: Number(days) }) };
+    });
+}
 
 /** A gate or schedule window: a duration of at most MAX_WINDOW_MS. */
 function gateWindow() {

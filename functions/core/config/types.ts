@@ -11,6 +11,12 @@ export interface GateSchedule {
   action: GateAction;
   /** How long the scheduled request lasts; none = the gate's own window. */
   windowMs?: number;
+  /**
+   * Set when the window (the schedule's, else the gate's) is written in whole days (`1d`): a
+   * firing lasts that many calendar days in `timeZone`, to the same wall-clock time (a repeated
+   * one read as its later occurrence), not windowMs.
+   */
+  windowDays?: number;
 }
 
 /** A one-off span the gate is closed for, whatever its requests say. */
@@ -22,6 +28,18 @@ export interface GateFreeze {
   /** IANA time zone; default `UTC`. */
   timeZone: string;
   reason?: string;
+}
+
+/** A set of holidays (date-holidays' data) each closing the gate from local midnight to the next. */
+export interface GateHolidays {
+  /** ISO 3166-1 alpha-2 code, as date-holidays names it (`DE`). */
+  country: string;
+  /** A region (state) of the country, as date-holidays names it (`BY`). */
+  region?: string;
+  /** Which of the library's holiday types close the gate; default `[public]`. */
+  types: ('public' | 'bank' | 'school' | 'optional' | 'observance')[];
+  /** IANA time zone the days are read in; default the library's first zone for the region (else the country). */
+  timeZone: string;
 }
 
 /** An RFC 5545 calendar whose events each close the gate for their span. */
@@ -65,6 +83,8 @@ export interface Gate {
   calendars?: GateCalendar[];
   /** SSM Change Calendars (names or ARNs): the gate is closed while any of them is CLOSED, or cannot be read. */
   changeCalendars?: string[];
+  /** Public holidays (or other types) of a country or region: the gate is closed on each, whatever its requests say. */
+  holidays?: GateHolidays;
   /**
    * CloudWatch alarms (names, or ARNs) that close the gate while any of them is in ALARM (or
    * INSUFFICIENT_DATA, per `insufficientData`), whatever the requests say; an alarm that cannot be

@@ -77,15 +77,56 @@ export function zoneOffsetMs(timeZone: string, instant: number): number {
 }
 
 /**
- * The instant `wall` stands for in `timeZone`, as Temporal's `compatible` disambiguation reads it:
- * a time that occurs twice (clocks going back) is the earlier; a time skipped (clocks going
- * forward) is moved forward by the gap (02:30 on the day Berlin skips 02:00–03:00 is 03:30 CEST).
+ * The instant `wall` stands for in `timeZone`. A time skipped by clocks going forward is moved
+ * forward by the gap (02:30 on the day Berlin skips 02:00–03:00 is 03:30 CEST), as Temporal's
+ * `compatible` reads it. A time that occurs twice (clocks going back) is its earlier occurrence
+ * (`compatible`, RFC 5545), or with `later` its later one: the end of a span is read so, so that the
+ * span covers every instant the wall clock shows inside it (a freeze to 02:30 on the day Berlin
+ * repeats 02:00–03:00 lasts until the second 02:30, its true length).
  */
-export function zonedInstant(wall: WallTime, timeZone: string): number {
+export function zonedInstant(
+  wall: WallTime,
+  timeZone: string,
+  occurrence: 'earlier' | 'later' = 'earlier',
+): number {
   const local = wallMs(wall);
   const before = local - zoneOffsetMs(timeZone, local - DAY_MS);
   const after = local - zoneOffsetMs(timeZone, local + DAY_MS);
   const valid = [before, after].filter((instant) => instant + zoneOffsetMs(timeZone, instant) === local);
-  if (valid.length > 0) return Math.min(...valid);
+  if (valid.length > 0) return occurrence === 'later' ? Math.max(...valid) : Math.min(...valid);
   return before;
+}
+
+/** The wall time `instant` shows in `timeZone`. */
+export function wallTimeAt(instant: number, timeZone: string): WallTime {
+  const local = new Date(instant + zoneOffsetMs(timeZone, instant));
+  return {
+    year: local.getUTCFullYear(),
+    month: local.getUTCMonth() + 1,
+    day: local.getUTCDate(),
+    hour: local.getUTCHours(),
+    minute: local.getUTCMinutes(),
+    second: local.getUTCSeconds(),
+  };
+}
+
+/**
+ * `days` calendar days after `instant` in `timeZone`: the same wall-clock time that many days
+ * later (Temporal's `add({ days })`), a repeated time read as its later occurrence (an end). A day
+ * across clocks going back lasts 25 hours, across clocks going forward 23.
+ */
+export function addLocalDays(instant: number, days: number, timeZone: string): number {
+  const wall = wallTimeAt(instant, timeZone);
+  const shifted = new Date(Date.UTC(wall.year, wall.month - 1, wall.day + days));
+  const end = zonedInstant(
+    {
+      ...wall,
+      year: shifted.getUTCFullYear(),
+      month: shifted.getUTCMonth() + 1,
+      day: shifted.getUTCDate(),
+    },
+    timeZone,
+    'later',
+  );
+  return end + (((instant % 1000) + 1000) % 1000);
 }

@@ -10,6 +10,7 @@ import { calendarPeriods } from './calendars.ts';
 import { changeCalendarPeriods, type ReadChangeCalendar } from './change-calendars.ts';
 import type { ClosedPeriod } from './closed-periods.ts';
 import { freezePeriods } from './freezes.ts';
+import { holidayPeriods } from './holidays.ts';
 
 /**
  * The readers of outside state that gates depend on, passed in (AWS SDK clients in AWS, the
@@ -49,9 +50,10 @@ export async function readGateConditions(
 }
 
 /**
- * The periods of `gate` its spec dates (freezes, calendar events around `at`): what closes it at
+ * The periods of `gate` its spec dates (freezes, calendar events and holidays around `at`): what closes it at
  * a known instant, read from nothing outside. Each one's start is a close (state.ts lastClosedAt).
  */
 export async function datedPeriodsOf(gate: Gate, at: Date): Promise<ClosedPeriod[]> {
-  return [...freezePeriods(gate), ...(await calendarPeriods(gate, at))];
+  const [calendars, holidays] = await Promise.all([calendarPeriods(gate, at), holidayPeriods(gate, at)]);
+  return [...freezePeriods(gate), ...calendars, ...holidays];
 }

@@ -11,8 +11,9 @@ export function freezePeriods(gate: Gate): ClosedPeriod[] {
   return (gate.freezes ?? []).map((freeze): ClosedPeriod => {
     try {
       return {
-        start: instantOf(freeze.from, freeze.timeZone),
-        end: instantOf(freeze.to, freeze.timeZone),
+        start: instantOf(freeze.from, freeze.timeZone, 'earlier'),
+        // An end in a repeated hour is its later occurrence: the freeze lasts until the wall clock last shows it.
+        end: instantOf(freeze.to, freeze.timeZone, 'later'),
         cause: 'freeze',
         reason: describeFreeze(freeze),
       };
@@ -33,8 +34,8 @@ export function describeFreeze(freeze: GateFreeze): string {
   return `freeze${why} (${freeze.from} to ${freeze.to}, ${freeze.timeZone})`;
 }
 
-function instantOf(local: string, timeZone: string): number {
+function instantOf(local: string, timeZone: string, occurrence: 'earlier' | 'later'): number {
   const wall = parseLocalDateTime(local);
   if ('problem' in wall) throw new Error(wall.problem);
-  return zonedInstant(wall, timeZone);
+  return zonedInstant(wall, timeZone, occurrence);
 }

@@ -24,6 +24,8 @@ import { approverKey, mayBeOnePerson } from './approver-key.ts';
 import { claimedCaller, type Caller } from './caller.ts';
 import type { ClosedPeriod } from './closed-periods.ts';
 import { readGateConditions, type GateConditionReaders } from './conditions.ts';
+import { skippedScheduleWarnings } from '../config/skipped-schedules.ts';
+import { holidaySetReport, type HolidaySetReport } from './holidays.ts';
 import { effectiveGateState, type EffectiveGateState } from './effective-state.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
@@ -124,6 +126,10 @@ export interface GateReport {
   readonly closedByAlarms?: readonly AlarmHold[];
   /** Break-glass overrides in force (they let one revision each through; the state above is the gate's own). */
   readonly overrides?: readonly GateOverride[];
+  /** The gate's holiday set and the version of the library's data its dates come from. */
+  readonly holidays?: HolidaySetReport;
+  /** Schedules naming local times clocks skip in the next two years (Scheduler does not fire them then). */
+  readonly warnings?: readonly string[];
 }
 
 /**
@@ -144,6 +150,8 @@ export async function gateStatus(
       : undefined;
   const overrides = await activeOverrides(deps.db, name, now);
   const status = gateStateAt(gate, request, now, periods);
+  const holidays = gate.holidays && (await holidaySetReport(gate.holidays));
+  const warnings = skippedScheduleWarnings(gate, now);
   return {
     effective: effectiveGateState(status, closedByAlarms),
     status,
@@ -151,6 +159,8 @@ export async function gateStatus(
     ...(pendingApprovals && { pendingApprovals }),
     ...(closedByAlarms.length > 0 && { closedByAlarms }),
     ...(overrides.length > 0 && { overrides }),
+    ...(holidays && { holidays }),
+    ...(warnings.length > 0 && { warnings }),
   };
 }
 

@@ -1,5 +1,7 @@
 import type { Gate, GateAction, GateState } from '../config/index.ts';
 import { parseCron, type CronSchedule } from '../config/cron.ts';
+import { MAX_WINDOW_MS } from '../config/defaults.ts';
+import { addLocalDays } from '../config/zoned-time.ts';
 import {
   nextPeriodBoundary,
   periodCovering,
@@ -243,7 +245,13 @@ function cronOf(expression: string, timeZone: string): CronSchedule {
 /** The request a schedule sends when it fires. */
 export function scheduledRequest(gate: Gate, index: number, firedAt: Date): GateRequest {
   const schedule = gate.schedules[index]!;
-  const windowMs = schedule.windowMs ?? gate.windowMs;
+  const windowMs =
+    schedule.windowDays !== undefined
+      ? Math.min(
+          addLocalDays(firedAt.getTime(), schedule.windowDays, schedule.timeZone) - firedAt.getTime(),
+          MAX_WINDOW_MS,
+        )
+      : (schedule.windowMs ?? gate.windowMs);
   return {
     action: schedule.action,
     requestedAt: firedAt.toISOString(),
