@@ -11,6 +11,7 @@ import type { Components } from '../../dev/components.ts';
 import type { LocalCluster } from '../../dev/clusters.ts';
 import {
   faultyMember,
+  fleetNames,
   fleetPushEvent,
   fleetWaves,
   freezeImage,
@@ -54,6 +55,8 @@ export interface RolloutStep {
 }
 
 export interface RolloutRun {
+  /** The rollout's name (`fleet` for 1,000 members, `fleet-<n>` for another size). */
+  readonly rollout?: string;
   readonly members: number;
   readonly waveSizes: readonly number[];
   readonly maxParallel: number;
@@ -66,6 +69,8 @@ export interface RolloutRun {
   readonly keptV1: { readonly wave2: number; readonly wave3: number };
   /** The invariants checked, each held (the run throws otherwise). */
   readonly checks: readonly string[];
+  /** From registering the fleet to the last step, ms (absent from runs recorded before it). */
+  readonly wallMs?: number;
 }
 
 const MINUTE = 60_000;
@@ -75,6 +80,7 @@ export async function simulateRollout(
   h: Harness,
   options: { readonly members: number; readonly maxParallel: number; readonly soakMinutes: number },
 ): Promise<RolloutRun> {
+  const fleet = fleetNames(options.members);
   const waves = fleetWaves(options.members);
   const members = waves.flat();
   const faulty = faultyMember(waves);
@@ -86,8 +92,9 @@ export async function simulateRollout(
   h.say(
     `rollout: ${members.length} deliveries of scale/fleet in waves of ${waves.map((w) => w.length).join(', ')}`,
   );
-  await pushFleet(h.components, 'v1');
+  await pushFleet(h.components, 'v1', fleet);
   const rollout = await registerFleet(db, h.components, h.clusters, members, {
+    fleet,
     soak: `${options.soakMinutes}m`,
     maxParallel: options.maxParallel,
     clusterConcurrency: h.clusterConcurrency,
@@ -142,8 +149,8 @@ export async function simulateRollout(
   const pushed = async (version: FleetVersion) => {
     takenAt.clear();
     const phase = await h.phase(async () => {
-      await pushFleet(h.components, version);
-      h.invoke(fleetPushEvent());
+      await pushFleet(h.components, version, fleet);
+      h.invoke(fleetPushEvent(fleet));
     });
     digest = (await getGeneration(db, rollout.name))!.digest;
     return phase;
@@ -205,6 +212,7 @@ export async function simulateRollout(
   checks.push('v2: an interval run of every member after the halt moved nobody to v2');
   const keep = (wave: string[]) => wave.filter((name) => later.get(name) === 'v1').length;
   return {
+    rollout: rollout.name,
     members: members.length,
     waveSizes: waves.map((w) => w.length),
     maxParallel: options.maxParallel,
