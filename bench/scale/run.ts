@@ -3,7 +3,8 @@
 // and, with the cost model, docs/scale.md. SLUICE_SCALE_FROM=<json> rewrites the docs from a
 // recorded run without running it again. SLUICE_SCALE_ROLLOUT (1000) and SLUICE_SCALE_ROLLOUT_MORE
 // (10000; comma-separated, empty for none) are the rollouts' sizes; SLUICE_SCALE_PLAIN=false runs
-// the rollouts alone, keeping the plain phases' figures of the recorded run.
+// the rollouts alone, keeping the plain phases' figures of the recorded run (SLUICE_SCALE_PLAIN_FROM,
+// else SLUICE_SCALE_JSON).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -32,6 +33,10 @@ const options: ScaleOptions = {
     .split(',')
     .filter(Boolean)
     .map(Number),
+  // Each rollout stops after this many steps (a fleet too large for the time at hand).
+  ...(process.env.SLUICE_SCALE_ROLLOUT_STOP_AFTER && {
+    rolloutStopAfter: Number(process.env.SLUICE_SCALE_ROLLOUT_STOP_AFTER),
+  }),
   // false: the plain phases' figures are taken from the recorded run (SLUICE_SCALE_JSON), only the rollouts run.
   plain: process.env.SLUICE_SCALE_PLAIN !== 'false',
 };
@@ -57,7 +62,9 @@ async function simulateOnce(): Promise<ScaleResult> {
       // Imported once the log level is set: the handler's logger reads it when it is created.
       const { simulate, withMachine } = await import('./simulate.ts');
       const recorded =
-        options.plain === false ? (JSON.parse(readFileSync(json, 'utf8')) as ScaleResult) : undefined;
+        options.plain === false
+          ? (JSON.parse(readFileSync(process.env.SLUICE_SCALE_PLAIN_FROM ?? json, 'utf8')) as ScaleResult)
+          : undefined;
       const result = await simulate(bed.components, clusters, options, say, recorded);
       return withMachine(result, {
         date: machine.date,

@@ -37,6 +37,8 @@ export interface ScaleOptions {
   readonly rolloutMembers: number;
   /** Further rollouts, each over a fleet of its own of this many members, after the first (e.g. 10,000). */
   readonly rolloutMoreMembers?: readonly number[];
+  /** Every rollout stops after this many steps (the time at hand); none: all of them. */
+  readonly rolloutStopAfter?: number;
   /** Whether the plain phases (held, the wave, steady state) run; false: only the rollouts (their figures come from an earlier run). */
   readonly plain?: boolean;
   readonly rolloutMaxParallel: number;
@@ -360,6 +362,7 @@ export async function simulate(
     const started = performance.now();
     const run = await simulateRollout(harness, {
       members,
+      ...(options.rolloutStopAfter !== undefined && { stopAfter: options.rolloutStopAfter }),
       maxParallel: options.rolloutMaxParallel,
       soakMinutes: options.rolloutSoakMinutes,
     });

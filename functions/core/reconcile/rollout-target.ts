@@ -182,6 +182,9 @@ function nextGeneration(
 ): RolloutGeneration | undefined {
   if (current?.digest === resolved.digest) return undefined;
   if (rejected.includes(resolved.digest)) return undefined;
+  // A halt a person recorded holds a newer push too, until the resume (or a rollback): only a halt
+  // sluice recorded on a failure is superseded by the fix pushed after it.
+  if (current && state?.halt?.recorded && !state.halt.automatic) return undefined;
   const finished = state?.phase === 'Complete' || state?.phase === 'Halted';
   // A rollback is not superseded before it finished: the members it did not return yet would keep
   // (and re-apply) the rolled-back digest while they wait for their wave of the newer revision.
@@ -312,7 +315,9 @@ export async function rolloutTarget(
     resolved && resolved.digest !== generation.digest
       ? generation.rejected?.includes(resolved.digest)
         ? `; ${resolved.revision} was halted or rolled back before: it is not rolled out again (push a newer revision)`
-        : `; ${resolved.revision} waits for it`
+        : state.halt?.recorded && !state.halt.automatic
+          ? `; ${resolved.revision} waits for the resume: a push does not lift a halt a person recorded`
+          : `; ${resolved.revision} waits for it`
       : '';
   const waveGate = turn.halted ? undefined : waveGateHolding(rollout, state, delivery);
   const gateWhy = waveGate ? `; ${waitingMessage([waveGate.gate], generation.revision)}` : '';

@@ -72,6 +72,8 @@ export interface RolloutHalt {
   readonly verified?: boolean;
   /** The recorded halt's place in the rollout's actions. */
   readonly sequence?: number;
+  /** Recorded by sluice on a failure (a newer push supersedes it); absent: a person's halt, which holds a newer push too until the resume. */
+  readonly automatic?: boolean;
   readonly todo: string;
 }
 
@@ -187,8 +189,12 @@ export function classify(
   return { phase: 'Fresh', ...(alarm && { alarm }) };
 }
 
-export const todoFor = (rollout: string, delivery: string | undefined) =>
-  `${delivery ? `look at delivery '${delivery}' (sluice status ${delivery}); then` : 'once the cause is gone,'} 'sluice rollout resume ${rollout} --reason …' to go on with this revision, 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one, or push a newer revision`;
+export const todoFor = (rollout: string, delivery: string | undefined, byPerson = false) =>
+  `${delivery ? `look at delivery '${delivery}' (sluice status ${delivery}); then` : 'once the cause is gone,'} 'sluice rollout resume ${rollout} --reason …' to go on with this revision${
+    byPerson
+      ? `, or 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one (a newer revision pushed meanwhile waits for the resume)`
+      : `, 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one, or push a newer revision`
+  }`;
 
 /** The rollout's state at `now`: which wave is under way, who may take the digest, and whether (and why) it is halted. */
 export function rolloutState(inputs: RolloutInputs): RolloutState {
@@ -218,7 +224,8 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
     by: recordedHalt.by,
     verified: recordedHalt.verified,
     ...(recordedHalt.sequence !== undefined && { sequence: recordedHalt.sequence }),
-    todo: todoFor(rollout.name, recordedHalt.delivery),
+    ...(recordedHalt.automatic && { automatic: true }),
+    todo: todoFor(rollout.name, recordedHalt.delivery, !recordedHalt.automatic),
   };
   const found = (wave: number, why: string, delivery?: string) => {
     halt ??= {

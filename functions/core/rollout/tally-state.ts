@@ -73,7 +73,8 @@ export function tallyState(inputs: TallyInputs): TallyState {
     by: recordedHalt.by,
     verified: recordedHalt.verified,
     ...(recordedHalt.sequence !== undefined && { sequence: recordedHalt.sequence }),
-    todo: todoFor(rollout.name, recordedHalt.delivery),
+    ...(recordedHalt.automatic && { automatic: true }),
+    todo: todoFor(rollout.name, recordedHalt.delivery, !recordedHalt.automatic),
   };
   const found = (wave: number, why: string, delivery?: string) => {
     halt ??= {
