@@ -61,7 +61,11 @@ export function rolloutFigures(run: RolloutRun) {
   const readsPerRun = totalOf(all, (p) => p.table.readUnits) / runs;
   const writesPerRun = totalOf(all, (p) => p.table.writeUnits) / runs;
   const rolloutCost = totalOf(v1, phaseCost);
+  // The push to every member (v1's wave 1): the one step every size runs, a partial run too.
+  const push = v1[0]?.phase;
   return {
+    pushReadsPerRun: push ? push.table.readUnits / push.runs : NaN,
+    pushPerMember: push ? phaseCost(push) / run.members : NaN,
     runs,
     readsPerRun,
     writesPerRun,
@@ -76,15 +80,18 @@ export function rolloutFigures(run: RolloutRun) {
 function sizesTable(runs: readonly RolloutRun[]): string[] {
   const rows = runs.map((run) => {
     const f = rolloutFigures(run);
+    const whole = !run.partial;
     return [
-      run.members.toLocaleString('en'),
+      `${run.members.toLocaleString('en')}${run.partial ? ` (its first ${run.steps.length} step${run.steps.length > 1 ? 's' : ''} only)` : ''}`,
       run.waveSizes.map((n) => n.toLocaleString('en')).join(' / '),
+      f.pushReadsPerRun.toFixed(1),
+      `$${f.pushPerMember.toFixed(6)}`,
       f.runs.toLocaleString('en'),
       f.readsPerRun.toFixed(1),
       f.writesPerRun.toFixed(1),
-      usd(f.rolloutCost),
-      `$${f.perMember.toFixed(6)}`,
-      formatMs(f.v1Ms),
+      whole ? usd(f.rolloutCost) : '—',
+      whole ? `$${f.perMember.toFixed(6)}` : '—',
+      whole ? formatMs(f.v1Ms) : '—',
       formatMs(f.allMs),
       run.wallMs !== undefined ? formatMs(run.wallMs) : '—',
     ];
@@ -94,6 +101,8 @@ function sizesTable(runs: readonly RolloutRun[]): string[] {
       [
         'members',
         'waves',
+        'the push to every member: read units / run',
+        'the push: cost per member',
         'runs (v1 and v2)',
         'read units / run',
         'write units / run',
@@ -114,15 +123,21 @@ export function rolloutSection(result: ScaleResult): string[] {
   if (runs.length === 0) return [];
   const figures = runs.map(rolloutFigures);
   const steadyReads = result.steady.table.readUnits / result.steady.runs;
+  const whole = runs.filter((run) => !run.partial);
   const linear =
-    runs.length > 1
+    whole.length > 1
       ? (() => {
-          const [a, b] = [figures[0]!, figures.at(-1)!];
+          const [a, b] = [figures[runs.indexOf(whole[0]!)]!, figures[runs.indexOf(whole.at(-1)!)]!];
           const reads = Math.abs(b.readsPerRun - a.readsPerRun);
           const member = Math.abs(b.perMember - a.perMember) / a.perMember;
-          return `From ${runs[0]!.members.toLocaleString('en')} to ${runs.at(-1)!.members.toLocaleString('en')} members the read units of a run changed by ${reads.toFixed(1)} (${a.readsPerRun.toFixed(1)} and ${b.readsPerRun.toFixed(1)}), and the cost per member by ${(member * 100).toFixed(1)} % (${`$${a.perMember.toFixed(6)}`} and ${`$${b.perMember.toFixed(6)}`}): the rollout's cost grows with the fleet, not with its square.`;
+          return `From ${whole[0]!.members.toLocaleString('en')} to ${whole.at(-1)!.members.toLocaleString('en')} members the read units of a run changed by ${reads.toFixed(1)} (${a.readsPerRun.toFixed(1)} and ${b.readsPerRun.toFixed(1)}), and the cost per member by ${(member * 100).toFixed(1)} % (${`$${a.perMember.toFixed(6)}`} and ${`$${b.perMember.toFixed(6)}`}): the rollout's cost grows with the fleet, not with its square.`;
         })()
-      : `Only the ${runs[0]!.members.toLocaleString('en')}-member rollout was run this time (\`SLUICE_SCALE_ROLLOUT_MORE\` sets the further sizes, 10,000 by default).`;
+      : runs.length > 1
+        ? (() => {
+            const [a, b] = [figures[0]!, figures.at(-1)!];
+            return `Only the ${whole.map((run) => run.members.toLocaleString('en')).join(' and ')}-member rollout went through every step this time; the ${runs.at(-1)!.members.toLocaleString('en')}-member one ran its first step only (\`SLUICE_SCALE_ROLLOUT_STOP_AFTER\`), as the time at hand on this machine allowed. On that step, the push to every member, the read units of a run were ${a.pushReadsPerRun.toFixed(1)} and ${b.pushReadsPerRun.toFixed(1)}, and the cost per member $${a.pushPerMember.toFixed(6)} and $${b.pushPerMember.toFixed(6)} (${((Math.abs(b.pushPerMember - a.pushPerMember) / a.pushPerMember) * 100).toFixed(1)} % apart).`;
+          })()
+        : `Only the ${runs[0]!.members.toLocaleString('en')}-member rollout was run this time (\`SLUICE_SCALE_ROLLOUT_MORE\` sets the further sizes, 10,000 by default).`;
   return [
     '## A rollout over the fleet',
     '',
@@ -149,27 +164,37 @@ function runSection(
   const n = run.members.toLocaleString('en');
   const v1 = wavesOf(run, 'v1');
   const soaks = run.steps.filter((step) => step.kind === 'soak');
+  const stepsTable = table(
+    [
+      'step',
+      'runs',
+      'wall time',
+      'outcomes',
+      'DynamoDB requests / run',
+      'read units / run',
+      'write units / run',
+      'API requests / run',
+      'peak reconciles per cluster',
+      'members at the revision after it',
+      'cost in AWS',
+    ],
+    run.steps.map((step) => stepRow(step, run)),
+  );
+  if (run.partial || soaks.length === 0)
+    return [
+      `### ${n} members (rollout \`${run.rollout ?? 'fleet'}\`), its first ${run.steps.length} step${run.steps.length > 1 ? 's' : ''}`,
+      '',
+      stepsTable,
+      '',
+      `- **Checked, or the run fails.** ${run.checks.join('; ')}.${run.wallMs !== undefined ? ` The rollout phase took ${formatMs(run.wallMs)}, registering the fleet (a namespace and a delivery per member) included.` : ''}`,
+      '',
+    ];
   const soakReads = totalOf(soaks, (p) => p.table.readUnits) / totalOf(soaks, (p) => p.runs);
   const memberMonth = (soakReads - steadyReads) * runsPerMonth(5) * PRICES.dynamoRead.usd;
   return [
     `### ${n} members (rollout \`${run.rollout ?? 'fleet'}\`)`,
     '',
-    table(
-      [
-        'step',
-        'runs',
-        'wall time',
-        'outcomes',
-        'DynamoDB requests / run',
-        'read units / run',
-        'write units / run',
-        'API requests / run',
-        'peak reconciles per cluster',
-        'members at the revision after it',
-        'cost in AWS',
-      ],
-      run.steps.map((step) => stepRow(step, run)),
-    ),
+    stepsTable,
     '',
     `- **The halt.** \`sluice rollout status ${run.rollout ?? 'fleet'}\`: ${run.haltSummary.replace(/\|/g, '\\|')}. Read from their API servers after the halt (and after every member's interval run that followed it): ${run.keptV1.wave3.toLocaleString('en')} of ${run.waveSizes[2]!.toLocaleString('en')} members of wave 3 and ${run.keptV1.wave2} of wave 2's ${run.waveSizes[1]} (the refused member \`${run.faulty}\` among them) still run v1.`,
     `- **Checked, or the run fails.** ${run.checks.join('; ')}. Each is read from the API servers (the Deployment's version label) and from the runs themselves (when each member's first run at the revision started, against when the wave before it was Ready and soaked).`,

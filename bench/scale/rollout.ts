@@ -98,7 +98,7 @@ export async function simulateRollout(
   const { db } = h.deps;
 
   h.say(
-    `rollout: ${members.length} deliveries of scale/fleet in waves of ${waves.map((w) => w.length).join(', ')}`,
+    `rollout: ${members.length} deliveries of ${fleet.repository} in waves of ${waves.map((w) => w.length).join(', ')}`,
   );
   await pushFleet(h.components, 'v1', fleet);
   const rollout = await registerFleet(db, h.components, h.clusters, members, {
