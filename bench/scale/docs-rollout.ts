@@ -138,9 +138,17 @@ export function rolloutSection(result: ScaleResult): string[] {
             return `Only the ${whole.map((run) => run.members.toLocaleString('en')).join(' and ')}-member rollout went through every step this time; the ${runs.at(-1)!.members.toLocaleString('en')}-member one ran its first step only (\`SLUICE_SCALE_ROLLOUT_STOP_AFTER\`), as the time at hand on this machine allowed. On that step, the push to every member, the read units of a run were ${a.pushReadsPerRun.toFixed(1)} and ${b.pushReadsPerRun.toFixed(1)}, and the cost per member $${a.pushPerMember.toFixed(6)} and $${b.pushPerMember.toFixed(6)} (${((Math.abs(b.pushPerMember - a.pushPerMember) / a.pushPerMember) * 100).toFixed(1)} % apart).`;
           })()
         : `Only the ${runs[0]!.members.toLocaleString('en')}-member rollout was run this time (\`SLUICE_SCALE_ROLLOUT_MORE\` sets the further sizes, 10,000 by default).`;
+  const alone =
+    result.options.plain === false
+      ? [
+          `The rollouts below were run alone (\`SLUICE_SCALE_PLAIN=false\`), on ${result.machine.date.slice(0, 16).replace('T', ' ')} UTC (${result.machine.cores} cores, load average ${result.machine.load[0].toFixed(1)} at the start and ${result.machine.load[1].toFixed(1)} at the end, other work on the machine included); the phases above are the figures of the run recorded before them.`,
+          '',
+        ]
+      : [];
   return [
     '## A rollout over the fleet',
     '',
+    ...alone,
     `Fleets of their own, of ${runs.map((run) => run.members.toLocaleString('en')).join(' and ')} deliveries of one artifact each (\`scale/fleet\`${runs.length > 1 ? ', `scale/fleet-<n>`' : ''}, the same 4 objects, each delivery into its own namespace with \`targetNamespace\`, round-robin over the ${result.clusters} API servers), all members of one rollout each: wave 1 \`canary-*\` (1 %), wave 2 \`eu-*\` (9 %), wave 3 \`'*'\` (90 %), a ${runs[0]!.soakMinutes}-minute soak after waves 1 and 2, \`maxParallel: ${runs[0]!.maxParallel}\`, \`supersede: wait\`. Fleets of their own, not the ${result.options.deliveries.toLocaleString('en')} deliveries above: a rollout's members pull its one repository, and those each have their own artifact. ` +
       "Everything goes through the reconcile handler and the stand-in for Lambda as above: a push is the ECR push event (the handler looks the repository's deliveries up and invokes itself once per member); a wave's members that may take the revision are reconciled by the runs before them (`followRollout`, which moves the wave's wake-up cursor: each member is woken once); a soak's end is the one-time schedules of the next wave's first `maxParallel` members, arranged once by the first run that finds the wave soaking (`wakeAtSoakEnd`; their own held runs name the same schedules). " +
       `The soaks pass on the simulation's clock (real time plus a jump: the clock moves ${runs[0]!.soakMinutes} minutes forward in a moment, and the schedules that came due fire), and once a soak is under way every member runs once, as its 5-minute interval schedule would run it. ` +
