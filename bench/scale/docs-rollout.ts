@@ -7,8 +7,6 @@ import type { RolloutRun, RolloutStep } from './rollout.ts';
 import type { Phase, ScaleResult } from './simulate.ts';
 
 const WAVE_NAMES = ['canary-*', 'eu-*', "'*'"];
-/** The rollout's size that `npm run scale` runs by default. */
-const FULL_FLEET = 1000;
 
 /** `v1 wave 2 (eu-*, 240 members): the soak of wave 1 ends`, and so on. */
 export function stepLabel(step: RolloutStep, run: RolloutRun): string {
@@ -51,52 +49,165 @@ const totalOf = (steps: readonly RolloutStep[], of: (p: Phase) => number) =>
 const skipped = (steps: readonly RolloutStep[]) =>
   totalOf(steps, (p) => p.outcomes.Skipped ?? 0).toLocaleString('en');
 
-export function rolloutSection(result: ScaleResult): string[] {
-  const run = result.rollout;
-  if (!run) return [];
-  const n = run.members.toLocaleString('en');
+/** Every rollout the run has, in the order run. */
+const rolloutsOf = (result: ScaleResult): RolloutRun[] =>
+  [result.rollout, ...(result.moreRollouts ?? [])].filter((run): run is RolloutRun => run !== undefined);
+
+/** What one rollout cost, over all its steps (v1 and v2) and over v1's three waves. */
+export function rolloutFigures(run: RolloutRun) {
+  const all = run.steps;
   const v1 = wavesOf(run, 'v1');
-  const soaks = run.steps.filter((step) => step.kind === 'soak');
-  const soakReads = totalOf(soaks, (p) => p.table.readUnits) / totalOf(soaks, (p) => p.runs);
-  const steadyReads = result.steady.table.readUnits / result.steady.runs;
-  const memberMonth = (soakReads - steadyReads) * runsPerMonth(5) * PRICES.dynamoRead.usd;
+  const runs = totalOf(all, (p) => p.runs);
+  const readsPerRun = totalOf(all, (p) => p.table.readUnits) / runs;
+  const writesPerRun = totalOf(all, (p) => p.table.writeUnits) / runs;
   const rolloutCost = totalOf(v1, phaseCost);
-  const waveCost = phaseCost(result.wave);
+  // The push to every member (v1's wave 1): the one step every size runs, a partial run too.
+  const push = v1[0]?.phase;
+  return {
+    pushReadsPerRun: push ? push.table.readUnits / push.runs : NaN,
+    pushPerMember: push ? phaseCost(push) / run.members : NaN,
+    runs,
+    readsPerRun,
+    writesPerRun,
+    rolloutCost,
+    perMember: rolloutCost / run.members,
+    v1Ms: totalOf(v1, (p) => p.ms),
+    allMs: totalOf(all, (p) => p.ms),
+  };
+}
+
+/** The sizes side by side: per run and per member, what grows with the fleet and what does not. */
+function sizesTable(runs: readonly RolloutRun[]): string[] {
+  const rows = runs.map((run) => {
+    const f = rolloutFigures(run);
+    const whole = !run.partial;
+    return [
+      `${run.members.toLocaleString('en')}${run.partial ? ` (its first ${run.steps.length} step${run.steps.length > 1 ? 's' : ''} only)` : ''}`,
+      run.waveSizes.map((n) => n.toLocaleString('en')).join(' / '),
+      f.pushReadsPerRun.toFixed(1),
+      `$${f.pushPerMember.toFixed(6)}`,
+      f.runs.toLocaleString('en'),
+      f.readsPerRun.toFixed(1),
+      f.writesPerRun.toFixed(1),
+      whole ? usd(f.rolloutCost) : '—',
+      whole ? `$${f.perMember.toFixed(6)}` : '—',
+      whole ? formatMs(f.v1Ms) : '—',
+      formatMs(f.allMs),
+      run.wallMs !== undefined ? formatMs(run.wallMs) : '—',
+    ];
+  });
+  return [
+    table(
+      [
+        'members',
+        'waves',
+        'the push to every member: read units / run',
+        'the push: cost per member',
+        'runs (v1 and v2)',
+        'read units / run',
+        'write units / run',
+        "cost of v1's three waves",
+        'per member',
+        "wall time of v1's waves",
+        'wall time of every step',
+        'wall time with registering the fleet',
+      ],
+      rows,
+    ),
+    '',
+  ];
+}
+
+export function rolloutSection(result: ScaleResult): string[] {
+  const runs = rolloutsOf(result);
+  if (runs.length === 0) return [];
+  const figures = runs.map(rolloutFigures);
+  const steadyReads = result.steady.table.readUnits / result.steady.runs;
+  const whole = runs.filter((run) => !run.partial);
+  const linear =
+    whole.length > 1
+      ? (() => {
+          const [a, b] = [figures[runs.indexOf(whole[0]!)]!, figures[runs.indexOf(whole.at(-1)!)]!];
+          const reads = Math.abs(b.readsPerRun - a.readsPerRun);
+          const member = Math.abs(b.perMember - a.perMember) / a.perMember;
+          return `From ${whole[0]!.members.toLocaleString('en')} to ${whole.at(-1)!.members.toLocaleString('en')} members the read units of a run changed by ${reads.toFixed(1)} (${a.readsPerRun.toFixed(1)} and ${b.readsPerRun.toFixed(1)}), and the cost per member by ${(member * 100).toFixed(1)} % (${`$${a.perMember.toFixed(6)}`} and ${`$${b.perMember.toFixed(6)}`}): the rollout's cost grows with the fleet, not with its square.`;
+        })()
+      : runs.length > 1
+        ? (() => {
+            const [a, b] = [figures[0]!, figures.at(-1)!];
+            return `Only the ${whole.map((run) => run.members.toLocaleString('en')).join(' and ')}-member rollout went through every step this time; the ${runs.at(-1)!.members.toLocaleString('en')}-member one ran its first step only (\`SLUICE_SCALE_ROLLOUT_STOP_AFTER\`), as the time at hand on this machine allowed. On that step, the push to every member, the read units of a run were ${a.pushReadsPerRun.toFixed(1)} and ${b.pushReadsPerRun.toFixed(1)}, and the cost per member $${a.pushPerMember.toFixed(6)} and $${b.pushPerMember.toFixed(6)} (${((Math.abs(b.pushPerMember - a.pushPerMember) / a.pushPerMember) * 100).toFixed(1)} % apart).`;
+          })()
+        : `Only the ${runs[0]!.members.toLocaleString('en')}-member rollout was run this time (\`SLUICE_SCALE_ROLLOUT_MORE\` sets the further sizes, 10,000 by default).`;
+  const alone =
+    result.options.plain === false
+      ? [
+          `The rollouts below were run alone (\`SLUICE_SCALE_PLAIN=false\`), on ${result.machine.date.slice(0, 16).replace('T', ' ')} UTC (${result.machine.cores} cores, load average ${result.machine.load[0].toFixed(1)} at the start and ${result.machine.load[1].toFixed(1)} at the end, other work on the machine included); the phases above are the figures of the run recorded before them.`,
+          '',
+        ]
+      : [];
   return [
     '## A rollout over the fleet',
     '',
-    ...(run.members < FULL_FLEET
-      ? [
-          `**This run's rollout is of ${n} members, not ${FULL_FLEET.toLocaleString('en')}**, for the time this run had. The ${FULL_FLEET.toLocaleString('en')}-member runs before it stopped in v1's wave 2 after its first 50 members, and so did a ${n}-member one: the components' own API server (one of the ${result.clusters} clusters) had a Service IP range of 256 addresses, which its share of the ${result.options.deliveries.toLocaleString('en')} deliveries above nearly filled, so a member's Service could not be created (\`failed to allocate a serviceIP: range is full\`), its run failed and the rollout halted in wave 2, as a failing member should halt it. Its range is 4,096 addresses now, as the other clusters'; a ${FULL_FLEET.toLocaleString('en')}-member rollout on it is still to be run.`,
-          '',
-        ]
-      : []),
-    `A fleet of its own, ${n} deliveries of one artifact (\`scale/fleet\`, the same 4 objects, each delivery into its own namespace with \`targetNamespace\`, round-robin over the ${result.clusters} API servers), all members of one rollout: wave 1 \`canary-*\` (${run.waveSizes[0]}), wave 2 \`eu-*\` (${run.waveSizes[1]}), wave 3 \`'*'\` (${run.waveSizes[2]}), a ${run.soakMinutes}-minute soak after waves 1 and 2, \`maxParallel: ${run.maxParallel}\`, \`supersede: wait\`. A fleet of its own, not the ${result.options.deliveries.toLocaleString('en')} deliveries above: a rollout's members pull its one repository, and those each have their own artifact. ` +
-      "Everything goes through the reconcile handler and the stand-in for Lambda as above: a push is the ECR push event (the handler looks the repository's deliveries up and invokes itself once per member); a wave's members that may take the revision are reconciled by the runs before them (`followRollout`); a soak's end is the one-time schedules of the next wave's first `maxParallel` members, arranged once by the first run that finds the wave soaking (`wakeAtSoakEnd`; their own held runs name the same schedules). " +
-      `The soaks pass on the simulation's clock (real time plus a jump: the clock moves ${run.soakMinutes} minutes forward in a moment, and the schedules that came due fire), and once a soak is under way every member runs once, as its 5-minute interval schedule would run it. ` +
-      `v1 is the members' first revision; then one member of wave 2, \`${run.faulty}\` (past wave 2's first ${run.maxParallel}), gets an admission policy on its cluster (a ValidatingAdmissionPolicy that admits only v1's image in its namespace), v2 is pushed, and every member runs once more after the halt.`,
+    ...alone,
+    `Fleets of their own, of ${runs.map((run) => run.members.toLocaleString('en')).join(' and ')} deliveries of one artifact each (\`scale/fleet\`${runs.length > 1 ? ', `scale/fleet-<n>`' : ''}, the same 4 objects, each delivery into its own namespace with \`targetNamespace\`, round-robin over the ${result.clusters} API servers), all members of one rollout each: wave 1 \`canary-*\` (1 %), wave 2 \`eu-*\` (9 %), wave 3 \`'*'\` (90 %), a ${runs[0]!.soakMinutes}-minute soak after waves 1 and 2, \`maxParallel: ${runs[0]!.maxParallel}\`, \`supersede: wait\`. Fleets of their own, not the ${result.options.deliveries.toLocaleString('en')} deliveries above: a rollout's members pull its one repository, and those each have their own artifact. ` +
+      "Everything goes through the reconcile handler and the stand-in for Lambda as above: a push is the ECR push event (the handler looks the repository's deliveries up and invokes itself once per member); a wave's members that may take the revision are reconciled by the runs before them (`followRollout`, which moves the wave's wake-up cursor: each member is woken once); a soak's end is the one-time schedules of the next wave's first `maxParallel` members, arranged once by the first run that finds the wave soaking (`wakeAtSoakEnd`; their own held runs name the same schedules). " +
+      `The soaks pass on the simulation's clock (real time plus a jump: the clock moves ${runs[0]!.soakMinutes} minutes forward in a moment, and the schedules that came due fire), and once a soak is under way every member runs once, as its 5-minute interval schedule would run it. ` +
+      "v1 is the members' first revision; then one member half-way through wave 2 gets an admission policy on its cluster (a ValidatingAdmissionPolicy that admits only v1's image in its namespace), v2 is pushed, and every member runs once more after the halt.",
     '',
-    table(
-      [
-        'step',
-        'runs',
-        'wall time',
-        'outcomes',
-        'DynamoDB requests / run',
-        'read units / run',
-        'write units / run',
-        'API requests / run',
-        'peak reconciles per cluster',
-        'members at the revision after it',
-        'cost in AWS',
-      ],
-      run.steps.map((step) => stepRow(step, run)),
-    ),
+    "**How a run knows the rollout's state.** A member's run reads the rollout's generation, its halts and resumes, its wave gates and one tally per wave (one Query): how many members are Ready at the digest and since when, which failed, how many hold one of the wave's `maxParallel` places. Each member's run end changes its wave's tally by what its own status changed, in the same DynamoDB transaction as the status, computed from the status as the lease read it and the generation the status is marked for: a run end written twice changes it once, a run lost before its end changes neither. A member takes a `maxParallel` place with a conditional write on the tally before it takes the digest, and gives it back once Ready at it. The tallies are derived again from the members' statuses when one cannot be right (a count out of range) and once an hour of a generation (the first run that claims it): that repair is the only read of the whole fleet, once per wave and hour, not once per run. `sluice rollout status` still reads every member, for its table of members. The property test (test/core/rollout/tally.test.ts) checks the decisions taken from the tallies against the full statuses over 300 random histories with repeated and lost runs, lost and corrupted tallies and their repair; a tally that counts a repeated run twice, planted, is caught in most of them.",
     '',
-    `- **The halt.** \`sluice rollout status fleet\`: ${run.haltSummary.replace(/\|/g, '\\|')}. Read from their API servers after the halt (and after every member's interval run that followed it): ${run.keptV1.wave3.toLocaleString('en')} of ${run.waveSizes[2]} members of wave 3 and ${run.keptV1.wave2} of wave 2's ${run.waveSizes[1]} (the refused member among them) still run v1.`,
+    ...sizesTable(runs),
+    linear,
+    '',
+    ...runs.flatMap((run, i) => runSection(run, figures[i]!, result, steadyReads)),
+  ];
+}
+
+function runSection(
+  run: RolloutRun,
+  f: ReturnType<typeof rolloutFigures>,
+  result: ScaleResult,
+  steadyReads: number,
+): string[] {
+  const n = run.members.toLocaleString('en');
+  const v1 = wavesOf(run, 'v1');
+  const soaks = run.steps.filter((step) => step.kind === 'soak');
+  const stepsTable = table(
+    [
+      'step',
+      'runs',
+      'wall time',
+      'outcomes',
+      'DynamoDB requests / run',
+      'read units / run',
+      'write units / run',
+      'API requests / run',
+      'peak reconciles per cluster',
+      'members at the revision after it',
+      'cost in AWS',
+    ],
+    run.steps.map((step) => stepRow(step, run)),
+  );
+  if (run.partial || soaks.length === 0)
+    return [
+      `### ${n} members (rollout \`${run.rollout ?? 'fleet'}\`), its first ${run.steps.length} step${run.steps.length > 1 ? 's' : ''}`,
+      '',
+      stepsTable,
+      '',
+      `- **Checked, or the run fails.** ${run.checks.join('; ')}.${run.wallMs !== undefined ? ` The rollout phase took ${formatMs(run.wallMs)}, registering the fleet (a namespace and a delivery per member) included.` : ''}`,
+      '',
+    ];
+  const soakReads = totalOf(soaks, (p) => p.table.readUnits) / totalOf(soaks, (p) => p.runs);
+  const memberMonth = (soakReads - steadyReads) * runsPerMonth(5) * PRICES.dynamoRead.usd;
+  return [
+    `### ${n} members (rollout \`${run.rollout ?? 'fleet'}\`)`,
+    '',
+    stepsTable,
+    '',
+    `- **The halt.** \`sluice rollout status ${run.rollout ?? 'fleet'}\`: ${run.haltSummary.replace(/\|/g, '\\|')}. Read from their API servers after the halt (and after every member's interval run that followed it): ${run.keptV1.wave3.toLocaleString('en')} of ${run.waveSizes[2]!.toLocaleString('en')} members of wave 3 and ${run.keptV1.wave2} of wave 2's ${run.waveSizes[1]} (the refused member \`${run.faulty}\` among them) still run v1.`,
     `- **Checked, or the run fails.** ${run.checks.join('; ')}. Each is read from the API servers (the Deployment's version label) and from the runs themselves (when each member's first run at the revision started, against when the wave before it was Ready and soaked).`,
-    `- **Wall time.** v1's three waves took ${v1.map((step) => formatMs(step.phase.ms)).join(', ')} (${formatMs(totalOf(v1, (p) => p.ms))} in all, the soaks aside), against ${formatMs(result.wave.ms)} for the ${result.options.deliveries.toLocaleString('en')} deliveries of the plain wave above: a wave of ${run.maxParallel} at a time follows from run to run, each run reading the whole rollout's state. Each admitted member is woken once: the run that admits it claims its wake-up in the table (a conditional put), and the runs after it do not ask for it again while it runs or waits in Lambda's queue. v1's waves took ${totalOf(v1, (p) => p.runs).toLocaleString('en')} runs for ${run.members.toLocaleString('en')} members (${skipped(v1)} \`Skipped\`, \`LeaseHeld\`): the push event runs every member once; besides each member's run that took the revision, a soak's end wakes the next wave's first ${run.maxParallel} (Scheduler) and the first run after it wakes them once more, should those schedules be lost; a woken member that already took it finds nothing to change.`,
-    `- **Cost.** Taking ${n} deliveries through v1's three waves cost ${usd(rolloutCost)} in AWS (the steps above, Lambda time estimated as in the cost model below from the runs' CPU time and round trips), against ${usd(waveCost)} for the plain wave; the interval runs during the soaks are the members' steady state. A member's run reads every member's status (BatchGetItem, strongly consistent: a read unit each) to compute the rollout's state: ${soakReads.toFixed(0)} read units a run against ${steadyReads.toFixed(0)} for a delivery outside a rollout, ${usd(memberMonth)} more a delivery-month at a 5-minute interval in a rollout of ${n}, while a generation is under way (it grows with the rollout's size); once one is recorded as completed, members' runs read the generation alone.`,
+    `- **Wall time.** v1's three waves took ${v1.map((step) => formatMs(step.phase.ms)).join(', ')} (${formatMs(f.v1Ms)} in all, the soaks aside)${run.wallMs !== undefined ? `; the whole rollout phase, registering the fleet and v2 included, ${formatMs(run.wallMs)}` : ''}. v1's waves took ${totalOf(v1, (p) => p.runs).toLocaleString('en')} runs for ${n} members (${skipped(v1)} \`Skipped\`, \`LeaseHeld\`).`,
+    `- **Cost.** Taking ${n} deliveries through v1's three waves cost ${usd(f.rolloutCost)} in AWS ($${f.perMember.toFixed(6)} a member; Lambda time estimated as in the cost model below from the runs' CPU time and round trips). A member's run during a soak read ${soakReads.toFixed(1)} read units against ${steadyReads.toFixed(1)} for a delivery outside a rollout: ${usd(memberMonth)} more a delivery-month at a 5-minute interval while a generation is under way, whatever the rollout's size.`,
     '',
   ];
 }

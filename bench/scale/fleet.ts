@@ -19,8 +19,18 @@ import { pool } from '../apps.ts';
 import { pushFiles } from '../delivery.ts';
 import type { LocalCluster } from '../../dev/clusters.ts';
 
-export const FLEET_REPOSITORY = 'scale/fleet';
-export const FLEET_ROLLOUT = 'fleet';
+/** One fleet of the rollout phase: its rollout, repository and member names' prefix (one per size, so sizes share the clusters). */
+export interface FleetNames {
+  readonly rollout: string;
+  readonly repository: string;
+  readonly prefix: string;
+}
+
+/** The 1,000-member fleet keeps the names it always had; a fleet of another size is named by it. */
+export const fleetNames = (members: number): FleetNames =>
+  members === 1000
+    ? { rollout: 'fleet', repository: 'scale/fleet', prefix: '' }
+    : { rollout: `fleet-${members}`, repository: `scale/fleet-${members}`, prefix: `f${members}-` };
 const TAG = 'stable';
 const IMAGES = {
   v1: 'ghcr.io/stefanprodan/podinfo:6.7.0',
@@ -29,15 +39,18 @@ const IMAGES = {
 export type FleetVersion = keyof typeof IMAGES;
 const VERSION_LABEL = 'app.kubernetes.io/version';
 
-/** The waves' members by name: 1 % canaries, 24 % `eu-*`, the rest `us-*` (`'*'`). */
-export function fleetWaves(count: number): string[][] {
+/** The waves' members by name: 1 % canaries, 9 % `eu-*`, the rest `us-*` (`'*'`). */
+export function fleetWaves(count: number, prefix = fleetNames(count).prefix): string[][] {
   const canaries = Math.max(1, Math.round(count * 0.01));
-  const eu = Math.max(1, Math.round(count * 0.24));
+  const eu = Math.max(1, Math.round(count * 0.09));
   const us = count - canaries - eu;
   if (us < 1) throw new Error(`a fleet of ${count} deliveries is too small for three waves`);
-  const named = (prefix: string, n: number, width: number) =>
-    Array.from({ length: n }, (_, i) => `${prefix}-${String(i + 1).padStart(width, '0')}`);
-  return [named('canary', canaries, 2), named('eu', eu, 3), named('us', us, 3)];
+  const named = (kind: string, n: number) =>
+    Array.from(
+      { length: n },
+      (_, i) => `${prefix}${kind}-${String(i + 1).padStart(Math.max(2, String(n).length), '0')}`,
+    );
+  return [named('canary', canaries), named('eu', eu), named('us', us)];
 }
 
 /** The member whose cluster refuses the next revision: half-way through wave 2, past its first `maxParallel`. */
@@ -92,16 +105,16 @@ export function fleetFiles(version: FleetVersion): Record<string, string> {
   return { 'app.yaml': objects.map((o) => stringify(o)).join('---\n') };
 }
 
-export const pushFleet = (components: Components, version: FleetVersion) =>
-  pushFiles(components, FLEET_REPOSITORY, TAG, fleetFiles(version));
+export const pushFleet = (components: Components, version: FleetVersion, fleet: FleetNames) =>
+  pushFiles(components, fleet.repository, TAG, fleetFiles(version));
 
 /** What EventBridge delivers for the push (a registry that is not ECR matches by repository). */
-export const fleetPushEvent = () => ({
+export const fleetPushEvent = (fleet: FleetNames) => ({
   source: 'aws.ecr' as const,
   'detail-type': 'ECR Image Action' as const,
   account: '123456789012',
   region: 'eu-west-1',
-  detail: { 'action-type': 'PUSH', result: 'SUCCESS', 'repository-name': FLEET_REPOSITORY, 'image-tag': TAG },
+  detail: { 'action-type': 'PUSH', result: 'SUCCESS', 'repository-name': fleet.repository, 'image-tag': TAG },
 });
 
 const clusterOf = (clusters: readonly LocalCluster[], index: number) => clusters[index % clusters.length]!;
@@ -121,9 +134,15 @@ export async function registerFleet(
   components: Components,
   clusters: readonly LocalCluster[],
   members: readonly string[],
-  options: { readonly soak: string; readonly maxParallel: number; readonly clusterConcurrency: number },
+  options: {
+    readonly soak: string;
+    readonly maxParallel: number;
+    readonly clusterConcurrency: number;
+    readonly fleet: FleetNames;
+  },
 ): Promise<Rollout> {
-  const url = `oci://${components.registry.host}/${FLEET_REPOSITORY}`;
+  const { fleet } = options;
+  const url = `oci://${components.registry.host}/${fleet.repository}`;
   const cores = clusters.map((cluster) => api(cluster, CoreV1Api));
   await pool(
     members.map(
@@ -144,11 +163,11 @@ export async function registerFleet(
   const [rollout] = settleRollouts(
     [
       parseRollout({
-        name: FLEET_ROLLOUT,
+        name: fleet.rollout,
         source: { url, tag: TAG, provider: 'aws' },
         waves: [
-          { deliveries: ['canary-*'], soak: options.soak },
-          { deliveries: ['eu-*'], soak: options.soak },
+          { deliveries: [`${fleet.prefix}canary-*`], soak: options.soak },
+          { deliveries: [`${fleet.prefix}eu-*`], soak: options.soak },
           { deliveries: ['*'] },
         ],
         maxParallel: options.maxParallel,

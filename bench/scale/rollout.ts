@@ -11,6 +11,7 @@ import type { Components } from '../../dev/components.ts';
 import type { LocalCluster } from '../../dev/clusters.ts';
 import {
   faultyMember,
+  fleetNames,
   fleetPushEvent,
   fleetWaves,
   freezeImage,
@@ -54,6 +55,8 @@ export interface RolloutStep {
 }
 
 export interface RolloutRun {
+  /** The rollout's name (`fleet` for 1,000 members, `fleet-<n>` for another size). */
+  readonly rollout?: string;
   readonly members: number;
   readonly waveSizes: readonly number[];
   readonly maxParallel: number;
@@ -66,6 +69,10 @@ export interface RolloutRun {
   readonly keptV1: { readonly wave2: number; readonly wave3: number };
   /** The invariants checked, each held (the run throws otherwise). */
   readonly checks: readonly string[];
+  /** From registering the fleet to the last step, ms (absent from runs recorded before it). */
+  readonly wallMs?: number;
+  /** Stopped after its first steps (SLUICE_SCALE_ROLLOUT_STOP_AFTER): no halt, no v2. */
+  readonly partial?: boolean;
 }
 
 const MINUTE = 60_000;
@@ -73,8 +80,15 @@ const INTERVAL_MS = 5 * MINUTE;
 
 export async function simulateRollout(
   h: Harness,
-  options: { readonly members: number; readonly maxParallel: number; readonly soakMinutes: number },
+  options: {
+    readonly members: number;
+    readonly maxParallel: number;
+    readonly soakMinutes: number;
+    /** Stop after this many steps (a fleet too large for the time at hand): the result says it is partial. */
+    readonly stopAfter?: number;
+  },
 ): Promise<RolloutRun> {
+  const fleet = fleetNames(options.members);
   const waves = fleetWaves(options.members);
   const members = waves.flat();
   const faulty = faultyMember(waves);
@@ -84,10 +98,11 @@ export async function simulateRollout(
   const { db } = h.deps;
 
   h.say(
-    `rollout: ${members.length} deliveries of scale/fleet in waves of ${waves.map((w) => w.length).join(', ')}`,
+    `rollout: ${members.length} deliveries of ${fleet.repository} in waves of ${waves.map((w) => w.length).join(', ')}`,
   );
-  await pushFleet(h.components, 'v1');
+  await pushFleet(h.components, 'v1', fleet);
   const rollout = await registerFleet(db, h.components, h.clusters, members, {
+    fleet,
     soak: `${options.soakMinutes}m`,
     maxParallel: options.maxParallel,
     clusterConcurrency: h.clusterConcurrency,
@@ -142,8 +157,8 @@ export async function simulateRollout(
   const pushed = async (version: FleetVersion) => {
     takenAt.clear();
     const phase = await h.phase(async () => {
-      await pushFleet(h.components, version);
-      h.invoke(fleetPushEvent());
+      await pushFleet(h.components, version, fleet);
+      h.invoke(fleetPushEvent(fleet));
     });
     digest = (await getGeneration(db, rollout.name))!.digest;
     return phase;
@@ -165,11 +180,32 @@ export async function simulateRollout(
 
   // v1: the members' first revision, through the three waves.
   let phase = await pushed('v1');
+  const enough = () => options.stopAfter !== undefined && steps.length >= options.stopAfter;
+  const partial = (): RolloutRun => ({
+    rollout: rollout.name,
+    members: members.length,
+    waveSizes: waves.map((w) => w.length),
+    maxParallel: options.maxParallel,
+    soakMinutes: options.soakMinutes,
+    faulty,
+    steps,
+    haltSummary: '',
+    keptV1: { wave2: 0, wave3: 0 },
+    checks: [
+      `the first ${steps.length} steps: after each, exactly the members of the waves so far ran v1 on their API servers, none before the wave before it had soaked`,
+    ],
+    partial: true,
+  });
   await checkWaves('v1', 1, await record('v1', 'wave', 1, phase));
+  if (enough()) return partial();
   await checkWaves('v1', 1, await duringSoak('v1', 1));
+  if (enough()) return partial();
   await checkWaves('v1', 2, await soakEnds('v1', 2));
+  if (enough()) return partial();
   await checkWaves('v1', 2, await duringSoak('v1', 2));
+  if (enough()) return partial();
   await checkWaves('v1', 3, await soakEnds('v1', 3));
+  if (enough()) return partial();
   const complete = await state();
   if (complete.phase !== 'Complete') throw new Error(`v1 did not complete: ${rolloutSummary(complete)}`);
   checks.push('v1: after each wave, exactly the members of the waves so far ran v1 on their API servers');
@@ -205,6 +241,7 @@ export async function simulateRollout(
   checks.push('v2: an interval run of every member after the halt moved nobody to v2');
   const keep = (wave: string[]) => wave.filter((name) => later.get(name) === 'v1').length;
   return {
+    rollout: rollout.name,
     members: members.length,
     waveSizes: waves.map((w) => w.length),
     maxParallel: options.maxParallel,

@@ -1,7 +1,10 @@
 // npm run scale: the scale-out simulation (bench/scale/simulate.ts) on local components this run
 // starts and stops; its figures go to bench/scale/last-run.json, a section of docs/benchmarks.md
 // and, with the cost model, docs/scale.md. SLUICE_SCALE_FROM=<json> rewrites the docs from a
-// recorded run without running it again.
+// recorded run without running it again. SLUICE_SCALE_ROLLOUT (1000) and SLUICE_SCALE_ROLLOUT_MORE
+// (10000; comma-separated, empty for none) are the rollouts' sizes; SLUICE_SCALE_PLAIN=false runs
+// the rollouts alone, keeping the plain phases' figures of the recorded run (SLUICE_SCALE_PLAIN_FROM,
+// else SLUICE_SCALE_JSON).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,6 +28,17 @@ const options: ScaleOptions = {
   rolloutMembers: number('SLUICE_SCALE_ROLLOUT', 1000),
   rolloutMaxParallel: number('SLUICE_SCALE_ROLLOUT_MAX_PARALLEL', 50),
   rolloutSoakMinutes: number('SLUICE_SCALE_ROLLOUT_SOAK', 30),
+  // The rollouts after the first, each over a fleet of its own: `SLUICE_SCALE_ROLLOUT_MORE=` (empty) for none.
+  rolloutMoreMembers: (process.env.SLUICE_SCALE_ROLLOUT_MORE ?? '10000')
+    .split(',')
+    .filter(Boolean)
+    .map(Number),
+  // Each rollout stops after this many steps (a fleet too large for the time at hand).
+  ...(process.env.SLUICE_SCALE_ROLLOUT_STOP_AFTER && {
+    rolloutStopAfter: Number(process.env.SLUICE_SCALE_ROLLOUT_STOP_AFTER),
+  }),
+  // false: the plain phases' figures are taken from the recorded run (SLUICE_SCALE_JSON), only the rollouts run.
+  plain: process.env.SLUICE_SCALE_PLAIN !== 'false',
 };
 const clusterCount = number('SLUICE_SCALE_CLUSTERS', 4);
 const json = process.env.SLUICE_SCALE_JSON ?? join(root, 'bench', 'scale', 'last-run.json');
@@ -47,7 +61,11 @@ async function simulateOnce(): Promise<ScaleResult> {
       const machine = await describeMachine(bed.components);
       // Imported once the log level is set: the handler's logger reads it when it is created.
       const { simulate, withMachine } = await import('./simulate.ts');
-      const result = await simulate(bed.components, clusters, options, say);
+      const recorded =
+        options.plain === false
+          ? (JSON.parse(readFileSync(process.env.SLUICE_SCALE_PLAIN_FROM ?? json, 'utf8')) as ScaleResult)
+          : undefined;
+      const result = await simulate(bed.components, clusters, options, say, recorded);
       return withMachine(result, {
         date: machine.date,
         cpu: machine.cpu,

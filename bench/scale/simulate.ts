@@ -35,6 +35,12 @@ export interface ScaleOptions {
   readonly soloSample: number;
   /** Deliveries of the rollout phase (0: none). */
   readonly rolloutMembers: number;
+  /** Further rollouts, each over a fleet of its own of this many members, after the first (e.g. 10,000). */
+  readonly rolloutMoreMembers?: readonly number[];
+  /** Every rollout stops after this many steps (the time at hand); none: all of them. */
+  readonly rolloutStopAfter?: number;
+  /** Whether the plain phases (held, the wave, steady state) run; false: only the rollouts (their figures come from an earlier run). */
+  readonly plain?: boolean;
   readonly rolloutMaxParallel: number;
   readonly rolloutSoakMinutes: number;
 }
@@ -96,6 +102,8 @@ export interface ScaleResult {
   readonly solo: Phase;
   /** A rollout of three waves over a fleet of its own (absent from runs recorded before it). */
   readonly rollout?: RolloutRun;
+  /** The further rollouts (rolloutMoreMembers), each over a fleet of its own. */
+  readonly moreRollouts?: readonly RolloutRun[];
 }
 
 const GATE = 'release';
@@ -154,6 +162,7 @@ export async function simulate(
   clusters: readonly LocalCluster[],
   options: ScaleOptions,
   say: (line: string) => void,
+  recorded?: ScaleResult,
 ): Promise<Omit<ScaleResult, 'machine'>> {
   const clusterNames = new Map(
     clusters.map((c) => [clusterSlotsKey(clusterKey({ kubeconfig: c.kubeconfig })), c.name]),
@@ -169,7 +178,7 @@ export async function simulate(
     clock,
     // What a run could not do (follow its rollout, renew a slot, schedule a retry) is said, not swallowed.
     log: (line) => {
-      if (line.startsWith('could not') || line.startsWith("rollout 'fleet'")) say(line);
+      if (line.startsWith('could not') || line.startsWith("rollout 'fleet")) say(line);
     },
   };
   const resultListeners: ((result: ReconcileResult, startedAt: number) => void)[] = [];
@@ -257,73 +266,87 @@ export async function simulate(
     };
   };
 
-  const names = Array.from({ length: options.deliveries }, (_, i) => `app-${String(i + 1).padStart(4, '0')}`);
-  say(`pushing ${names.length} artifacts of 4 objects (Flux's benchmark shape)`);
-  for (const cluster of clusters) {
-    const config = new KubeConfig();
-    config.loadFromFile(cluster.kubeconfig);
-    await config.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  }
-  await pool(
-    names.map((name) => () => pushFiles(components, `scale/${name}`, 'v1', appFiles(name))),
-    8,
-  );
-  say(`registering gate '${GATE}' (closed) and ${names.length} deliveries over ${clusters.length} clusters`);
-  await putGate(db, parseGate({ name: GATE, default: 'closed' }), new Date());
-  await pool(
-    names.map(
-      (name, i) => () =>
-        putDelivery(
-          db,
-          parseDelivery({
-            name,
-            source: { url: `oci://${components.registry.host}/scale/${name}`, tag: 'v1', provider: 'aws' },
-            cluster: { kubeconfig: clusters[i % clusters.length]!.kubeconfig },
-            prune: true,
-            gates: [{ name: GATE }],
-            clusterConcurrency: options.clusterConcurrency,
-          }),
-          new Date(),
-        ),
-    ),
-    8,
-  );
-
-  say('every delivery runs once while the gate is closed (held since Friday)');
-  const held = await phase(() => names.forEach((delivery) => lambda.invoke({ delivery })));
-
-  say(`the gate opens: {"gateOpened":"${GATE}"} fans out; Lambda concurrency ${options.lambdaConcurrency}`);
-  readyAt.clear();
-  let openedAt = 0;
-  const wave = await phase(async () => {
-    openedAt = performance.now();
-    await handleGateEvent(
-      { gate: GATE, action: 'open', source: 'cli', requestedBy: 'scale-simulation', reason: 'Monday' },
-      { db, clock },
+  const plainPhases = async () => {
+    const names = Array.from(
+      { length: options.deliveries },
+      (_, i) => `app-${String(i + 1).padStart(4, '0')}`,
     );
-    lambda.invoke({ gateOpened: GATE });
-  });
-  meter.take();
-  const statuses = await Promise.all(names.map((name) => getStatus(db, name)));
-  const notReady = names.filter((_, i) => !statuses[i]?.ready);
-  const readyMs = Math.max(...[...readyAt.values()]) - openedAt;
-  say(
-    `every delivery Ready ${(readyMs / 1000).toFixed(1)} s after the gate opened (${notReady.length} not Ready)`,
-  );
+    say(`pushing ${names.length} artifacts of 4 objects (Flux's benchmark shape)`);
+    for (const cluster of clusters) {
+      const config = new KubeConfig();
+      config.loadFromFile(cluster.kubeconfig);
+      await config.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    }
+    await pool(
+      names.map((name) => () => pushFiles(components, `scale/${name}`, 'v1', appFiles(name))),
+      8,
+    );
+    say(
+      `registering gate '${GATE}' (closed) and ${names.length} deliveries over ${clusters.length} clusters`,
+    );
+    await putGate(db, parseGate({ name: GATE, default: 'closed' }), new Date());
+    await pool(
+      names.map(
+        (name, i) => () =>
+          putDelivery(
+            db,
+            parseDelivery({
+              name,
+              source: { url: `oci://${components.registry.host}/scale/${name}`, tag: 'v1', provider: 'aws' },
+              cluster: { kubeconfig: clusters[i % clusters.length]!.kubeconfig },
+              prune: true,
+              gates: [{ name: GATE }],
+              clusterConcurrency: options.clusterConcurrency,
+            }),
+            new Date(),
+          ),
+      ),
+      8,
+    );
 
-  say('steady state: one interval run of every delivery, nothing changed');
-  const steady = await phase(() => names.forEach((delivery) => lambda.invoke({ delivery })));
-  say(`steady state: ${names.length} runs in ${(steady.ms / 1000).toFixed(1)} s`);
+    say('every delivery runs once while the gate is closed (held since Friday)');
+    const held = await phase(() => names.forEach((delivery) => lambda.invoke({ delivery })));
 
-  say(`${options.soloSample} steady-state runs one at a time`);
-  lambda = lambdaOf(1);
-  const solo = await phase(() =>
-    names.slice(0, options.soloSample).forEach((delivery) => lambda.invoke({ delivery })),
-  );
-  meter.take();
+    say(`the gate opens: {"gateOpened":"${GATE}"} fans out; Lambda concurrency ${options.lambdaConcurrency}`);
+    readyAt.clear();
+    let openedAt = 0;
+    const wave = await phase(async () => {
+      openedAt = performance.now();
+      await handleGateEvent(
+        { gate: GATE, action: 'open', source: 'cli', requestedBy: 'scale-simulation', reason: 'Monday' },
+        { db, clock },
+      );
+      lambda.invoke({ gateOpened: GATE });
+    });
+    meter.take();
+    const statuses = await Promise.all(names.map((name) => getStatus(db, name)));
+    const notReady = names.filter((_, i) => !statuses[i]?.ready);
+    const readyMs = Math.max(...[...readyAt.values()]) - openedAt;
+    say(
+      `every delivery Ready ${(readyMs / 1000).toFixed(1)} s after the gate opened (${notReady.length} not Ready)`,
+    );
 
-  let rollout: RolloutRun | undefined;
-  if (options.rolloutMembers > 0) {
+    say('steady state: one interval run of every delivery, nothing changed');
+    const steady = await phase(() => names.forEach((delivery) => lambda.invoke({ delivery })));
+    say(`steady state: ${names.length} runs in ${(steady.ms / 1000).toFixed(1)} s`);
+
+    say(`${options.soloSample} steady-state runs one at a time`);
+    lambda = lambdaOf(1);
+    const solo = await phase(() =>
+      names.slice(0, options.soloSample).forEach((delivery) => lambda.invoke({ delivery })),
+    );
+    meter.take();
+    return { held, wave: { ...wave, readyMs, notReady }, steady, solo };
+  };
+  const plain =
+    options.plain === false && recorded
+      ? { held: recorded.held, wave: recorded.wave, steady: recorded.steady, solo: recorded.solo }
+      : await plainPhases();
+
+  const rollouts: RolloutRun[] = [];
+  for (const members of [options.rolloutMembers, ...(options.rolloutMoreMembers ?? [])].filter(
+    (n) => n > 0,
+  )) {
     lambda = lambdaOf(options.lambdaConcurrency);
     const harness: Harness = {
       deps: base,
@@ -336,20 +359,23 @@ export async function simulate(
       phase,
       onResult: (listener) => resultListeners.push(listener),
     };
-    rollout = await simulateRollout(harness, {
-      members: options.rolloutMembers,
+    const started = performance.now();
+    const run = await simulateRollout(harness, {
+      members,
+      ...(options.rolloutStopAfter !== undefined && { stopAfter: options.rolloutStopAfter }),
       maxParallel: options.rolloutMaxParallel,
       soakMinutes: options.rolloutSoakMinutes,
     });
+    rollouts.push({ ...run, wallMs: performance.now() - started });
+    resultListeners.length = 0;
   }
+  const [rollout, ...moreRollouts] = rollouts;
   return {
     options,
     clusters: clusters.length,
-    held,
-    wave: { ...wave, readyMs, notReady },
-    steady,
-    solo,
+    ...plain,
     ...(rollout && { rollout }),
+    ...(moreRollouts.length > 0 && { moreRollouts }),
   };
 }
 

@@ -14,11 +14,15 @@ const waves = [['canary-01'], ['eu-001', 'eu-002'], ['us-001']];
 const MINUTE = 60_000;
 
 describe('the rollout fleet', () => {
-  it('1,000 deliveries are waves of 10 canaries, 240 eu-* and 750 others; the refused member is past wave 2’s first 50', () => {
+  it('1,000 deliveries are waves of 10 canaries, 90 eu-* and 900 others (1 % / 9 % / 90 %); the refused member is half-way through wave 2', () => {
     const fleet = fleetWaves(1000);
-    expect(fleet.map((w) => w.length)).toEqual([10, 240, 750]);
+    expect(fleet.map((w) => w.length)).toEqual([10, 90, 900]);
     expect(fleet[0]![0]).toBe('canary-01');
-    expect(faultyMember(fleet)).toBe('eu-121');
+    expect(faultyMember(fleet)).toBe('eu-46');
+    // 10,000 in the same proportions, named apart so both fleets share the clusters.
+    const large = fleetWaves(10000);
+    expect(large.map((w) => w.length)).toEqual([100, 900, 9000]);
+    expect([large[0]![0], large[2]![8999]]).toEqual(['f10000-canary-001', 'f10000-us-9000']);
     expect(() => fleetWaves(2)).toThrow(/too small for three waves/);
   });
 });

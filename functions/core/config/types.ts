@@ -285,8 +285,16 @@ export interface Rollout {
   /** The repository and tag or semver range the rollout's revision is resolved from; its members use it, not their own. */
   source: DeliverySource;
   waves: RolloutWave[];
-  /** The most deliveries of a wave taking the revision at once; none = the whole wave (within each cluster's limit). */
+  /**
+   * The most deliveries of a wave taking the revision at once (each takes a place before it takes
+   * the revision and gives it back once Ready at it), offered in the wave's order; none = the whole
+   * wave (within each cluster's limit).
+   */
   maxParallel?: number;
-  /** `wait`: a newer revision starts after the current rollout has finished or been halted; `restart`: at once. */
+  /**
+   * `wait`: a newer revision starts after the current rollout has finished or been halted;
+   * `restart`: at once. Either way a halt a person recorded holds a newer revision too, until the
+   * resume (or a rollback); a halt sluice recorded on a failure is superseded by the next push.
+   */
   supersede: RolloutSupersede;
 }

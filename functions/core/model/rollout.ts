@@ -52,3 +52,56 @@ export interface RolloutAction {
   /** Its place among the rollout's actions (1, 2, …), given by the table when it is recorded. */
   readonly sequence?: number;
 }
+
+/**
+ * What a member's status counts toward: the generation its last run read (the wave tallies of that
+ * generation hold its status as `contributionOf` reads it), its wave, and whether it holds one of
+ * the wave's `maxParallel` places. Written with the status, in the same transaction as the tally's
+ * change, so the tallies are always the sum of the marks (rollout/tally.ts).
+ */
+export interface RolloutMark {
+  readonly rollout: string;
+  readonly generation: number;
+  /** With `generation`, names one generation (a rollout removed and added again numbers from 1 again). */
+  readonly startedAt: string;
+  readonly digest: string;
+  /** The member's wave, 0-based. */
+  readonly wave: number;
+  /** It took one of its wave's maxParallel places (kept until it is Ready at the digest). */
+  readonly claimed?: boolean;
+}
+
+/** A failure or an alarm hold in a wave's tally, with when its run recorded it (a resume after it discounts it). */
+export interface TallyNote {
+  readonly at: string;
+  readonly why: string;
+}
+
+/** The sum of a wave's members' contributions to a generation (rollout/tally.ts). */
+export interface WaveTally {
+  /** Members Ready at the digest. */
+  readonly done: number;
+  /** Members that took the digest or tried to. */
+  readonly started: number;
+  /** Members that applied the digest (Ready or not). */
+  readonly applied: number;
+  /** Members holding a maxParallel place, not Ready yet. */
+  readonly open: number;
+  /** Not earlier than the readySince of any member Ready at the digest: the wave's soak counts from it. */
+  readonly lastReady?: string;
+  readonly failures: Readonly<Record<string, TallyNote>>;
+  readonly alarms: Readonly<Record<string, TallyNote>>;
+}
+
+/** How one member's run changes its wave's tally: counts added, notes set or removed, a readySince. */
+export interface TallyChange {
+  readonly done: number;
+  readonly started: number;
+  readonly applied: number;
+  readonly open: number;
+  /** The member is Ready since then: the tally's lastReady becomes at least this. */
+  readonly readySince?: string;
+  /** undefined: unchanged; null: removed. */
+  readonly failure?: TallyNote | null;
+  readonly alarm?: TallyNote | null;
+}

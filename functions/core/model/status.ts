@@ -1,6 +1,7 @@
 // The vocabulary of a delivery's status: what a run reports and `sluice status` shows, whatever
 // stores it (store/status.ts) or prints it.
 import type { FailureReason } from '../errors.ts';
+import type { RolloutMark } from './rollout.ts';
 
 export type StatusReason =
   | FailureReason
@@ -99,6 +100,8 @@ export interface DeliveryStatus {
   /** While held by dependencies that are only soaking: when the last soak ends (the run is retried then). */
   readonly soakingUntil?: string;
   readonly durationMs?: number;
+  /** For a member of a rollout: the generation and wave its status counts toward. */
+  readonly rolloutMark?: RolloutMark;
 }
 
 /** A kept CRD or Namespace, as the status records it. */

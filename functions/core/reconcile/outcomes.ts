@@ -15,7 +15,6 @@ import {
   type ChangeCounts,
   type DeliveryStatus,
   type StatusReason,
-  type StatusFields,
   type StatusUpdate,
 } from '../store/status.ts';
 import {
@@ -29,6 +28,7 @@ import type { ReconcileDeps } from './deps.ts';
 import type { PruneLimitHold } from './prune-limit.ts';
 import { announceWaiting, announceWaveWaiting, type WaveGateHold } from './release-waiting.ts';
 import { retryTime } from './retry.ts';
+import { runEndTally, type RolloutRunEnd } from './rollout-tally-end.ts';
 
 /** Why a run was skipped: nothing was touched. */
 export type SkipReason = 'LeaseHeld' | 'LeaseLost' | 'Suspended';
@@ -88,13 +88,24 @@ export interface Run {
   readonly pending: PendingWrites;
   /** The run's turn on its cluster: the slot it took, if any, is freed by that write too. */
   readonly turn?: { held(): Pick<ClusterSlot, 'freeing' | 'freed'> | undefined };
+  /** A rollout member's: what its run end adds to its wave's tally (rollout-tally-end.ts). */
+  readonly rollout: RolloutRunEnd;
 }
 
 /** Starts a run with the status the previous run left, as the lease's claim read it. */
 export function startRun(delivery: Delivery, deps: ReconcileDeps, lease: Lease, turn?: Run['turn']): Run {
   const previous = statusFromItem(lease.statusItem);
   const pending = new PendingWrites();
-  return { delivery, deps, started: deps.clock.now(), previous, lease, pending, ...(turn && { turn }) };
+  return {
+    delivery,
+    deps,
+    started: deps.clock.now(),
+    previous,
+    lease,
+    pending,
+    rollout: {},
+    ...(turn && { turn }),
+  };
 }
 
 /**
@@ -525,13 +536,14 @@ async function finish(
   const now = deps.clock.now();
   // The last scrub before the table and the event bus (fail() scrubbed already; holds name objects).
   if (deps.taint) status = { ...status, message: status.message && deps.taint.scrub(status.message) };
-  const update: StatusFields = {
+  // A member of a rollout: its status's mark, and the change to its wave's tally in the same write.
+  const { fields: update, tally } = runEndTally(deps.db, delivery.name, run.rollout, run.previous, {
     // A retry is only pending after a failed or held run, which sets it.
     nextRetryAt: null,
     ...status,
     lastReconcileAt: now.toISOString(),
     durationMs: now.getTime() - started.getTime(),
-  };
+  });
   const event = options.quiet
     ? undefined
     : {
@@ -553,6 +565,7 @@ async function finish(
       also: run.pending.take(),
       releaseLease: true,
       ...(slot && { freeSlot: slot.freeing }),
+      ...(tally && { tally }),
     },
   );
   if (written.leaseReleased) run.lease.released();

@@ -128,7 +128,11 @@ async function reconcileHeld(
     const lastApplied = run.previous?.lastAppliedRevision;
     // A member of a rollout takes the rollout's revision when its wave and turn have come.
     const rollout = await step('ArtifactFailed', () =>
-      rolloutTarget(delivery.name, deps, run.started, membership),
+      rolloutTarget(delivery.name, deps, run.started, membership, {
+        previous: run.previous,
+        fence: run.lease.fence,
+        rollout: run.rollout,
+      }),
     );
     // Held by its rollout, a member keeps its revision: re-applied (drift corrected), as in a freeze.
     if (rollout.kind === 'hold' && !lastApplied) return await holdForRollout(run, rollout);

@@ -2,7 +2,7 @@
 // `Rollout Halted` for each halt recorded, `Rollout Complete` when every wave is Ready at it. The
 // runs that follow the members announce them; a marker in the table lets each go out once.
 import type { Rollout } from '../config/index.ts';
-import { rolloutSummary, type RolloutState } from '../rollout/state.ts';
+import { rolloutSummary, waveStarted, type RolloutState } from '../rollout/state.ts';
 import { claimRolloutEvent } from '../store/rollouts.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { ROLLOUT_EVENTS, type EventSink, type RolloutEvent, type RolloutEventType } from './events.ts';
@@ -55,7 +55,7 @@ export async function announceRollout(
     return;
   }
   const wave = state.activeWave !== undefined ? state.waves[state.activeWave - 1] : undefined;
-  if (wave && wave.members.some((member) => member.phase !== 'Waiting'))
+  if (wave && waveStarted(wave))
     await once(`wave#${wave.number}`, ROLLOUT_EVENTS.waveStarted, {
       ...base,
       wave: wave.number,

@@ -6,16 +6,20 @@ import type { GateConditionReaders } from '../gates/conditions.ts';
 import { gateHolding } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
 import type { RolloutGeneration } from '../model/rollout.ts';
-import type { BlockingGate } from '../model/status.ts';
+import type { BlockingGate, DeliveryStatus } from '../model/status.ts';
 import { resolveArtifact, verifyResolved, type Resolved } from '../oci/index.ts';
+import { memberTurn, rolloutState, rolloutSummary, type RolloutState } from '../rollout/state.ts';
+import { generationKey, holdsPlace, markFor, readWaveTallies } from '../rollout/tallies.ts';
+import { contributionOf, tallyChange } from '../rollout/tally.ts';
 import {
-  completedState,
-  memberTurn,
-  rolloutState,
-  rolloutSummary,
-  wakesAtSoakEnd,
-  type RolloutState,
-} from '../rollout/state.ts';
+  afterClaim,
+  membersToWake,
+  tallyState,
+  wakesAtSoakEndInOrder,
+  type TallyState,
+} from '../rollout/tally-state.ts';
+import type { Fence } from '../store/lease.ts';
+import { advanceWake, claimPlace } from '../store/rollout-tallies.ts';
 import {
   claimRolloutEvent,
   getGeneration,
@@ -33,6 +37,7 @@ import type { ReconcileDeps } from './deps.ts';
 import type { ReconcileResult } from './outcomes.ts';
 import type { WaveGateHold } from './release-waiting.ts';
 import { announceRollout } from './rollout-events.ts';
+import type { RolloutRunEnd } from './rollout-tally-end.ts';
 
 /** What reading a rollout's state needs. */
 export interface RolloutReadDeps extends GateConditionReaders {
@@ -83,21 +88,51 @@ export async function readRolloutState(
   return rolloutState({ rollout, generation: current, statuses, waveGates: gates, actions, now });
 }
 
+/** The member whose run asks: its status under its lease, the fence to take a place with, its run end's rollout record. */
+export interface MemberRun {
+  readonly previous: DeliveryStatus | undefined;
+  readonly fence?: Fence;
+  readonly rollout: RolloutRunEnd;
+}
+
 /**
- * The state as a member's run needs it: of a generation recorded as completed, without reading the
- * fleet; otherwise computed, and recorded as completed when it is.
+ * The state as a member's run needs it, from the waves' tallies (O(waves) items, not the fleet's
+ * statuses); recorded as completed when it is.
  */
 async function memberState(
   rollout: Rollout,
   deps: ReconcileDeps,
   now: Date,
-  generation: RolloutGeneration | undefined,
-): Promise<RolloutState> {
-  const current = generation ?? (await getGeneration(deps.db, rollout.name));
-  if (current?.completedAt) return completedState(rollout, current);
-  const state = await readRolloutState(rollout, deps, now, current);
-  if (state.phase === 'Complete' && current) await markCompleted(deps.db, rollout.name, current, now);
-  return state;
+  generation: RolloutGeneration,
+  member: { readonly name: string; readonly status: DeliveryStatus | undefined },
+): Promise<TallyState> {
+  const claimed = holdsPlace(member.status, rollout.name, generation);
+  if (generation.completedAt)
+    return tallyState({
+      rollout,
+      generation,
+      tallies: [],
+      waveGates: new Map(),
+      actions: [],
+      now,
+      member: { ...member, claimed },
+    });
+  const [tallies, actions, gates] = await Promise.all([
+    readWaveTallies(rollout, generation, deps, now),
+    listRolloutActions(deps.db, rollout.name),
+    waveGates(rollout, generation.revision, deps, now),
+  ]);
+  const tally = tallyState({
+    rollout,
+    generation,
+    tallies,
+    waveGates: gates,
+    actions,
+    now,
+    member: { ...member, claimed },
+  });
+  if (tally.state.phase === 'Complete') await markCompleted(deps.db, rollout.name, generation, now);
+  return tally;
 }
 
 /** How a member's run goes on: as any delivery, with the rollout's digest, or held. */
@@ -116,11 +151,15 @@ export type RolloutTarget =
     };
 
 /** The gate holding `delivery`'s wave, when that is what it waits for (its wave is the one under way). */
-function waveGateHolding(state: RolloutState, delivery: string): WaveGateHold | undefined {
+function waveGateHolding(rollout: Rollout, state: RolloutState, delivery: string): WaveGateHold | undefined {
   const wave = state.activeWave !== undefined ? state.waves[state.activeWave - 1] : undefined;
   if (!wave?.heldBy || state.halt || !state.generation) return undefined;
-  const waiting = wave.members.filter((member) => member.phase === 'Waiting').map((member) => member.name);
-  if (!waiting.includes(delivery)) return undefined;
+  const own = wave.members.find((member) => member.name === delivery);
+  if (own?.phase !== 'Waiting') return undefined;
+  // A member's run knows its own place only: the approvers are told the wave's members.
+  const waiting = wave.counts
+    ? (rollout.waves[wave.number - 1]?.deliveries ?? [delivery])
+    : wave.members.filter((member) => member.phase === 'Waiting').map((member) => member.name);
   return {
     gate: wave.heldBy,
     wave: {
@@ -143,6 +182,9 @@ function nextGeneration(
 ): RolloutGeneration | undefined {
   if (current?.digest === resolved.digest) return undefined;
   if (rejected.includes(resolved.digest)) return undefined;
+  // A halt a person recorded holds a newer push too, until the resume (or a rollback): only a halt
+  // sluice recorded on a failure is superseded by the fix pushed after it.
+  if (current && state?.halt?.recorded && !state.halt.automatic) return undefined;
   const finished = state?.phase === 'Complete' || state?.phase === 'Halted';
   // A rollback is not superseded before it finished: the members it did not return yet would keep
   // (and re-apply) the rolled-back digest while they wait for their wave of the newer revision.
@@ -191,6 +233,7 @@ export async function rolloutTarget(
   deps: ReconcileDeps,
   now: Date,
   membership: RolloutMembership = rolloutMembership(deps.db, delivery),
+  run: MemberRun = { previous: undefined, rollout: {} },
 ): Promise<RolloutTarget> {
   const name = await membership();
   const rollout = name && (await getRollout(deps.db, name));
@@ -215,7 +258,9 @@ export async function rolloutTarget(
       deps.log?.(`rollout '${rollout.name}': could not resolve its source: ${String(error)}`);
       return undefined;
     });
-  let state = generation ? await memberState(rollout, deps, now, generation) : undefined;
+  const member = () => ({ name: delivery, status: run.rollout.stored ?? run.previous });
+  let tally = generation ? await memberState(rollout, deps, now, generation, member()) : undefined;
+  let state = tally?.state;
   // A rollout added again remembers what was rolled back before it was removed.
   const rejected = generation ? (generation.rejected ?? []) : await rejectedDigests(deps.db, rollout.name);
   const next = resolved && nextGeneration(rollout, resolved, generation, state, now, rejected);
@@ -223,8 +268,10 @@ export async function rolloutTarget(
     if (!(await startGeneration(deps.db, rollout.name, next, generation)))
       deps.log?.(`rollout '${rollout.name}': another run started a generation first`);
     generation = await getGeneration(deps.db, rollout.name);
-    state = await memberState(rollout, deps, now, generation);
-    await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
+    tally = generation && (await memberState(rollout, deps, now, generation, member()));
+    state = tally?.state;
+    if (state)
+      await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   }
   if (!generation && resolved && rejected.includes(resolved.digest))
     return {
@@ -232,26 +279,51 @@ export async function rolloutTarget(
       reason: 'RolloutHalted',
       message: `rollout '${rollout.name}': ${resolved.revision} was rolled back before: it is not rolled out again; push a newer revision`,
     };
-  if (!state || !generation) return { kind: 'none' };
+  if (!tally || !state || !generation) return { kind: 'none' };
+  const current = generation;
   if (state.halt && !state.halt.recorded) {
-    state = await recordHalt(rollout, state, deps, now);
+    tally = await recordHalt(rollout, state, deps, now, () =>
+      memberState(rollout, deps, now, current, member()),
+    );
+    state = tally.state;
     // A held member's run is not followed: the halt it found is announced here.
     await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   }
+  if (tally.turn === 'claim' && tally.wave >= 0) {
+    // One of the wave's maxParallel places, taken before the digest (given back once Ready at it).
+    const stored = member().status;
+    const mark = markFor(rollout.name, generation, tally.wave, true);
+    const claimed = { ...stored, rolloutMark: mark } as DeliveryStatus;
+    const change = tallyChange(contributionOf(stored, mark), contributionOf(claimed, mark));
+    const took = run.fence ? await claimPlace(deps.db, run.fence, mark, change, rollout.maxParallel!) : false;
+    if (took) {
+      run.rollout.stored = claimed;
+      tally = afterClaim(tally, delivery);
+      state = tally.state;
+    }
+  }
+  // The run end counts its status toward this generation, in its wave's tally.
+  if (tally.wave >= 0)
+    run.rollout.mark = markFor(
+      rollout.name,
+      generation,
+      tally.wave,
+      holdsPlace(member().status, rollout.name, generation),
+    );
   const turn = memberTurn(state, delivery);
   if (turn.take)
     return { kind: 'take', resolved: { digest: generation.digest, revision: generation.revision }, state };
   const waitingFor =
-    !turn.halted && wakesAtSoakEnd(state, delivery, rollout.maxParallel)
-      ? new Date(state.nextAt!)
-      : undefined;
+    !turn.halted && wakesAtSoakEndInOrder(rollout, state, delivery) ? new Date(state.nextAt!) : undefined;
   const superseded =
     resolved && resolved.digest !== generation.digest
       ? generation.rejected?.includes(resolved.digest)
         ? `; ${resolved.revision} was halted or rolled back before: it is not rolled out again (push a newer revision)`
-        : `; ${resolved.revision} waits for it`
+        : state.halt?.recorded && !state.halt.automatic
+          ? `; ${resolved.revision} waits for the resume: a push does not lift a halt a person recorded`
+          : `; ${resolved.revision} waits for it`
       : '';
-  const waveGate = turn.halted ? undefined : waveGateHolding(state, delivery);
+  const waveGate = turn.halted ? undefined : waveGateHolding(rollout, state, delivery);
   const gateWhy = waveGate ? `; ${waitingMessage([waveGate.gate], generation.revision)}` : '';
   return {
     kind: 'hold',
@@ -266,14 +338,15 @@ export async function rolloutTarget(
 /**
  * Records the halt the state found (sluice's own action): it outlasts the failure, until a resume.
  * Only if no action was recorded since the state was read (a resume meanwhile wins); the state
- * after it is read again either way.
+ * after it is read again either way (`again`).
  */
-async function recordHalt(
+async function recordHalt<T>(
   rollout: Rollout,
   state: RolloutState,
   deps: ReconcileDeps,
   now: Date,
-): Promise<RolloutState> {
+  again: () => Promise<T>,
+): Promise<T> {
   const halt = state.halt!;
   const recorded = await recordRolloutAction(
     deps.db,
@@ -293,7 +366,7 @@ async function recordHalt(
   );
   if (recorded) deps.log?.(`rollout '${rollout.name}' halted: ${rolloutSummary(state)}`);
   else deps.log?.(`rollout '${rollout.name}': another action was recorded first; its state is read again`);
-  return readRolloutState(rollout, deps, now, state.generation);
+  return again();
 }
 
 /**
@@ -302,52 +375,45 @@ async function recordHalt(
  * members runs during the soak. Their own held runs arrange the same schedule (same name: one).
  */
 async function wakeAtSoakEnd(rollout: Rollout, state: RolloutState, deps: ReconcileDeps): Promise<void> {
-  if (!state.nextAt || !deps.retryTimer || !state.generation) return;
+  if (!state.nextAt || !deps.retryTimer || !state.generation || state.activeWave === undefined) return;
   const key = `${state.generation.generation}#soak-end#${state.nextAt}`;
   if (!(await claimRolloutEvent(deps.db, rollout.name, key))) return;
-  const next = state.waves[state.activeWave ?? 0]?.members ?? [];
+  const next = membersToWake(rollout, state.generation, state.activeWave, 0, rollout.maxParallel ?? Infinity);
   const at = new Date(state.nextAt);
-  for (const member of next.filter((m) => wakesAtSoakEnd(state, m.name, rollout.maxParallel)))
+  for (const member of next)
     await deps.retryTimer
-      .retryAt(member.name, at)
+      .retryAt(member, at)
       .catch((error: unknown) =>
-        deps.log?.(`could not arrange the soak-end retry of '${member.name}': ${String(error)}`),
+        deps.log?.(`could not arrange the soak-end retry of '${member}': ${String(error)}`),
       );
 }
 
-/** Takes the right to wake `member` for `generation`, once: false when a run took it before. */
-const claimWake = (db: TableClient, rollout: string, generation: number, member: string) =>
-  claimRolloutEvent(db, rollout, `${generation}#wake#${member}`);
-
 /**
- * Of the members admitted and waiting (held before their turn came, or never run), those no run
- * has woken yet, each taken once. They are admitted in the waves' order, so the newest are last:
- * claimed from the last, up to the first that a run claimed before (it, and those before it, were
- * woken when they were admitted). The first members of a wave that a soak's end woke (wakeAtSoakEnd)
- * are woken once more by the first run that follows, should that schedule be lost. Without this every run of the wave woke every admitted member
- * still showing its held status (in flight, or queued behind other invocations): duplicate runs
- * that, when they found nothing left to do, woke the others again.
+ * The members of the wave under way whose turn came and that no run woke yet, in the wave's order:
+ * up to as many past the Ready ones as maxParallel allows (every member without a limit, and in a
+ * rollback), each taken once by moving the wave's wake-up cursor. So the first run after a soak's
+ * end wakes the next wave's first members once more (should that schedule be lost), and each
+ * member that becomes Ready wakes the next. A member whose wake-up is lost, or that found no free
+ * place when woken, takes the digest at its own next run.
  */
-async function wakeAdmitted(
-  db: TableClient,
-  rollout: string,
-  generation: number,
-  waiting: readonly string[],
-): Promise<string[]> {
-  const woken: string[] = [];
-  for (const member of [...waiting].reverse()) {
-    if (!(await claimWake(db, rollout, generation, member))) break;
-    woken.unshift(member);
-  }
-  return woken;
+async function wakeNext(rollout: Rollout, state: RolloutState, deps: ReconcileDeps): Promise<string[]> {
+  const generation = state.generation;
+  if (!generation || state.activeWave === undefined) return [];
+  const index = state.activeWave - 1;
+  const wave = state.waves[index];
+  if (!wave?.counts || wave.heldBy || wave.soakEndsAt || wave.phase === 'Complete') return [];
+  const limit =
+    generation.kind === 'rollback' || rollout.maxParallel === undefined ? Infinity : rollout.maxParallel;
+  const upTo = Math.min(wave.counts.size, wave.counts.ready + limit);
+  const moved = await advanceWake(deps.db, generationKey(rollout.name, generation), index, upTo);
+  return moved ? membersToWake(rollout, generation, index, moved.from, moved.to) : [];
 }
 
 /**
  * After a member's run: records a halt it caused, publishes the rollout's events it shows
- * (rollout-events.ts), and reconciles the members that may take the
- * digest now but are held waiting (the next in the wave, or the next wave), each once
- * (wakeAdmitted). A member whose wake-up is lost takes the digest at its own next run: the state
- * is computed, not carried by events.
+ * (rollout-events.ts), and reconciles the members whose turn came (wakeNext), each once. A member
+ * whose wake-up is lost takes the digest at its own next run: the state is computed, not carried
+ * by events.
  */
 export async function followRollout(
   delivery: string,
@@ -371,18 +437,16 @@ export async function followRollout(
     if (stale) await deps.reconcileNow?.([delivery]);
     return;
   }
-  let state = await memberState(rollout, deps, now, generation);
-  if (state.halt && !state.halt.recorded) state = await recordHalt(rollout, state, deps, now);
+  // The state as any member sees it (the follower's own place does not matter here).
+  const read = async () =>
+    (await memberState(rollout, deps, now, generation, { name: delivery, status: undefined })).state;
+  let state = await read();
+  if (state.halt && !state.halt.recorded) state = await recordHalt(rollout, state, deps, now, read);
   await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   if (state.halt) return;
   await wakeAtSoakEnd(rollout, state, deps);
   if (!deps.reconcileNow) return;
-  const statuses = await getStatuses(deps.db, [...state.mayTake]);
-  const waiting = [...state.mayTake].filter((member) => {
-    const status = statuses.get(member);
-    return member !== delivery && (!status || status.reason === 'RolloutWaiting');
-  });
-  const woken = await wakeAdmitted(deps.db, rollout.name, generation.generation, waiting);
+  const woken = (await wakeNext(rollout, state, deps)).filter((member) => member !== delivery);
   const again = stale ? [delivery] : [];
   if (woken.length + again.length > 0) await deps.reconcileNow([...again, ...woken]);
 }

@@ -52,6 +52,11 @@ export interface WaveView {
   readonly soakEndsAt?: string;
   /** The wave's gate, while it holds the wave. */
   readonly heldBy?: BlockingGate;
+  /**
+   * Computed from the wave's tally (a member's run): how many members it has, how many are Ready
+   * at the digest, and whether any took it; `members` then lists only the member itself.
+   */
+  readonly counts?: { readonly size: number; readonly ready: number; readonly started: boolean };
 }
 
 /** Why a rollout is halted, and what to do. */
@@ -67,6 +72,8 @@ export interface RolloutHalt {
   readonly verified?: boolean;
   /** The recorded halt's place in the rollout's actions. */
   readonly sequence?: number;
+  /** Recorded by sluice on a failure (a newer push supersedes it); absent: a person's halt, which holds a newer push too until the resume. */
+  readonly automatic?: boolean;
   readonly todo: string;
 }
 
@@ -116,7 +123,7 @@ const inOrder = (a: RolloutAction, b: RolloutAction) =>
   (a.sequence ?? 0) - (b.sequence ?? 0) || a.at.localeCompare(b.at);
 
 /** The latest resume of the generation, and the latest halt recorded after it. */
-function actionsOf(actions: readonly RolloutAction[], generation: number) {
+export function actionsOf(actions: readonly RolloutAction[], generation: number) {
   const own = actions.filter((action) => action.generation === generation).sort(inOrder);
   const last = (kind: RolloutAction['action']) => own.findLastIndex((action) => action.action === kind);
   const resumeAt = last('resume');
@@ -127,10 +134,10 @@ function actionsOf(actions: readonly RolloutAction[], generation: number) {
   };
 }
 
-const lastSequence = (actions: readonly RolloutAction[]) =>
+export const lastSequence = (actions: readonly RolloutAction[]) =>
   actions.reduce((most, action) => Math.max(most, action.sequence ?? 0), 0);
 
-interface Classified {
+export interface Classified {
   readonly phase: 'Done' | 'Progressing' | 'Failed' | 'Fresh';
   readonly why?: string;
   readonly readySince?: string;
@@ -141,7 +148,7 @@ interface Classified {
 }
 
 /** The alarms in ALARM of a gate's holds, as text; none when no alarm of it is in ALARM. */
-const firingText = (gate: BlockingGate): string | undefined => {
+export const firingText = (gate: BlockingGate): string | undefined => {
   const firing = (gate.closedByAlarms ?? []).filter((hold) => hold.state === 'ALARM');
   return firing.length > 0
     ? firing.map((hold) => `alarm '${hold.alarm}' (${hold.why})`).join(', ')
@@ -152,7 +159,7 @@ const firingText = (gate: BlockingGate): string | undefined => {
  * One member against the digest; a failure, or an alarm hold, recorded before the last resume
  * does not count (a reading taken before the resume cannot halt the rollout after it).
  */
-function classify(
+export function classify(
   status: DeliveryStatus | undefined,
   digest: string,
   resumedAt: string | undefined,
@@ -182,8 +189,12 @@ function classify(
   return { phase: 'Fresh', ...(alarm && { alarm }) };
 }
 
-const todoFor = (rollout: string, delivery: string | undefined) =>
-  `${delivery ? `look at delivery '${delivery}' (sluice status ${delivery}); then` : 'once the cause is gone,'} 'sluice rollout resume ${rollout} --reason …' to go on with this revision, 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one, or push a newer revision`;
+export const todoFor = (rollout: string, delivery: string | undefined, byPerson = false) =>
+  `${delivery ? `look at delivery '${delivery}' (sluice status ${delivery}); then` : 'once the cause is gone,'} 'sluice rollout resume ${rollout} --reason …' to go on with this revision${
+    byPerson
+      ? `, or 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one (a newer revision pushed meanwhile waits for the resume)`
+      : `, 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one, or push a newer revision`
+  }`;
 
 /** The rollout's state at `now`: which wave is under way, who may take the digest, and whether (and why) it is halted. */
 export function rolloutState(inputs: RolloutInputs): RolloutState {
@@ -213,7 +224,8 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
     by: recordedHalt.by,
     verified: recordedHalt.verified,
     ...(recordedHalt.sequence !== undefined && { sequence: recordedHalt.sequence }),
-    todo: todoFor(rollout.name, recordedHalt.delivery),
+    ...(recordedHalt.automatic && { automatic: true }),
+    todo: todoFor(rollout.name, recordedHalt.delivery, !recordedHalt.automatic),
   };
   const found = (wave: number, why: string, delivery?: string) => {
     halt ??= {
@@ -404,6 +416,10 @@ export function wakesAtSoakEnd(
   return waiting.slice(0, maxParallel ?? waiting.length).some((member) => member.name === delivery);
 }
 
+/** Whether a member of the wave took the digest (or, for a tally's view, any did). */
+export const waveStarted = (wave: WaveView): boolean =>
+  wave.counts?.started ?? wave.members.some((member) => member.phase !== 'Waiting');
+
 /** A one-line summary: `wave 2 of 3 progressing (4 of 10 Ready)`, `halted in wave 1: …`, `complete`. */
 export function rolloutSummary(state: RolloutState): string {
   if (state.phase === 'Idle') return 'no revision rolled out yet';
@@ -411,8 +427,10 @@ export function rolloutSummary(state: RolloutState): string {
   if (state.halt) return `${revision}: halted in wave ${state.halt.wave}: ${state.halt.why}`;
   if (state.phase === 'Complete') return `${revision}: complete, every wave Ready`;
   const wave = state.waves[state.activeWave! - 1]!;
-  const ready = wave.members.filter((member) => member.phase === 'Done' || member.phase === 'Soaking').length;
+  const ready =
+    wave.counts?.ready ??
+    wave.members.filter((member) => member.phase === 'Done' || member.phase === 'Soaking').length;
   const soak = wave.soakEndsAt ? `, soaking until ${wave.soakEndsAt}` : '';
   const gate = wave.heldBy ? `, held by gate '${wave.heldBy.name}'` : '';
-  return `${revision}: wave ${wave.number} of ${state.waves.length} ${wave.phase.toLowerCase()} (${ready} of ${wave.members.length} Ready${soak}${gate})`;
+  return `${revision}: wave ${wave.number} of ${state.waves.length} ${wave.phase.toLowerCase()} (${ready} of ${wave.counts?.size ?? wave.members.length} Ready${soak}${gate})`;
 }

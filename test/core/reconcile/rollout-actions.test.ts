@@ -54,6 +54,34 @@ describe('rollout actions through the rollouts entry', () => {
     expect(resumed.state.phase).toBe('Complete');
   });
 
+  it('a push after a halt a person recorded waits for the resume; it does not start at wave 1', async () => {
+    const f = await fleet(bed, { waves: [1, 1], start: new Date().toISOString() });
+    const [[canary], [rest]] = f.waves as [[string], [string]];
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    f.loseEvents();
+    await reconcile(rest, f.deps);
+    await f.push('v2');
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    const v2 = await getGeneration(f.deps.db, f.name);
+    await f.act('halt', 'INC-78: error budget burning', carol);
+    // v3 is pushed while halted: no member's run starts it, the canary keeps v2, wave 2 keeps v1.
+    await f.push('v3');
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(await reconcile(rest, f.deps)).toMatchObject({
+      outcome: 'Blocked',
+      reason: 'RolloutHalted',
+      message: expect.stringMatching(/is halted: INC-78: error budget burning.*waits for the resume/),
+    });
+    expect(await getGeneration(f.deps.db, f.name)).toEqual(v2);
+    expect([await f.value(canary), await f.value(rest)]).toEqual(['v2', 'v1']);
+    // Resumed: v2 goes on through wave 2; then v3 starts, from wave 1.
+    await f.act('resume', 'INC-78 mitigated');
+    expect(await f.value(rest)).toBe('v2');
+    expect(await reconcile(canary, f.deps)).toMatchObject({ outcome: 'Succeeded' });
+    expect(await getGeneration(f.deps.db, f.name)).toMatchObject({ generation: v2!.generation + 1 });
+    expect([await f.value(canary), await f.value(rest)]).toEqual(['v3', 'v2']);
+  });
+
   it('takes only a proof for exactly this action, through this entry; a claim, a blank reason or an impossible action writes nothing', async () => {
     const f = await fleet(bed, { waves: [1], start: new Date().toISOString() });
     const [[only]] = f.waves as [[string]];

@@ -51,7 +51,7 @@ describe('rollout history', () => {
     expect((await f.state()).phase).toBe('Progressing');
   });
 
-  it('a rollout that supersedes an unfinished (halted) rollback can still be rolled back to the last revision the fleet completed', async () => {
+  it('a rollout after a rollback that was halted (by a person) and resumed can still be rolled back to the last revision the fleet completed', async () => {
     const f = await fleet(bed, { waves: [1, 1], supersede: 'restart', start: new Date().toISOString() });
     const [[canary], [rest]] = f.waves as [[string], [string]];
     await reconcile(canary, f.deps);
@@ -68,11 +68,14 @@ describe('rollout history', () => {
       previous: { digest: v1.digest },
     });
     expect((await f.state()).phase).toBe('Progressing');
-    // A push does not restart over a rollback under way; halted, the rollback has finished.
+    // A push does not restart over a rollback under way, nor over a halt a person recorded: v3
+    // waits for the resume, and then for the rollback to finish.
     await local(f, 'halt', 'carol', { ...f.gateDeps, reconcileNow: undefined });
-
     await f.push('v3');
     await reconcile(rest, f.deps);
+    expect(await getGeneration(f.deps.db, f.name)).toMatchObject({ kind: 'rollback' });
+    await local(f, 'resume', 'carol', { ...f.gateDeps, reconcileNow: undefined });
+    for (const member of [canary, rest, canary]) await reconcile(member, f.deps);
     const v3 = (await getGeneration(f.deps.db, f.name))!;
     expect(v3).toMatchObject({ kind: 'rollout', previous: { digest: v1.digest, revision: v1.revision } });
     const rolledBack = await local(f, 'rollback', 'bob');
