@@ -5,7 +5,13 @@ import { isSubset, storedForm } from '../manifests/hash.ts';
 import { entryFor } from '../manifests/inventory.ts';
 import { annotatedAs, describeObject, FORCE_ANNOTATION, OWNER_LABEL } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
-import { apiErrorMessage, statusCodeOf, type KubeClient, type OwnerScope } from './client.ts';
+import {
+  apiErrorMessage,
+  statusCodeOf,
+  type KubeClient,
+  type OwnedLists,
+  type OwnerScope,
+} from './client.ts';
 import { forEachBounded } from '../pacer.ts';
 import { APPLY_CONCURRENCY } from './pool.ts';
 import type { DesiredObject } from './prepare.ts';
@@ -36,9 +42,17 @@ export interface ListOwnedOptions extends OwnerScope {
   readonly kinds: Iterable<KindRef>;
 }
 
-/** The live objects `owner` owns, by inventory id: one list request per kind. */
-export function listOwned({ kube, owner, kinds }: ListOwnedOptions): Promise<Map<string, KubernetesObject>> {
-  return listLabelled(kube, kinds, `${OWNER_LABEL}=${owner}`);
+/**
+ * The live objects `owner` owns, by inventory id: one list request per kind, except the kinds in
+ * `listed` (read before any write of this run), taken from there.
+ */
+export function listOwned({
+  kube,
+  owner,
+  kinds,
+  listed,
+}: ListOwnedOptions & { readonly listed?: OwnedLists }): Promise<Map<string, KubernetesObject>> {
+  return listLabelled(kube, kinds, `${OWNER_LABEL}=${owner}`, listed);
 }
 
 /** The live objects of these kinds that carry another delivery's owner label than `owner`'s, by inventory id. */
@@ -54,6 +68,7 @@ async function listLabelled(
   kube: KubeClient,
   kinds: Iterable<KindRef>,
   selector: string,
+  listed?: OwnedLists,
 ): Promise<Map<string, KubernetesObject>> {
   const live = new Map<string, KubernetesObject>();
   const unique = new Map<
@@ -77,9 +92,10 @@ async function listLabelled(
     if (!(await kube.resource(apiVersion, kind))) return;
     const list = { apiVersion, kind, selector, namespaces };
     const objects =
-      !entry.clusterScoped && namespaces.size <= NAMESPACED_LISTS_UP_TO
+      listed?.get(`${apiVersion}/${kind}`) ??
+      (!entry.clusterScoped && namespaces.size <= NAMESPACED_LISTS_UP_TO
         ? await listInNamespaces(kube, list)
-        : await listVisible(kube, list);
+        : await listVisible(kube, list));
     for (const object of objects) live.set(entryFor(object).id, object);
   });
   return live;

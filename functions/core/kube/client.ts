@@ -81,6 +81,12 @@ interface ObjectList {
  * One delivery's objects in one cluster: the client, and the delivery named by the owner label
  * (OWNER_LABEL) its objects carry. The kube/ functions that work on a delivery's objects take it.
  */
+/**
+ * Kinds this run has already listed cluster-wide with the owner's label selector, by
+ * `<apiVersion>/<kind>`, before any write to the cluster: what those lists found.
+ */
+export type OwnedLists = Map<string, readonly KubernetesObject[]>;
+
 export interface OwnerScope {
   readonly kube: KubeClient;
   /** The delivery whose owner label the objects carry. */

@@ -11,7 +11,7 @@ import {
 } from '../manifests/objects.ts';
 import { failValidation } from '../manifests/validate.ts';
 import { pacer, type Pacer } from '../pacer.ts';
-import { statusCodeOf, type KubeClient, type OwnerScope } from './client.ts';
+import { statusCodeOf, type KubeClient, type OwnedLists, type OwnerScope } from './client.ts';
 import { compareApplyOrder } from './stages.ts';
 
 /** An object ready to apply: namespace settled, owner label stamped, with its inventory entry. */
@@ -47,13 +47,14 @@ async function namespaceMissing(kube: KubeClient, name: string): Promise<boolean
 async function declaredNamespacesMissing(
   scope: OwnerScope,
   manifests: readonly Manifest[],
+  listed: OwnedLists | undefined,
 ): Promise<Set<string | undefined>> {
   const { kube } = scope;
   const declared = manifests
     .filter(({ object }) => object.kind === 'Namespace' && object.apiVersion === 'v1')
     .map(({ object }) => object.metadata?.name);
   const names = [...new Set(declared)].filter((name): name is string => !!name);
-  const owned = names.length > 1 ? await ownNamespaces(scope) : new Set<string>();
+  const owned = names.length > 1 ? await ownNamespaces(scope, listed) : new Set<string>();
   const found = await Promise.all(
     names.map((name) =>
       owned.has(name)
@@ -70,10 +71,17 @@ async function declaredNamespacesMissing(
   return new Set(names.filter((_, i) => !found[i]));
 }
 
-/** The Namespaces labelled as this delivery's; none when it may not list Namespaces. */
-async function ownNamespaces({ kube, owner }: OwnerScope): Promise<Set<string>> {
+/**
+ * The Namespaces labelled as this delivery's (kept in `listed`, so the run's comparison does not
+ * list them again); none when it may not list Namespaces.
+ */
+async function ownNamespaces(
+  { kube, owner }: OwnerScope,
+  listed: OwnedLists | undefined,
+): Promise<Set<string>> {
   try {
     const live = await kube.list('v1', 'Namespace', `${OWNER_LABEL}=${owner}`);
+    listed?.set('v1/Namespace', live);
     return new Set(live.map((namespace) => namespace.metadata?.name ?? ''));
   } catch (error) {
     if (statusCodeOf(error) === 403) return new Set();
@@ -87,6 +95,8 @@ export interface PrepareOptions extends OwnerScope {
   readonly targetNamespace?: string;
   /** Lets the event loop turn between objects. @default pacer() */
   readonly pacer?: Pacer;
+  /** Where the lists it makes with the owner's selector are kept for the run's comparison. */
+  readonly listed?: OwnedLists;
 }
 
 /**
@@ -103,6 +113,7 @@ export async function prepareObjects({
   manifests,
   targetNamespace,
   pacer: pace = pacer(),
+  listed,
 }: PrepareOptions): Promise<DesiredObject[]> {
   // The CRD checks, and the Go regexp engine their patterns need, load only for an artifact that
   // defines CRDs: a chunk of their own in the Lambda bundle, off the cold start.
@@ -115,7 +126,7 @@ export async function prepareObjects({
   };
   const newKindResources: (CustomResource & { readonly origin: string })[] = [];
   const missing = new Map<string, Promise<boolean>>();
-  const newNamespaces = await declaredNamespacesMissing({ kube, owner: deliveryName }, manifests);
+  const newNamespaces = await declaredNamespacesMissing({ kube, owner: deliveryName }, manifests, listed);
   const served = new Map<string, Promise<{ namespaced: boolean } | undefined>>();
   const byId = new Map<string, DesiredObject>();
 

@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { SluiceError } from '../errors.ts';
 import { applyStaged, dryRun, isUnchanged, kindsOf, listOwned } from '../kube/apply.ts';
+import type { OwnedLists } from '../kube/client.ts';
 import { checkPruneCascade, type KeptContainer } from '../kube/cascade.ts';
 import type { DesiredObject } from '../kube/prepare.ts';
 import { pruneEntries } from '../kube/prune.ts';
@@ -42,7 +43,9 @@ export async function applyRevision(
         })
       : undefined;
   const kube = await step('ApplyFailed', () => clusterClient(delivery, deps, () => lease.check()));
-  const desired = await settleRevision(manifests, kube, delivery);
+  // Lists made while settling (the delivery's Namespaces) serve the comparison below: no write between.
+  const listed: OwnedLists = new Map();
+  const desired = await settleRevision(manifests, kube, delivery, listed);
   await rememberDesired(
     run,
     artifact.revision,
@@ -59,7 +62,9 @@ export async function applyRevision(
     );
   }
 
-  const live = await step('ApplyFailed', () => listOwned({ kube, owner: name, kinds: kindsOf(desired) }));
+  const live = await step('ApplyFailed', () =>
+    listOwned({ kube, owner: name, kinds: kindsOf(desired), listed }),
+  );
   const isRegistered = async (other: string) => !!(await getDelivery(deps.db, other));
   // Every object, before the first write; those whose kind or namespace the definitions stage
   // creates are looked up again right after it, before their own apply.

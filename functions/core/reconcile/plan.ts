@@ -1,5 +1,5 @@
 import type { Delivery } from '../config/index.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { KubeClient, OwnedLists } from '../kube/client.ts';
 import { prepareObjects, type DesiredObject } from '../kube/prepare.ts';
 import { buildManifests } from '../manifests/build.ts';
 import type { Manifest } from '../manifests/objects.ts';
@@ -90,9 +90,16 @@ export function settleRevision(
   manifests: Manifest[],
   kube: KubeClient,
   delivery: Delivery,
+  listed?: OwnedLists,
 ): Promise<DesiredObject[]> {
   return step('ValidationFailed', () =>
-    prepareObjects({ kube, owner: delivery.name, manifests, targetNamespace: delivery.targetNamespace }),
+    prepareObjects({
+      kube,
+      owner: delivery.name,
+      manifests,
+      targetNamespace: delivery.targetNamespace,
+      listed,
+    }),
   );
 }
 

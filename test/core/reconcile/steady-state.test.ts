@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { listEvents, type ReconcileEvent } from '../../../functions/core/store/events.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';
-import { requestsSince } from '../../support/audit.ts';
+import { listsSince, requestsSince } from '../../support/audit.ts';
 import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
@@ -14,7 +14,7 @@ const configMap = (ns: string, value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: steady\n  namespace: ${ns}\ndata:\n  k: ${value}\n`;
 
 describe('steady state', () => {
-  it('reads the Namespaces it declares and owns with one list, not one request each', async () => {
+  it('reads the Namespaces it declares and owns with one list a run, not one request each', async () => {
     const [repository, name] = [uniqueName('steady/ns'), uniqueName('steady-ns')];
     const namespaces = [1, 2, 3].map((i) => `${name}-${i}`);
     const deps = engineDeps();
@@ -33,6 +33,8 @@ describe('steady state', () => {
       namespaces.some((ns) => r === `get /api/v1/namespaces/${ns}`),
     );
     expect(reads).toEqual([]);
+    // Settling the objects lists the delivery's Namespaces; the comparison takes that list.
+    expect(listsSince(bed, name, since).filter((path) => path === '/api/v1/namespaces')).toHaveLength(1);
   });
 
   it('an unchanged run records no event; a drift correction and a new revision each record one', async () => {
