@@ -3,10 +3,16 @@
 import Holidays from 'date-holidays';
 import type { GateHolidays } from '../config/index.ts';
 import { holidayDataVersion } from '../config/holiday-sets.ts';
-import packageJson from 'date-holidays/package.json' with { type: 'json' };
+
+/**
+ * The date-holidays version package.json pins. Written out, not imported from its package.json:
+ * a JSON import needs an import attribute the compiled CLI's bundler drops for Node 20 (a test
+ * checks it against the installed package).
+ */
+export const DATE_HOLIDAYS_VERSION = '3.37.0';
 
 /** `date-holidays 3.37.0, data 2026-09-20`: where a gate's holiday dates come from. */
-export const HOLIDAY_LIBRARY = `date-holidays ${packageJson.version}, data ${holidayDataVersion()}`;
+export const HOLIDAY_LIBRARY = `date-holidays ${DATE_HOLIDAYS_VERSION}, data ${holidayDataVersion()}`;
 
 /** One holiday: the library's own start and end (local midnight to the next, in the set's time zone). */
 export interface HolidayDate {

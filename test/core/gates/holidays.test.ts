@@ -1,8 +1,11 @@
 // Holiday sets close a gate on known dates, from local midnight to the next in the set's time
 // zone, whatever its requests say (plain values; the library is the real one).
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { parseGate } from '../../../functions/core/config/index.ts';
 import { datedPeriodsOf } from '../../../functions/core/gates/conditions.ts';
+import { DATE_HOLIDAYS_VERSION, HOLIDAY_LIBRARY } from '../../../functions/core/gates/holiday-dates.ts';
 import { holidayPeriods } from '../../../functions/core/gates/holidays.ts';
 import { gateStateAt, nextChange } from '../../../functions/core/gates/state.ts';
 
@@ -106,5 +109,14 @@ describe('holiday sets on known dates', () => {
       state: 'closed',
       cause: 'calendar',
     });
+  });
+});
+
+describe('the holiday library named', () => {
+  it('is the date-holidays version installed, with its data version', () => {
+    const manifest = createRequire(import.meta.url).resolve('date-holidays/package.json');
+    const installed = (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+    expect(DATE_HOLIDAYS_VERSION).toBe(installed);
+    expect(HOLIDAY_LIBRARY).toMatch(new RegExp(`^date-holidays ${installed}, data \\d{4}-\\d{2}-\\d{2}$`));
   });
 });
