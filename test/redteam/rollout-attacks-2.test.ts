@@ -114,7 +114,7 @@ describe('a halted revision superseded by a push, then pushed again', () => {
       f.gateDeps,
     );
     expect((await f.state()).phase).toBe('Halted');
-    // The pusher pushes anything (a generation starts, the halt belongs to the old one), then
+    // The pusher pushes anything (a halt a person recorded holds it: no generation starts), then
     // tags the halted digest again.
     await f.push('v3');
     await run(second);
@@ -125,9 +125,11 @@ describe('a halted revision superseded by a push, then pushed again', () => {
     await registry.putManifest(repository, 'main', manifest.body, manifest.mediaType);
     f.clock.advance(SOAK + 1_000);
     await run(second);
-    // Nobody resumed v2: the second wave does not take it.
+    // Nobody resumed v2: the second wave does not take it, and the rollout stays halted on it.
     expect(await f.value(second)).toBe('v1');
-    expect((await f.state()).generation?.digest).not.toBe(bad);
+    const state = await f.state();
+    expect(state.phase).toBe('Halted');
+    expect(state.generation?.digest).toBe(bad);
   });
 });
 
