@@ -10,6 +10,7 @@ import { devCommand } from './commands/dev.ts';
 import { diffCommand } from './commands/diff.ts';
 import { gateCommand, gatesCommand } from './commands/gates.ts';
 import { pushCommand } from './commands/push.ts';
+import { rollbackCommand } from './commands/rollback.ts';
 import { rolloutCommand } from './commands/rollout.ts';
 import { configuredRegion, useStackOutputs } from './commands/stack.ts';
 import { packageVersion } from './version.ts';
@@ -55,6 +56,7 @@ const program = new Command('sluice')
   .addCommand(unregisterCommand())
   .addCommand(gatesCommand())
   .addCommand(gateCommand())
+  .addCommand(rollbackCommand())
   .addCommand(rolloutCommand())
   .addCommand(devCommand());
 

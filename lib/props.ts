@@ -395,6 +395,14 @@ export interface SluiceGate {
    */
   readonly maxOverride?: Duration;
   /**
+   * What the gate holds while closed. New revisions always (`revisions`); add `rollback` to hold a
+   * rollback to a revision the delivery applied before (`sluice rollback`, allowed by
+   * `grantRollback`) too: by default a closed gate lets such a rollback through, and it is
+   * announced like a break-glass override. Must list `revisions`.
+   * @default ['revisions']
+   */
+  readonly holds?: ('revisions' | 'rollback')[];
+  /**
    * One-off spans the gate is closed for, whatever its requests say: an approved open request
    * does not lift a freeze (only a break-glass override lets a revision through one). At most 100.
    * @default - none

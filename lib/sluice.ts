@@ -11,6 +11,7 @@ import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
 import { DeliveryAlarms } from './alarms.ts';
 import { RolloutControl } from './rollout-control.ts';
+import { RollbackControl } from './rollback-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
 import { DASHBOARD_ROWS_MAX, dashboardUrl, SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
@@ -27,7 +28,12 @@ import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { EntryGrantees } from './entry-grantees.ts';
 import { gateAliasName } from '../functions/core/gates/entry.ts';
-import { BREAK_GLASS_ALIAS, ROLLOUTS_ALIAS, SCHEDULES_ALIAS } from '../functions/core/gates/contract.ts';
+import {
+  BREAK_GLASS_ALIAS,
+  ROLLBACKS_ALIAS,
+  ROLLOUTS_ALIAS,
+  SCHEDULES_ALIAS,
+} from '../functions/core/gates/contract.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
   clusterStatements,
@@ -128,6 +134,7 @@ export class Sluice extends Construct {
   private readonly breakGlassProps: BreakGlassProps;
   private breakGlass?: BreakGlass;
   private rolloutControl?: RolloutControl;
+  private rollbackControl?: RollbackControl;
   /** Alarm gates whose alarms may hold them closed for want of data (a synth warning). */
   private readonly gatesWaitingForData: string[] = [];
 
@@ -615,6 +622,29 @@ export class Sluice extends Construct {
       gateFunction: this.breakGlassProps.gateFunction,
     });
     return this.rolloutControl.grant(grantee);
+  }
+
+  /**
+   * Lets `grantee` roll a delivery back to a revision it applied before (`sluice rollback
+   * <delivery> [--to <revision>] --reason … --function <gate function>`), signed with its AWS
+   * credentials: the gate function records the principal STS verifies and the reason, publishes a
+   * `Delivery Rollback` event and a DeliveryRollback metric. A closed gate lets the rollback
+   * through unless it holds rollback (`holds: [revisions, rollback]`). It is an entry of its own
+   * (alias `rollbacks`), so no gate or break-glass grant allows it; the first grant makes it.
+   */
+  grantRollback(grantee: iam.IGrantable): iam.Grant {
+    if (this.specs.config.deliveries.length === 0)
+      throw new Error('grantRollback: this Sluice has no deliveries, so there is nothing to roll back');
+    this.entryGrantees.add(grantee, [ROLLBACKS_ALIAS], 'grantRollback');
+    this.rollbackControl ??= new RollbackControl(this, 'RollbackControl', {
+      gateFunction: this.breakGlassProps.gateFunction,
+    });
+    return this.rollbackControl.grant(grantee);
+  }
+
+  /** The function URL of the rollbacks entry; undefined until grantRollback is called. */
+  get rollbackUrl(): string | undefined {
+    return this.rollbackControl?.url.url;
   }
 
   /** The function URL of the rollouts entry; undefined until grantRolloutControl is called. */

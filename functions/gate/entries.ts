@@ -4,6 +4,7 @@
 import {
   BREAK_GLASS_ALIAS,
   ROLLOUTS_ALIAS,
+  ROLLBACKS_ALIAS,
   RUNBOOKS_ALIAS,
   SCHEDULES_ALIAS,
 } from '../core/gates/contract.ts';
@@ -16,6 +17,8 @@ export type EntryKind =
   | 'break-glass'
   /** `rollouts`: signed rollout actions (grantRolloutControl). */
   | 'rollouts'
+  /** `rollbacks`: signed delivery rollbacks (grantRollback). */
+  | 'rollbacks'
   /** `runbooks`: the gate runbooks' Automation role, reporting a console approval. */
   | 'runbooks'
   /** `record_pushes`: the ECR PutImage rule (preventSelfApproval). */
@@ -36,6 +39,7 @@ export interface InvokedEntry {
 const ALIASES: ReadonlyMap<string, EntryKind> = new Map([
   [BREAK_GLASS_ALIAS, 'break-glass'],
   [ROLLOUTS_ALIAS, 'rollouts'],
+  [ROLLBACKS_ALIAS, 'rollbacks'],
   [RUNBOOKS_ALIAS, 'runbooks'],
   [PUSH_RECORDS_ALIAS, 'push-records'],
   [SCHEDULES_ALIAS, 'schedules'],

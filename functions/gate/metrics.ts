@@ -1,6 +1,7 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { OverrideResult } from '../core/gates/override-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
+import type { RollbackResult } from '../core/gates/rollback/request.ts';
 
 /** How often the construct's dashboard has the gate function read each gate's state (GateState). */
 export const GATE_STATE_RATE_MINUTES = 5;
@@ -29,6 +30,11 @@ export const GATE_METRICS = {
    * alarm (the construct's breakGlassAlarm) fires on an override of any gate.
    */
   override: 'BreakGlassOverride',
+  /**
+   * 1 for each delivery rollback asked for (`sluice rollback`), with the service as its only
+   * dimension, like BreakGlassOverride: a rollback through closed gates is announced as loudly.
+   */
+  rollback: 'DeliveryRollback',
 } as const;
 
 /**
@@ -60,5 +66,15 @@ export function recordOverrideMetrics(
 ): void {
   if (result.outcome !== 'accepted') return;
   metrics.addMetric(GATE_METRICS.override, 'Count', 1);
+  metrics.publishStoredMetrics();
+}
+
+/** After a delivery's rollback is asked for: DeliveryRollback 1, with no gate dimension, published at once. */
+export function recordRollbackMetrics(
+  metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>,
+  result: RollbackResult,
+): void {
+  if (result.outcome !== 'accepted') return;
+  metrics.addMetric(GATE_METRICS.rollback, 'Count', 1);
   metrics.publishStoredMetrics();
 }

@@ -8,6 +8,7 @@ import { GATE_REQUEST_ENTRY_HINT } from '../core/gates/proven-request.ts';
 import { runbookEntryRefused } from '../core/gates/runbook-approval.ts';
 import { pushRecordRefused } from '../core/gates/self-approval.ts';
 import { ROLLOUTS_ENTRY_HINT } from '../core/reconcile/rollout-actions.ts';
+import { ROLLBACK_NEEDS_PROOF, ROLLBACKS_ENTRY_HINT } from '../core/gates/rollback/request.ts';
 import type { InvokedEntry } from './entries.ts';
 import { hasProof, type Shape } from './shapes.ts';
 
@@ -28,6 +29,10 @@ export function refusal(
       return runbookEntryRefused(entry.name);
     case 'rollout-action':
       return new ProofRefused(ROLLOUTS_ENTRY_HINT);
+    case 'rollback':
+      return hasProof(event)
+        ? new ProofRefused(ROLLBACKS_ENTRY_HINT)
+        : new GateEventError(ROLLBACK_NEEDS_PROOF);
     case 'override':
       return hasProof(event)
         ? new ProofRefused(BREAK_GLASS_ENTRY_HINT)
@@ -37,6 +42,7 @@ export function refusal(
     case 'claim':
       // Through break_glass, whatever an unsigned event asks is an override claim.
       if (entry.kind === 'break-glass') return new GateEventError(OVERRIDE_NEEDS_PROOF);
+      if (entry.kind === 'rollbacks') return new GateEventError(ROLLBACK_NEEDS_PROOF);
       return claimRefused(entry.name);
   }
 }

@@ -5,7 +5,8 @@ import type { OverrideResult } from '../core/gates/override-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
 import { SignerRefused } from '../core/gates/signers.ts';
 import type { RolloutActionResult } from '../core/reconcile/rollout-actions.ts';
-import { GATE_METRICS, recordGateMetrics, recordOverrideMetrics } from './metrics.ts';
+import type { RollbackResult } from '../core/gates/rollback/request.ts';
+import { GATE_METRICS, recordGateMetrics, recordOverrideMetrics, recordRollbackMetrics } from './metrics.ts';
 
 export const logger = new Logger({ serviceName: 'sluice-gate' });
 const metrics = new Metrics({ namespace: GATE_METRICS.namespace, serviceName: GATE_METRICS.service });
@@ -40,6 +41,21 @@ export function reportOverride(result: OverrideResult, fields: Record<string, un
     ...fields,
   });
   recordOverrideMetrics(metrics, result);
+  return result;
+}
+
+/** Logs a delivery's rollback loudly (a warning, as an override) and records its metric. */
+export function reportRollback(result: RollbackResult, fields: Record<string, unknown> = {}): RollbackResult {
+  logger.warn(result.message, {
+    rollback: true,
+    delivery: result.delivery,
+    from: result.request.from,
+    to: result.request.to,
+    by: result.request.by,
+    through: result.request.through,
+    ...fields,
+  });
+  recordRollbackMetrics(metrics, result);
   return result;
 }
 

@@ -6,6 +6,7 @@ import type { APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer } from 'aws
 import { handleClaim } from '../core/gates/claim.ts';
 import { handleProvenOverride, type OverrideResult } from '../core/gates/override-request.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
+import { handleProvenRollback, type RollbackResult } from '../core/gates/rollback/request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
 import { handleRunbookOverride } from '../core/gates/runbook-override.ts';
 import { handleRunbookApproval, type RunbookEvent } from '../core/gates/runbook-approval.ts';
@@ -14,14 +15,19 @@ import { handleProvenRolloutAction, type RolloutActionResult } from '../core/rec
 import type { GateCall } from './call.ts';
 import type { EntryKind } from './entries.ts';
 import { refusal } from './refusals.ts';
-import { logger, report, reportOverride, reportRolloutAction } from './report.ts';
+import { logger, report, reportOverride, reportRollback, reportRolloutAction } from './report.ts';
 import { asRecord, hasProof, type Shape } from './shapes.ts';
 import { urlRequest } from './url-request.ts';
 
 export type { GateCall, GateFunctionDeps } from './call.ts';
 
 export type GateAnswer =
-  GateRequestResult | OverrideResult | RolloutActionResult | FunctionUrlAnswer | ImagePushOutcome;
+  | GateRequestResult
+  | OverrideResult
+  | RolloutActionResult
+  | RollbackResult
+  | FunctionUrlAnswer
+  | ImagePushOutcome;
 
 type Route = (event: unknown, call: GateCall) => Promise<GateAnswer>;
 
@@ -42,6 +48,15 @@ const override: Route = (event, call) =>
 
 const rolloutAction: Route = async (event, { invokedFunctionArn, deps }) =>
   reportRolloutAction(await handleProvenRolloutAction(asRecord(event), 'invoke', invokedFunctionArn, deps()));
+
+const provenRollback: Route = async (event, { invokedFunctionArn, deps }) =>
+  reportRollback(await handleProvenRollback(asRecord(event), 'invoke', invokedFunctionArn, deps()));
+
+/** Through rollbacks a rollback must be signed; an unsigned one is refused as the claim it is. */
+const rollback: Route = (event, call) =>
+  hasProof(event)
+    ? provenRollback(event, call)
+    : Promise.reject(refusal('rollback', event, call.entry, call.invokedFunctionArn));
 
 const runbookApproval: Route = async (event, { invokedFunctionArn, deps, runbookDeps }) =>
   report(await handleRunbookApproval(event as RunbookEvent, invokedFunctionArn, deps(), runbookDeps()), {
@@ -68,6 +83,7 @@ export const ROUTES: Readonly<Record<EntryKind, Readonly<Partial<Record<Shape, R
   'gate-request': { url, proven: provenRequest },
   'break-glass': { url, runbook: runbookOverride, override, proven: provenOverride },
   rollouts: { url, 'rollout-action': rolloutAction, proven: rolloutAction, claim: rolloutAction },
+  rollbacks: { url, rollback },
   runbooks: { runbook: runbookApproval },
   'push-records': { 'push-record': recordPush },
   schedules: { claim },

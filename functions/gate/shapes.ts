@@ -2,6 +2,7 @@
 // through then decides whether that is taken there (routes.ts): the shape never picks a handler
 // by itself.
 import type { LambdaFunctionURLEventWithIAMAuthorizer as FunctionUrlEvent } from 'aws-lambda';
+import { isRollbackEvent } from '../core/gates/rollback/event.ts';
 import { isRolloutActionEvent } from '../core/gates/rollout-action-event.ts';
 import { isRunbookEvent } from '../core/gates/runbook-approval.ts';
 import { isImagePushRecord } from '../core/gates/self-approval.ts';
@@ -15,6 +16,8 @@ export type Shape =
   | 'runbook'
   /** Names a rollout: a halt, resume or rollback. */
   | 'rollout-action'
+  /** `"action": "rollback"` naming a delivery (not a rollout), signed or not. */
+  | 'rollback'
   /** `"action": "override"`, signed or not. */
   | 'override'
   /** A gate request carrying a proof of its sender. */
@@ -27,6 +30,7 @@ export function shapeOf(event: unknown): Shape {
   if (isImagePushRecord(event)) return 'push-record';
   if (isRunbookEvent(event)) return 'runbook';
   if (isRolloutActionEvent(event)) return 'rollout-action';
+  if (isRollbackEvent(event)) return 'rollback';
   if (isOverride(event)) return 'override';
   if (hasProof(event)) return 'proven';
   return 'claim';

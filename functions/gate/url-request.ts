@@ -10,9 +10,10 @@ import { ProofRefused } from '../core/gates/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
 import type { UrlCaller } from '../core/gates/signers.ts';
 import { handleProvenRolloutAction } from '../core/reconcile/rollout-actions.ts';
+import { handleProvenRollback } from '../core/gates/rollback/request.ts';
 import type { EntryKind } from './entries.ts';
 import { refusal } from './refusals.ts';
-import { logger, logRefusal, report, reportOverride, reportRolloutAction } from './report.ts';
+import { logger, logRefusal, report, reportOverride, reportRollback, reportRolloutAction } from './report.ts';
 import type { GateCall } from './call.ts';
 import { isOverride } from './shapes.ts';
 
@@ -32,6 +33,10 @@ const URL_ROUTES: Readonly<Partial<Record<EntryKind, UrlRoute>>> = {
     }),
   rollouts: async (body, { invokedFunctionArn, deps }, caller) =>
     reportRolloutAction(await handleProvenRolloutAction(body, 'url', invokedFunctionArn, deps(), caller)),
+  rollbacks: async (body, { invokedFunctionArn, deps }, caller) =>
+    reportRollback(await handleProvenRollback(body, 'url', invokedFunctionArn, deps(), caller), {
+      caller: caller.userArn,
+    }),
 };
 
 /**

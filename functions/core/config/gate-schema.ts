@@ -6,6 +6,7 @@ import { alarmsSchema } from './alarm-fields.ts';
 import { DEFAULTS, MAX_APPROVERS, MAX_OVERRIDE_LIMIT_MS, MAX_WINDOW_MS } from './defaults.ts';
 import { formatDuration } from './duration.ts';
 import { holidaySetSchema } from './holiday-sets.ts';
+import { HELD_ACTIONS, heldActionsProblem } from './held-actions.ts';
 import type { Gate, GateSchedule } from './types.ts';
 import { checked, duration, name, strict } from './fields.ts';
 
@@ -56,8 +57,13 @@ export const gateSchema = strict({
       message: `must be at most ${formatDuration(MAX_OVERRIDE_LIMIT_MS)}: a longer override is not break-glass (change the gate instead)`,
     })
     .optional(),
+  holds: z.array(z.enum(HELD_ACTIONS)).optional(),
 })
   .superRefine((gate, ctx) => {
+    if (gate.holds !== undefined) {
+      const problem = heldActionsProblem(gate.holds);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['holds'], message: problem });
+    }
     if (gate.insufficientData !== undefined && !gate.alarms?.length)
       ctx.addIssue({
         code: 'custom',
@@ -118,6 +124,8 @@ export const gateSchema = strict({
       insufficientData: gate.insufficientData ?? DEFAULTS.insufficientData,
     }),
     ...(gate.maxOverride !== undefined && { maxOverrideMs: gate.maxOverride }),
+    // Stored only when it says more than the default, so the specs of existing gates do not change.
+    ...(gate.holds?.includes('rollback') && { holds: [...HELD_ACTIONS] }),
   }));
 
 /**

@@ -95,7 +95,15 @@ export interface Gate {
   insufficientData?: GateState;
   /** The longest a break-glass override of this gate may last; absent: DEFAULT_MAX_OVERRIDE_MS (4 h). */
   maxOverrideMs?: number;
+  /**
+   * What the gate holds while closed: always new revisions; with `rollback`, a rollback to a
+   * revision the delivery applied before (`sluice rollback`) too. Absent: `['revisions']`.
+   */
+  holds?: HeldAction[];
 }
+
+/** An action a closed gate may hold: a new revision, or a rollback to a revision applied before. */
+export type HeldAction = 'revisions' | 'rollback';
 
 export type GateApproval = 'any' | 'revision';
 

@@ -7,6 +7,10 @@ export const BREAK_GLASS_ALIAS = 'break_glass';
 export const GATE_OVERRIDE = 'Gate Override';
 /** The gate function's alias through which rollout actions come (grantRolloutControl). */
 export const ROLLOUTS_ALIAS = 'rollouts';
+/** The gate function's alias through which delivery rollbacks come (grantRollback). */
+export const ROLLBACKS_ALIAS = 'rollbacks';
+/** The EventBridge detail type the gate function publishes when a delivery's rollback is asked for. */
+export const DELIVERY_ROLLBACK = 'Delivery Rollback';
 /** The gate function's alias the gate runbooks' Automation role invokes (console approvals). */
 export const RUNBOOKS_ALIAS = 'runbooks';
 /** The gate function's alias the gates' cron schedules invoke (unsigned claims from EventBridge Scheduler). */

@@ -1,3 +1,4 @@
+import { gateHolds } from '../config/held-actions.ts';
 import type { GateRef } from '../config/index.ts';
 import { SluiceError } from '../errors.ts';
 import { getGate, getGateRequest } from '../store/gates.ts';
@@ -12,7 +13,11 @@ import { digestOf, gateStateAt, nextOpening, type GateStatus } from './state.ts'
 /** The gates a delivery references, as they stand: closed ones, and open ones pinned to a revision. */
 export interface GateEvaluation {
   readonly closed: readonly BlockingGate[];
-  readonly pinned: readonly { readonly ref: GateRef; readonly status: GateStatus }[];
+  readonly pinned: readonly {
+    readonly ref: GateRef;
+    readonly status: GateStatus;
+    readonly holdsRollback?: boolean;
+  }[];
   /** Break-glass overrides in force for this delivery (evaluateGates only: never the brake's gateHolding). */
   readonly overrides?: readonly GateOverride[];
 }
@@ -81,7 +86,10 @@ async function evaluateGate(
 ): Promise<GateEvaluation | undefined> {
   const gate = await getGate(db, ref.name);
   if (!gate) return undefined;
-  const approvesRevisions = gate.approval === 'revision' && { approvesRevisions: true as const };
+  const approvesRevisions = {
+    ...(gate.approval === 'revision' && { approvesRevisions: true as const }),
+    ...(gateHolds(gate, 'rollback') && { holdsRollback: true as const }),
+  };
   // Like a close, an alarm, a freeze, a calendar event or a CLOSED Change Calendar holds whatever
   // the requests say (a break-glass override still lets its revision through: verdictFor).
   const { periods, alarms } = await readGateConditions(gate, now, conditions);
@@ -97,7 +105,13 @@ async function evaluateGate(
     return { closed: [{ name: ref.name, blocks: ref.blocks, openFor, ...approvesRevisions }], pinned: [] };
   }
   if (status.state === 'open')
-    return { closed: [], pinned: status.revision !== undefined ? [{ ref, status }] : [] };
+    return {
+      closed: [],
+      pinned:
+        status.revision !== undefined
+          ? [{ ref, status, ...(approvesRevisions.holdsRollback && { holdsRollback: true }) }]
+          : [],
+    };
   const opensAt = status.problem ? undefined : nextOpening(gate, request, now, periods);
   const holding: BlockingGate = {
     name: ref.name,
@@ -130,10 +144,11 @@ export function verdictFor(evaluation: GateEvaluation, revision?: string): GateV
         );
   const holding: BlockingGate[] = [
     ...evaluation.closed,
-    ...elsewhere.map(({ ref, status }) => ({
+    ...elsewhere.map(({ ref, status, holdsRollback }) => ({
       name: ref.name,
       blocks: ref.blocks,
       approvesRevisions: true,
+      ...(holdsRollback && { holdsRollback }),
       openFor: {
         revision: status.revision!,
         approvedBy: requestAuthors(status.lastRequest!),

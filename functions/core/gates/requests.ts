@@ -31,6 +31,7 @@ import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
 import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
 import type { GateOverrideEvent } from './override.ts';
+import type { DeliveryRollbackEvent } from '../model/rollback.ts';
 import type { CallerIdentityService } from './proof.ts';
 import type { SignerRules } from './signers.ts';
 import { gateStateAt, lastClosedAt, nextChange, type GateChange, type GateStatus } from './state.ts';
@@ -51,10 +52,10 @@ export interface GateDeps extends GateConditionReaders {
   readonly reconcileNow?: (deliveries: readonly string[]) => Promise<void>;
   readonly windowTimer?: WindowTimer;
   /** Publishes `Gate Opened` / `Gate Closed` when a request changes the state (EventBridge in AWS). */
-  /** And `Gate Override` when a break-glass override is made (override-request.ts). */
+  /** And `Gate Override` when a break-glass override is made (override-request.ts), `Delivery Rollback` when a rollback is asked for. */
   readonly publish?: (
-    detailType: 'Gate Opened' | 'Gate Closed' | 'Gate Override',
-    detail: GateChangedEvent | GateOverrideEvent,
+    detailType: 'Gate Opened' | 'Gate Closed' | 'Gate Override' | 'Delivery Rollback',
+    detail: GateChangedEvent | GateOverrideEvent | DeliveryRollbackEvent,
   ) => Promise<void>;
   readonly log?: (message: string) => void;
   /** Verifies the proofs that signed requests carry (STS in AWS). */

@@ -1,6 +1,7 @@
 // The vocabulary of a delivery's status: what a run reports and `sluice status` shows, whatever
 // stores it (store/status.ts) or prints it.
 import type { FailureReason } from '../errors.ts';
+import type { RollbackRequest } from './rollback.ts';
 import type { RolloutMark } from './rollout.ts';
 
 export type StatusReason =
@@ -38,6 +39,8 @@ export interface BlockingGate {
   readonly closedBySchedule?: boolean;
   /** The CloudWatch alarms closing the gate (`alarms`), whatever its requests say. */
   readonly closedByAlarms?: readonly AlarmHold[];
+  /** The gate holds a rollback too (`holds: [revisions, rollback]`); otherwise a rollback passes it. */
+  readonly holdsRollback?: boolean;
 }
 
 /** A CloudWatch alarm holding its gate closed, and why. */
@@ -102,6 +105,10 @@ export interface DeliveryStatus {
   readonly durationMs?: number;
   /** For a member of a rollout: the generation and wave its status counts toward. */
   readonly rolloutMark?: RolloutMark;
+  /** The last rollback asked for (`sluice rollback`), written by the gate function, never by a run. */
+  readonly rollback?: RollbackRequest;
+  /** The id of the rollback a run settled: it applied it, or applied a newer revision instead. */
+  readonly rollbackSettled?: string;
 }
 
 /** A kept CRD or Namespace, as the status records it. */

@@ -7,6 +7,9 @@ import { keptMessage, type KeptContainer } from '../kube/cascade.ts';
 import { ANNOTATION_REVISION, type Artifact } from '../oci/index.ts';
 import { type ReconcileOutcome } from '../store/events.ts';
 import { recordRunEnd } from '../store/run-end.ts';
+import { appliedRevisionWrites } from '../store/applied-revisions.ts';
+import type { RollbackRequest } from '../model/rollback.ts';
+import { digestOf } from '../gates/rollback/rules.ts';
 import type { ClusterSlot } from '../store/cluster-slots.ts';
 import { PendingWrites, type Lease } from '../store/lease.ts';
 import {
@@ -90,6 +93,11 @@ export interface Run {
   readonly turn?: { held(): Pick<ClusterSlot, 'freeing' | 'freed'> | undefined };
   /** A rollout member's: what its run end adds to its wave's tally (rollout-tally-end.ts). */
   readonly rollout: RolloutRunEnd;
+  /**
+   * The rollback request this run settles when it leaves the revision the request rolls back
+   * from (rollback-run.ts): its id is written with the status that records the new revision.
+   */
+  settleRollback?: RollbackRequest;
 }
 
 /** Starts a run with the status the previous run left, as the lease's claim read it. */
@@ -419,9 +427,10 @@ export async function succeed(
   run: Run,
   artifact: Artifact,
   { changes, kept }: Applied,
+  note?: string,
 ): Promise<ReconcileResult> {
   const { previous } = run;
-  const message = withKept(`Applied revision: ${artifact.revision}`, kept);
+  const message = withKept(`Applied revision: ${artifact.revision}${note ? `; ${note}` : ''}`, kept);
   const lastSuccessAt = run.deps.clock.now().toISOString();
   // Ready at this revision since the first run that found it so (what a dependent's soak counts from).
   const stillReady = previous?.ready === true && previous.lastAppliedRevision === artifact.revision;
@@ -557,12 +566,29 @@ async function finish(
         time: now.toISOString(),
       };
   const slot = run.turn?.held();
+  // A change of the applied revision is recorded in the delivery's applied revisions (what a rollback may return to).
+  const appliedNow = typeof status.lastAppliedRevision === 'string' ? status.lastAppliedRevision : undefined;
+  const history = appliedNow
+    ? appliedRevisionWrites(
+        deps.db,
+        delivery.name,
+        delivery.source.url,
+        run.previous?.lastAppliedRevision,
+        appliedNow,
+        now,
+      )
+    : [];
+  const settle = run.settleRollback;
+  const settled =
+    settle && appliedNow && digestOf(appliedNow) !== digestOf(settle.from)
+      ? { rollbackSettled: settle.id }
+      : {};
   const written = await recordRunEnd(
     deps.db,
-    { name: delivery.name, status: update, event },
+    { name: delivery.name, status: { ...update, ...settled }, event },
     run.lease.fence,
     {
-      also: run.pending.take(),
+      also: [...run.pending.take(), ...history],
       releaseLease: true,
       ...(slot && { freeSlot: slot.freeing }),
       ...(tally && { tally }),

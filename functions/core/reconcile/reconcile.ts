@@ -26,6 +26,7 @@ import {
   type ReconcileResult,
 } from './outcomes.ts';
 import { PruneLimitHold } from './prune-limit.ts';
+import { keptNote, pendingRollback, rollbackDecision, rollbackRun } from './rollback-run.ts';
 import { followRollout, rolloutMembership, rolloutTarget, type RolloutMembership } from './rollout-target.ts';
 
 export type { ReconcileResult } from './outcomes.ts';
@@ -115,6 +116,13 @@ async function reconcileHeld(
       return await waitForDependencies(run, unready);
     }
     const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, run.started, deps);
+    // A rollback asked for goes through every closed gate but those that hold rollback; a rollout's
+    // member follows its rollout (sluice rollout rollback), whatever was asked for it alone.
+    const rollback = pendingRollback(run);
+    if (rollback && !(await membership())) {
+      const result = await rollbackRun(run, rollback, evaluation, turn);
+      if (result) return result;
+    }
     const closed = verdictFor(evaluation);
     const credentials = deps.registryCredentials(delivery.source);
     if (closed.blockAll.length > 0) {
@@ -138,7 +146,7 @@ async function reconcileHeld(
     if (rollout.kind === 'hold' && !lastApplied) return await holdForRollout(run, rollout);
     // Resolved once: the digest checked against the gates is the one pulled and applied, even if
     // the tag moves while this run goes on.
-    const current =
+    let current =
       rollout.kind === 'take'
         ? rollout.resolved
         : rollout.kind === 'hold'
@@ -146,6 +154,14 @@ async function reconcileHeld(
           : await step('ArtifactFailed', () =>
               resolveArtifact(delivery.source, { credentials, cache: deps.artifactCache }),
             );
+    // Rolled back: the delivery stays at the rollback's revision while its source resolves to the
+    // digest it was rolled back from (a re-apply, as drift correction is).
+    let note: string | undefined;
+    const kept = rollout.kind === 'none' && lastApplied ? rollbackDecision(run, current) : undefined;
+    if (kept?.kind === 'keep') {
+      current = { digest: digestOf(lastApplied!), revision: lastApplied! };
+      note = keptNote(kept.request, delivery);
+    }
     // An approval pinned to a revision opens its gate for that digest only.
     const gates = verdictFor(evaluation, current.revision);
     if (gates.blockAll.length > 0) {
@@ -187,7 +203,7 @@ async function reconcileHeld(
       return await reapplyWhileHeld(run, artifact, applied, held, gates.blockRevisions);
     }
     if (rollout.kind === 'hold') return await reapplyForRollout(run, artifact, applied, rollout);
-    return await succeed(run, artifact, applied);
+    return await succeed(run, artifact, applied, note);
   } catch (error) {
     if (error instanceof LeaseLostError) throw error;
     await freeTurn();

@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Delivery, DeliveryDependency } from '../config/index.ts';
+import { removeAppliedRevisions } from './applied-revisions.ts';
 import { lookupChanges, lookupEntries } from './lookup-entries.ts';
 import { listSpecNames, removeSpec, type SpecKind } from './specs.ts';
 import { DELIVERY_INDEX, deliveryKey, type TableClient } from './table-client.ts';
@@ -166,6 +167,7 @@ export async function removeDelivery(db: TableClient, name: string): Promise<voi
     ),
   );
   await removeSpec(db, DELIVERIES, name, ['spec', 'status']);
+  await removeAppliedRevisions(db, name);
 }
 
 /** Every registered delivery's spec. */
