@@ -175,6 +175,26 @@ describe('what a rollback is refused', () => {
     expect(await applied()).toBe('v2');
   });
 
+  it('a run holds a rollback asked for before its gate came to hold rollback, naming the gate, and applies nothing', async () => {
+    const { deps, delivery, gate, v1, v2, applied, gateDeps, close } = await appliedTwice();
+    await close();
+    // Asked for while the gate let rollbacks through; the catch-up is lost (the next run takes it).
+    const late = gateHandler(() => ({ ...gateDeps, reconcileNow: undefined }));
+    expect(await signedRollback(late, { delivery, reason: 'INC-83' })).toMatchObject({ outcome: 'accepted' });
+    await registerGate(deps, { name: gate, default: 'closed', holds: ['revisions', 'rollback'] });
+    deps.clock.advance(30_000);
+    const held = await run(delivery, deps);
+    expect(held).toMatchObject({ outcome: 'Blocked', reason: 'GateClosed', heldRevision: v1 });
+    expect(held.message).toContain(
+      `the rollback of delivery '${delivery}' to ${v1} is held: gate '${gate}' holds rollbacks too`,
+    );
+    expect(await applied()).toBe('v2');
+    expect(await getStatus(deps.db, delivery)).toMatchObject({
+      lastAppliedRevision: v2,
+      pendingRevision: v1,
+    });
+  });
+
   it('a digest the delivery never applied is refused, naming the delivery and the digest; a tag alone never names one', async () => {
     const { deps, delivery, pushValue, applied, handler } = await appliedTwice();
     const pushedNotApplied = digestOf(await pushValue('never'));
