@@ -26,7 +26,7 @@ import { sluicePropsFromConfigFile, type SluiceConfigFileOverrides } from './con
 import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { EntryGrantees } from './entry-grantees.ts';
-import { gateAliasName } from '../functions/core/gates/entry.ts';
+import { gateAliasName } from '../functions/core/access/entry.ts';
 import { BREAK_GLASS_ALIAS, ROLLOUTS_ALIAS, SCHEDULES_ALIAS } from '../functions/core/gates/contract.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
