@@ -27,7 +27,7 @@ import { sluicePropsFromConfigFile, type SluiceConfigFileOverrides } from './con
 import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { EntryGrantees } from './entry-grantees.ts';
-import { gateAliasName } from '../functions/core/gates/entry.ts';
+import { gateAliasName } from '../functions/core/access/entry.ts';
 import {
   BREAK_GLASS_ALIAS,
   ROLLBACKS_ALIAS,

@@ -6,8 +6,8 @@ import {
   parseRollbackEvent,
   rollbackRequestDigest,
   type RollbackFields,
-} from '../../functions/core/gates/rollback/event.ts';
-import { ROLLBACK_NEEDS_PROOF, type RollbackResult } from '../../functions/core/gates/rollback/request.ts';
+} from '../../functions/core/rollback/event.ts';
+import { ROLLBACK_NEEDS_PROOF, type RollbackResult } from '../../functions/core/rollback/request.ts';
 import { printJson } from './output.ts';
 import { entryTarget, sendSigned } from './signed-gate-request.ts';
 

@@ -1,7 +1,7 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import type { OverrideResult } from '../core/gates/override-request.ts';
+import type { OverrideResult } from '../core/break-glass/override-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
-import type { RollbackResult } from '../core/gates/rollback/request.ts';
+import type { RollbackResult } from '../core/rollback/request.ts';
 
 /** How often the construct's dashboard has the gate function read each gate's state (GateState). */
 export const GATE_STATE_RATE_MINUTES = 5;

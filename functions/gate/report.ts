@@ -1,11 +1,11 @@
 // The gate function's logs and metrics: each answer logged with who and what, refusals as warnings.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import type { OverrideResult } from '../core/gates/override-request.ts';
+import type { OverrideResult } from '../core/break-glass/override-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
-import { SignerRefused } from '../core/gates/signers.ts';
+import { SignerRefused } from '../core/access/signers.ts';
 import type { RolloutActionResult } from '../core/reconcile/rollout-actions.ts';
-import type { RollbackResult } from '../core/gates/rollback/request.ts';
+import type { RollbackResult } from '../core/rollback/request.ts';
 import { GATE_METRICS, recordGateMetrics, recordOverrideMetrics, recordRollbackMetrics } from './metrics.ts';
 
 export const logger = new Logger({ serviceName: 'sluice-gate' });

@@ -2,9 +2,9 @@
 // through then decides whether that is taken there (routes.ts): the shape never picks a handler
 // by itself.
 import type { LambdaFunctionURLEventWithIAMAuthorizer as FunctionUrlEvent } from 'aws-lambda';
-import { isRollbackEvent } from '../core/gates/rollback/event.ts';
+import { isRollbackEvent } from '../core/rollback/event.ts';
 import { isRolloutActionEvent } from '../core/gates/rollout-action-event.ts';
-import { isRunbookEvent } from '../core/gates/runbook-approval.ts';
+import { isRunbookEvent } from '../core/approvals/runbook-approval.ts';
 import { isImagePushRecord } from '../core/gates/self-approval.ts';
 
 export type Shape =

@@ -3,8 +3,8 @@
 import { proveRequest } from '../../bin/commands/signed-gate-request.ts';
 import { TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
 import { ROLLBACKS_ALIAS } from '../../functions/core/gates/contract.ts';
-import { rollbackRequestDigest, type RollbackFields } from '../../functions/core/gates/rollback/event.ts';
-import type { RollbackResult } from '../../functions/core/gates/rollback/request.ts';
+import { rollbackRequestDigest, type RollbackFields } from '../../functions/core/rollback/event.ts';
+import type { RollbackResult } from '../../functions/core/rollback/request.ts';
 import type { gateHandler } from '../../functions/gate/handler.ts';
 import { credentialsOf, GATE_FUNCTION } from './break-glass.ts';
 

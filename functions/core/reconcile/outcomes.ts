@@ -9,7 +9,7 @@ import { type ReconcileOutcome } from '../store/events.ts';
 import { recordRunEnd } from '../store/run-end.ts';
 import { appliedRevisionWrites } from '../store/applied-revisions.ts';
 import type { RollbackRequest } from '../model/rollback.ts';
-import { digestOf } from '../gates/rollback/rules.ts';
+import { digestOf } from '../rollback/rules.ts';
 import type { ClusterSlot } from '../store/cluster-slots.ts';
 import { PendingWrites, type Lease } from '../store/lease.ts';
 import {

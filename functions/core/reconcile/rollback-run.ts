@@ -2,12 +2,12 @@
 // rollback returns to, pulled by its digest, through every closed gate that does not hold
 // rollback; or it finds a newer push the gates let through, which goes forward instead.
 import type { Delivery } from '../config/index.ts';
-import { readablePrincipal } from '../gates/caller.ts';
+import { readablePrincipal } from '../access/caller.ts';
 import type { GateEvaluation } from '../gates/evaluate.ts';
 import { verdictFor } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
-import { digestOf, rollbackForRun, rollbackHolders, type RollbackForRun } from '../gates/rollback/rules.ts';
-import { printable } from '../gates/audit-text.ts';
+import { digestOf, rollbackForRun, rollbackHolders, type RollbackForRun } from '../rollback/rules.ts';
+import { printable } from '../access/audit-text.ts';
 import type { RollbackRequest } from '../model/rollback.ts';
 import { pullResolved, resolveArtifact, type Artifact, type Resolved } from '../oci/index.ts';
 import { rollbackFromStatusItem } from '../store/rollbacks.ts';

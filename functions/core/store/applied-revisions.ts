@@ -1,12 +1,16 @@
 // The revisions a delivery has applied, one item per digest (`applied#sha256:…`), written with
 // the status of the run that changed the applied revision (so only when it changes). A rollback
 // returns only to one of these.
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { AppliedRevision } from '../model/rollback.ts';
-import type { TransactItem } from './lease.ts';
 import { deliveryKey, queryPartition, type TableClient } from './table-client.ts';
 
 const PREFIX = 'applied#';
+
+/** One write of a transaction (lease.ts's TransactItem; the lease module imports the specs, which import this). */
+type TransactItem = NonNullable<
+  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
+>[number];
 
 const digestOf = (revision: string): string => revision.slice(revision.lastIndexOf('sha256:'));
 

@@ -4,23 +4,23 @@
 // Every closed gate lets it through but those that hold rollback; it is published and metered
 // like a break-glass override, kept on the delivery's status, and the delivery reconciles at once.
 import { randomUUID } from 'node:crypto';
-import type { Delivery } from '../../config/index.ts';
-import { revisionText } from '../../model/revision-text.ts';
-import type { DeliveryRollbackEvent, RollbackRequest, RollbackSource } from '../../model/rollback.ts';
-import { listAppliedRevisions } from '../../store/applied-revisions.ts';
-import { getDelivery, listDeliveryNames } from '../../store/deliveries.ts';
-import { putRollbackRequest } from '../../store/rollbacks.ts';
-import { rolloutOfDelivery } from '../../store/rollouts.ts';
-import { getStatus } from '../../store/status.ts';
-import { readablePrincipal, type Caller } from '../caller.ts';
-import { DELIVERY_ROLLBACK, ROLLBACKS_ALIAS } from '../contract.ts';
-import { evaluateGates, verdictFor } from '../evaluate.ts';
-import { GateEventError } from '../event.ts';
-import { printable } from '../audit-text.ts';
-import { ProofRefused } from '../proof.ts';
-import { provenPrincipal, type Transport } from '../proven-request.ts';
-import type { GateDeps } from '../requests.ts';
-import type { UrlCaller } from '../signers.ts';
+import type { Delivery } from '../config/index.ts';
+import { revisionText } from '../model/revision-text.ts';
+import type { DeliveryRollbackEvent, RollbackRequest, RollbackSource } from '../model/rollback.ts';
+import { listAppliedRevisions } from '../store/applied-revisions.ts';
+import { getDelivery, listDeliveryNames } from '../store/deliveries.ts';
+import { putRollbackRequest } from '../store/rollbacks.ts';
+import { rolloutOfDelivery } from '../store/rollouts.ts';
+import { getStatus } from '../store/status.ts';
+import { readablePrincipal, type Caller } from '../access/caller.ts';
+import { DELIVERY_ROLLBACK, ROLLBACKS_ALIAS } from '../gates/contract.ts';
+import { evaluateGates, verdictFor } from '../gates/evaluate.ts';
+import { GateEventError } from '../gates/event.ts';
+import { printable } from '../access/audit-text.ts';
+import { ProofRefused } from '../access/proof.ts';
+import { provenPrincipal, type Transport } from '../gates/proven-request.ts';
+import type { GateDeps } from '../gates/requests.ts';
+import type { UrlCaller } from '../access/signers.ts';
 import {
   parseRollbackEvent,
   rollbackRequestDigest,

@@ -9,7 +9,7 @@ import {
   rollbackForRun,
   rollbackHolders,
   rollbackPasses,
-} from '../../../functions/core/gates/rollback/rules.ts';
+} from '../../../functions/core/rollback/rules.ts';
 import type { AppliedRevision, RollbackRequest } from '../../../functions/core/model/rollback.ts';
 import type { BlockingGate } from '../../../functions/core/model/status.ts';
 

@@ -1,9 +1,9 @@
 // The rules of a delivery's rollback, on plain values: which gates hold it, which revision it
 // returns to, and what a run does while one is asked for.
-import type { BlockingGate } from '../../model/status.ts';
-import type { AppliedRevision, RollbackRequest } from '../../model/rollback.ts';
-import type { GateVerdict } from '../evaluate.ts';
-import { GateEventError } from '../event.ts';
+import type { BlockingGate } from '../model/status.ts';
+import type { AppliedRevision, RollbackRequest } from '../model/rollback.ts';
+import type { GateVerdict } from '../gates/evaluate.ts';
+import { GateEventError } from '../gates/event.ts';
 
 /** The digest of `revision` (`<tag>@sha256:<hex>` or `sha256:<hex>`). */
 export const digestOf = (revision: string): string => revision.slice(revision.lastIndexOf('sha256:'));

@@ -2,8 +2,8 @@
 // and the hash its proof of identity signs (tagged apart from every other request's, so no proof
 // for one is taken for another).
 import { createHash } from 'node:crypto';
-import { MAX_REASON_LENGTH } from '../audit-text.ts';
-import { auditText, DELIVERY_NAME, GateEventError } from '../event.ts';
+import { MAX_REASON_LENGTH } from '../access/audit-text.ts';
+import { auditText, DELIVERY_NAME, GateEventError } from '../gates/event.ts';
 
 /** What `sluice rollback <delivery> [--to <revision>] --reason …` asks. */
 export interface RollbackEvent {
