@@ -9,12 +9,11 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
-import { DeliveryAlarms } from './alarms.ts';
+import { deliveryMonitoring } from './delivery-monitoring.ts';
 import { RolloutControl } from './rollout-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
 import { DASHBOARD_ROWS_MAX, dashboardUrl, SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
-import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
 import { FunctionAlarms } from './function-alarms.ts';
 import { warnOfRiskyChoices } from './warnings.ts';
@@ -421,33 +420,14 @@ export class Sluice extends Construct {
     });
     const specProviderRole = this.specResources(spec, access, logRetention, logEncryptionKey);
 
-    const blockedAlarmThreshold = resolved.blockedAlarmThreshold;
-    if (fleetMonitoring) {
-      this.fleetAlarms = new FleetAlarms(this, 'FleetAlarms', {
-        deliveries: config.deliveries,
-        blockedAlarmThreshold,
-        alarmTopic: props.alarmTopic,
-      }).alarms;
-      this.alarms = new Map();
-    } else {
-      const alarms = new DeliveryAlarms(this, 'Alarms', {
-        deliveries: config.deliveries,
-        blockedAlarmThreshold,
-        alarmTopic: props.alarmTopic,
-      });
-      this.alarms = new Map(
-        config.deliveries.map((d) => [
-          d.name,
-          [
-            alarms.failed.get(d.name)!,
-            alarms.blocked.get(d.name)!,
-            alarms.kept.get(d.name)!,
-            ...(alarms.stale.has(d.name) ? [alarms.stale.get(d.name)!] : []),
-          ],
-        ]),
-      );
-      this.fleetAlarms = [];
-    }
+    const monitoring = deliveryMonitoring(this, {
+      deliveries: config.deliveries,
+      monitoring: resolved.monitoring,
+      blockedAlarmThreshold: resolved.blockedAlarmThreshold,
+      alarmTopic: props.alarmTopic,
+    });
+    this.alarms = monitoring.alarms;
+    this.fleetAlarms = monitoring.fleetAlarms;
     this.functionAlarms = new FunctionAlarms(this, 'FunctionAlarms', {
       functions: [
         { name: 'reconcile', function: reconcile, timeout: resolved.reconcileTimeout },
