@@ -18,6 +18,11 @@ export interface RollbackRequest {
   readonly to: string;
   /** A newer revision a gate held back when it was asked (status `pendingRevision`), if any. */
   readonly held?: string;
+  /**
+   * The digests the rollbacks in force when it was asked had rolled back from (a rollback of a
+   * rollback): they stay rolled back too while the source resolves to one of them.
+   */
+  readonly rejected?: readonly string[];
   /** The principal AWS verified (a rollback is never taken on a claim). */
   readonly by: string;
   readonly reason: string;

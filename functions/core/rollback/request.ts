@@ -113,8 +113,14 @@ export async function requestRollback(
     current,
     history: await listAppliedRevisions(deps.db, delivery.name),
     ...(event.revision !== undefined && { requested: event.revision }),
-    ...(inForce && { rolledBackFrom: inForce.from }),
+    ...(inForce && { rolledBackFrom: inForce.from, rejected: inForce.rejected ?? [] }),
   });
+  // A rollback of a rollback in force: the revisions that one left stay rolled back too.
+  const rejected = inForce
+    ? [...new Set([...(inForce.rejected ?? []), digestOf(inForce.from)])].filter(
+        (digest) => digest !== digestOf(target.revision) && digest !== digestOf(current),
+      )
+    : [];
   const evaluation = await evaluateGates(delivery.name, delivery.gates, deps.db, now, deps).catch(
     (error: unknown) => {
       throw new RollbackRefused(`${(error as Error).message}; nothing was rolled back`);
@@ -133,6 +139,7 @@ export async function requestRollback(
     from: current,
     to: target.revision,
     ...(status.pendingRevision && { held: status.pendingRevision }),
+    ...(rejected.length > 0 && { rejected }),
     by: caller.principal,
     reason: event.reason,
     at: now.toISOString(),

@@ -40,6 +40,8 @@ export function chooseRollbackTarget(options: {
   readonly history: readonly AppliedRevision[];
   readonly requested?: string;
   readonly rolledBackFrom?: string;
+  /** Digests earlier rollbacks in force rolled back from: skipped as `rolledBackFrom` is. */
+  readonly rejected?: readonly string[];
 }): AppliedRevision {
   const { delivery, current, requested } = options;
   const applied = options.history.filter((entry) => entry.url === options.url);
@@ -62,8 +64,11 @@ export function chooseRollbackTarget(options: {
     return found;
   }
   const skipped = options.rolledBackFrom && digestOf(options.rolledBackFrom);
+  const rejected = new Set(options.rejected ?? []);
   const candidates = applied
-    .filter((entry) => entry.digest !== currentDigest && entry.digest !== skipped)
+    .filter(
+      (entry) => entry.digest !== currentDigest && entry.digest !== skipped && !rejected.has(entry.digest),
+    )
     .sort((a, b) => (b.replacedAt ?? '').localeCompare(a.replacedAt ?? ''));
   const previous = candidates[0];
   if (!previous)
@@ -104,7 +109,8 @@ export type RollbackForRun =
  *   revision pushed since (not `from`, `to`, nor the one held when it was asked), that one goes
  *   instead if the gates let it through (a newer push goes forward, as after a rollout's rollback);
  * - not yet settled, but the delivery left `from` some other way: a normal run, which settles it;
- * - settled, the delivery still at `to`, and the source still at `from`: keep `to`;
+ * - settled, the delivery still at `to`, and the source still at `from` (or a digest an earlier
+ *   rollback in force left, `rejected`): keep `to`;
  * - otherwise a normal run.
  */
 export function rollbackForRun(options: {
@@ -118,11 +124,18 @@ export function rollbackForRun(options: {
   const at = digestOf(lastApplied);
   if (request.id !== options.settled) {
     if (at !== digestOf(request.from)) return { kind: 'none', settle: request };
-    const known = [request.from, request.to, ...(request.held ? [request.held] : [])].map(digestOf);
+    // A digest an earlier rollback left (`rejected`) is no newer push: it stays rolled back.
+    const known = [
+      request.from,
+      request.to,
+      ...(request.held ? [request.held] : []),
+      ...(request.rejected ?? []),
+    ].map(digestOf);
     if (resolvedDigest === undefined || known.includes(resolvedDigest)) return { kind: 'apply', request };
     return { kind: 'apply', request, newer: resolvedDigest };
   }
-  if (at === digestOf(request.to) && resolvedDigest === digestOf(request.from))
+  const left = [request.from, ...(request.rejected ?? [])].map(digestOf);
+  if (at === digestOf(request.to) && resolvedDigest !== undefined && left.includes(resolvedDigest))
     return { kind: 'keep', request };
   return { kind: 'none' };
 }
