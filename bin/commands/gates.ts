@@ -6,10 +6,10 @@ import {
   gateConditionReadersFromEnvironment,
   tableFromEnvironment,
 } from '../../functions/core/environment.ts';
-import { printable } from '../../functions/core/gates/audit-text.ts';
+import { printable } from '../../functions/core/access/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
-import { describeLiveCalendar } from '../../functions/core/gates/live-calendars.ts';
+import { describeLiveCalendar } from '../../functions/core/calendars/live-calendars.ts';
 import { describeOverride } from '../../functions/core/gates/override.ts';
 import {
   gateStatus,

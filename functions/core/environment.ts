@@ -13,19 +13,19 @@ import { systemClock, type Clock } from './clock.ts';
 import { eventBridgePublisher, eventBridgeSink } from './aws/eventbridge-events.ts';
 import { lambdaReconcileNow } from './aws/reconcile-invocations.ts';
 import { schedulerRetryTimer, schedulerWindowTimer } from './aws/scheduler-timers.ts';
-import type { AlarmStateReader } from './gates/alarms.ts';
-import type { ReadChangeCalendar } from './gates/change-calendars.ts';
+import type { AlarmStateReader } from './alarms/alarms.ts';
+import type { ReadChangeCalendar } from './calendars/change-calendars.ts';
 import type { GateConditionReaders } from './gates/conditions.ts';
-import { lazyAlarmStates } from './gates/lazy-alarms.ts';
-import { httpsCalendarReader } from './gates/https-calendar.ts';
+import { lazyAlarmStates } from './alarms/lazy-alarms.ts';
+import { httpsCalendarReader } from './calendars/https-calendar.ts';
 import {
   liveCalendarReader,
   type LiveCalendarReader,
   type ReadCalendarSource,
-} from './gates/live-calendars.ts';
+} from './calendars/live-calendars.ts';
 import type { GateDeps } from './gates/requests.ts';
-import type { ReadAutomation, RunbookDeps } from './gates/runbook-approval.ts';
-import { parseSignerRules, type SignerRules } from './gates/signers.ts';
+import type { ReadAutomation, RunbookDeps } from './approvals/runbook-approval.ts';
+import { parseSignerRules, type SignerRules } from './access/signers.ts';
 import { reusedConnections } from './kube/cluster-access.ts';
 import { ClusterSessions } from './kube/cluster-sessions.ts';
 import { ArtifactCache } from './oci/artifact-cache.ts';

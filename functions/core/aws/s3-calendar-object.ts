@@ -1,6 +1,6 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { formatBytes, LIVE_CALENDAR_LIMITS } from '../limits.ts';
-import { readBounded, type ReadCalendarSource } from '../gates/live-calendars.ts';
+import { readBounded, type ReadCalendarSource } from '../calendars/live-calendars.ts';
 
 /**
  * `s3:GetObject` of a live calendar's object, conditional on the ETag of its last good copy

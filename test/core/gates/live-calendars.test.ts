@@ -4,7 +4,7 @@
 // staleness, saying its age, and closes the gate past it; too large or not iCalendar is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3CalendarReader } from '../../../functions/core/aws/s3-calendar-object.ts';
-import { liveCalendarReader } from '../../../functions/core/gates/live-calendars.ts';
+import { liveCalendarReader } from '../../../functions/core/calendars/live-calendars.ts';
 import { gateStatus } from '../../../functions/core/gates/requests.ts';
 import { run } from '../../support/deliveries.ts';
 import { gatedDelivery, manualClock, type ManualClock } from '../../support/gates.ts';
