@@ -46,9 +46,16 @@ function checkCalendarHosts(config: Record<string, unknown>, ctx: z.core.$Refine
   config.gates.forEach((gate: unknown, gateIndex) => {
     if (!isRecord(gate) || !Array.isArray(gate.calendars)) return;
     gate.calendars.forEach((calendar: unknown, index) => {
-      if (!isRecord(calendar) || typeof calendar.url !== 'string') return;
-      if (calendarUrlProblem(calendar.url)) return; // the calendar's own schema says what is wrong
-      const problem = calendarUrlProblem(calendar.url, hosts);
+      // A gate that parsed is in its normalised form (`source: {url}`); one that did not, as written.
+      const url = !isRecord(calendar)
+        ? undefined
+        : typeof calendar.url === 'string'
+          ? calendar.url
+          : isRecord(calendar.source) && typeof calendar.source.url === 'string'
+            ? calendar.source.url
+            : undefined;
+      if (url === undefined || calendarUrlProblem(url)) return; // the calendar's own schema says what is wrong
+      const problem = calendarUrlProblem(url, hosts);
       if (problem)
         ctx.addIssue({ code: 'custom', path: ['gates', gateIndex, 'calendars', index, 'url'], message: problem });
     });
