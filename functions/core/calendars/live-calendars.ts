@@ -113,7 +113,7 @@ async function refresh(
   if (answer.status === 'unchanged') {
     if (!stored) return { problem: 'answered 304 Not Modified to a read without an ETag' };
     const confirmed = { ...stored, confirmedAt: now };
-    await putCalendarCopy(deps.db, gate, confirmed);
+    await keep(deps.db, gate, confirmed);
     return { copy: confirmed };
   }
   const refused = await textProblem(answer.text, calendar);
@@ -129,8 +129,20 @@ async function refresh(
     readAt: now,
     confirmedAt: now,
   };
-  await putCalendarCopy(deps.db, gate, copy);
+  await keep(deps.db, gate, copy);
   return { copy };
+}
+
+/**
+ * Stores the copy for every function and run; a reader that may not write the table (an operator
+ * with grantRead running `sluice gates`) still uses what it read, without storing it.
+ */
+async function keep(db: TableClient, gate: string, copy: CalendarCopy): Promise<void> {
+  try {
+    await putCalendarCopy(db, gate, copy);
+  } catch (error) {
+    if ((error as Error).name !== 'AccessDeniedException') throw error;
+  }
 }
 
 /** Why a calendar's text read from its source is refused: the checks an inline calendar's text passes at parse. */
