@@ -23,14 +23,22 @@ export interface S3EndpointOptions {
 export interface S3Endpoint {
   readonly server: Server;
   /** Puts (replaces) an object; returns its ETag (`"<md5>"`, as S3 gives for a single-part upload). */
-  putObject(bucket: string, key: string, body: string | Buffer, options?: { readers?: readonly string[] }): string;
+  putObject(
+    bucket: string,
+    key: string,
+    body: string | Buffer,
+    options?: { readers?: readonly string[] },
+  ): string;
   deleteObject(bucket: string, key: string): void;
   /** Every request answered: method, path, the verified signer (or the refusal's code) and the status. */
   readonly requests: { method: string; path: string; signer?: string; status: number; code?: string }[];
 }
 
 const xmlEscape = (text: string) =>
-  text.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
+  text.replace(
+    /[<>&'"]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!,
+  );
 
 /** S3's REST error: an XML body with Code and Message (what the SDK turns into a named exception). */
 function s3Error(res: ServerResponse, status: number, code: string, message: string): void {
@@ -70,13 +78,23 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
     const signer = verified.identity.arn;
     if (verified.service !== 's3') {
       record(403, { signer, code: 'SignatureDoesNotMatch' });
-      return s3Error(res, 403, 'SignatureDoesNotMatch', `the request is signed for ${verified.service}, not s3`);
+      return s3Error(
+        res,
+        403,
+        'SignatureDoesNotMatch',
+        `the request is signed for ${verified.service}, not s3`,
+      );
     }
     const [, bucket = '', ...rest] = path.split('/');
     const key = decodeURIComponent(rest.join('/'));
     if (req.method !== 'GET' || !bucket || !key) {
       record(501, { signer, code: 'NotImplemented' });
-      return s3Error(res, 501, 'NotImplemented', `${req.method} ${path} is not served by the local S3 stand-in (GetObject only)`);
+      return s3Error(
+        res,
+        501,
+        'NotImplemented',
+        `${req.method} ${path} is not served by the local S3 stand-in (GetObject only)`,
+      );
     }
     const object = objects.get(objectKey(bucket, key));
     if (!object) {
@@ -85,14 +103,22 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
     }
     if (object.readers && !object.readers.includes(signer)) {
       record(403, { signer, code: 'AccessDenied' });
-      return s3Error(res, 403, 'AccessDenied', `User: ${signer} is not authorized to perform: s3:GetObject on resource: arn:aws:s3:::${bucket}/${key}`);
+      return s3Error(
+        res,
+        403,
+        'AccessDenied',
+        `User: ${signer} is not authorized to perform: s3:GetObject on resource: arn:aws:s3:::${bucket}/${key}`,
+      );
     }
     const headers = {
       etag: object.etag,
       'last-modified': object.lastModified.toUTCString(),
     };
     const ifNoneMatch = req.headers['if-none-match'];
-    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => [object.etag, '*'].includes(tag.trim()))) {
+    if (
+      ifNoneMatch !== undefined &&
+      ifNoneMatch.split(',').some((tag) => [object.etag, '*'].includes(tag.trim()))
+    ) {
       record(304, { signer });
       res.writeHead(304, headers);
       return res.end();

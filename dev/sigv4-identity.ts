@@ -208,9 +208,7 @@ export function verifySigV4(
   const canonicalUri = path
     .split('/')
     .map((segment) =>
-      options.s3
-        ? uriEncode(decodeURIComponent(segment))
-        : uriEncode(uriEncode(decodeURIComponent(segment))),
+      options.s3 ? uriEncode(decodeURIComponent(segment)) : uriEncode(uriEncode(decodeURIComponent(segment))),
     )
     .join('/');
   const canonicalRequest = [

@@ -4,7 +4,12 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
 import type { SluiceSpecs } from './config.ts';
-import { calendarObjectStatements, changeCalendarStatements, clusterStatements, ecrPullStatements } from './permissions.ts';
+import {
+  calendarObjectStatements,
+  changeCalendarStatements,
+  clusterStatements,
+  ecrPullStatements,
+} from './permissions.ts';
 import { ecrRepositories } from './triggers.ts';
 
 /**

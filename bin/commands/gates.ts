@@ -100,7 +100,9 @@ export function gatesCommand(): Command {
           );
       for (const { status, liveCalendars } of gates)
         for (const calendar of liveCalendars ?? [])
-          process.stdout.write(`CALENDAR gate '${status.name}': ${printable(describeLiveCalendar(calendar))}\n`);
+          process.stdout.write(
+            `CALENDAR gate '${status.name}': ${printable(describeLiveCalendar(calendar))}\n`,
+          );
       for (const { warnings } of gates)
         for (const warning of warnings ?? []) process.stdout.write(`WARNING ${warning}\n`);
     });

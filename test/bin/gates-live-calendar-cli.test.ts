@@ -50,7 +50,9 @@ describe('sluice gates with a calendar read from S3', () => {
         '',
       ].join('\n'),
     );
-    expect((await sluice('register', '-f', join(dir, 'sluice.yaml'))).stdout).toContain(`gate ${gate} registered`);
+    expect((await sluice('register', '-f', join(dir, 'sluice.yaml'))).stdout).toContain(
+      `gate ${gate} registered`,
+    );
     const env = { ...process.env, AWS_ENDPOINT_URL_S3: standIn.endpoint };
 
     const during = JSON.parse(
@@ -87,8 +89,8 @@ describe('sluice gates with a calendar read from S3', () => {
       ),
     );
     // The second read sent the first copy's ETag and was answered 304.
-    expect(standIn.s3.requests.filter((r) => r.path === `/release-calendars/${key}`).map((r) => r.status)).toEqual([
-      200, 304,
-    ]);
+    expect(
+      standIn.s3.requests.filter((r) => r.path === `/release-calendars/${key}`).map((r) => r.status),
+    ).toEqual([200, 304]);
   });
 });

@@ -292,7 +292,11 @@ describe('live calendars', () => {
     const { template } = synth(() => ({
       gates: [
         liveGate([
-          { name: 'team', s3: { bucket: 'release-calendars', key: 'team/freeze.ics' }, maxStaleness: Duration.hours(6) },
+          {
+            name: 'team',
+            s3: { bucket: 'release-calendars', key: 'team/freeze.ics' },
+            maxStaleness: Duration.hours(6),
+          },
           { name: 'org', url: 'https://calendar.example.com/org.ics' },
         ]),
       ],
@@ -303,7 +307,9 @@ describe('live calendars', () => {
       'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::release-calendars/team/freeze.ics']],
     };
     for (const description of ['sluice: reconciles', 'sluice: records gate requests']) {
-      const role = logicalId(template, 'AWS::IAM::Role', (p) => String(p.Description).startsWith(description));
+      const role = logicalId(template, 'AWS::IAM::Role', (p) =>
+        String(p.Description).startsWith(description),
+      );
       const statements = statementsOf(template, role).filter((s) => JSON.stringify(s.Action).includes('s3:'));
       expect(statements).toEqual([{ Action: 's3:GetObject', Effect: 'Allow', Resource: object }]);
     }
@@ -315,7 +321,9 @@ describe('live calendars', () => {
     expect(hosts).toEqual(['["calendar.example.com"]', '["calendar.example.com"]']);
     const specs = resolveSpecs({
       gates: [
-        liveGate([{ s3: { bucket: 'release-calendars', key: 'team/freeze.ics' }, maxStaleness: Duration.hours(6) }]),
+        liveGate([
+          { s3: { bucket: 'release-calendars', key: 'team/freeze.ics' }, maxStaleness: Duration.hours(6) },
+        ]),
       ],
     });
     expect(specs.config.gates[0]!.calendars).toEqual([
@@ -351,7 +359,11 @@ describe('live calendars', () => {
             { name: 'c', url: 'https://10.0.0.1/c.ics' },
             { name: 'd', s3: { bucket: 'cals', key: 'team/*.ics' } },
           ]),
-          { name: 'two', default: 'open', calendars: [{ ics: ICS, url: 'https://calendar.example.com/x.ics' }] },
+          {
+            name: 'two',
+            default: 'open',
+            calendars: [{ ics: ICS, url: 'https://calendar.example.com/x.ics' }],
+          },
         ],
         calendarHosts: ['other.example.com'],
       }),

@@ -31,7 +31,9 @@ export interface S3StandIn {
 }
 
 /** The stand-in on 127.0.0.1, knowing `identities` (the functions' by default). */
-export async function startS3StandIn(identities: readonly TestIdentity[] = [FUNCTION_IDENTITY]): Promise<S3StandIn> {
+export async function startS3StandIn(
+  identities: readonly TestIdentity[] = [FUNCTION_IDENTITY],
+): Promise<S3StandIn> {
   const { s3, endpoint } = await listenS3({ identities });
   return {
     s3,

@@ -23,7 +23,11 @@ export function s3CalendarReader(
       let answer;
       try {
         answer = await s3.send(
-          new GetObjectCommand({ Bucket: bucket, Key: key, ...(etag !== undefined && { IfNoneMatch: etag }) }),
+          new GetObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            ...(etag !== undefined && { IfNoneMatch: etag }),
+          }),
           { abortSignal: abort.signal },
         );
       } catch (error) {

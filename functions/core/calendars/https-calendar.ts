@@ -90,16 +90,20 @@ export function httpsCalendarReader(options: HttpsCalendarOptions): ReadCalendar
       if (problem) return reject(new Error(problem));
       const url = new URL(source.url);
       if (isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0)
-        return reject(new Error(`"${source.url}" names an IP address: give a host name calendarHosts allows`));
+        return reject(
+          new Error(`"${source.url}" names an IP address: give a host name calendarHosts allows`),
+        );
       const abort = new AbortController();
       const timer = setTimeout(
         () => abort.abort(new Error(`${source.url} gave no answer within ${timeoutMs / 1000}s`)),
         timeoutMs,
       );
-      const done = <T>(settle: (value: T) => void) => (value: T) => {
-        clearTimeout(timer);
-        settle(value);
-      };
+      const done =
+        <T>(settle: (value: T) => void) =>
+        (value: T) => {
+          clearTimeout(timer);
+          settle(value);
+        };
       const ok = done(resolve);
       const fail = done(reject);
       const req = request(
@@ -141,7 +145,9 @@ export function httpsCalendarReader(options: HttpsCalendarOptions): ReadCalendar
           if (Number.isFinite(length) && length > maxBytes) {
             response.destroy();
             return fail(
-              new Error(`${source.url} is ${length} bytes, more than ${formatBytes(maxBytes)}: refused unread`),
+              new Error(
+                `${source.url} is ${length} bytes, more than ${formatBytes(maxBytes)}: refused unread`,
+              ),
             );
           }
           const etagHeader = response.headers.etag;

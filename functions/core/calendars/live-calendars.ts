@@ -7,12 +7,7 @@ import type { Clock } from '../clock.ts';
 import { describeCalendarSource } from '../config/calendar-sources.ts';
 import { formatDuration, type CalendarSource, type Gate, type LiveGateCalendar } from '../config/index.ts';
 import { formatBytes, LIVE_CALENDAR_LIMITS } from '../limits.ts';
-import {
-  getCalendarCopy,
-  putCalendarCopy,
-  storedSize,
-  type CalendarCopy,
-} from '../store/calendar-copies.ts';
+import { getCalendarCopy, putCalendarCopy, storedSize, type CalendarCopy } from '../store/calendar-copies.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { calendarTextPeriods } from './calendars.ts';
 import type { ClosedPeriod } from './closed-periods.ts';
@@ -103,8 +98,7 @@ async function refresh(
   const read = 's3' in calendar.source ? deps.sources.s3 : deps.sources.https;
   let answer: CalendarFetch;
   try {
-    if (!read)
-      throw new Error(`no ${'s3' in calendar.source ? 'S3' : 'HTTPS'} reader was given to read it`);
+    if (!read) throw new Error(`no ${'s3' in calendar.source ? 'S3' : 'HTTPS'} reader was given to read it`);
     answer = await read(calendar.source, stored?.etag);
   } catch (error) {
     return { copy: stored, problem: `could not be read: ${(error as Error).message}` };
@@ -169,7 +163,9 @@ export async function liveCalendarPeriods(
   at: Date,
   read: LiveCalendarReader | undefined,
 ): Promise<{ periods: ClosedPeriod[]; reports: LiveCalendarReport[] }> {
-  const live = (gate.calendars ?? []).filter((calendar): calendar is LiveGateCalendar => 'source' in calendar);
+  const live = (gate.calendars ?? []).filter(
+    (calendar): calendar is LiveGateCalendar => 'source' in calendar,
+  );
   const results = await Promise.all(
     live.map(async (calendar) => {
       const named = `calendar ${JSON.stringify(calendar.name)} (${describeCalendarSource(calendar.source)})`;
@@ -193,7 +189,14 @@ export async function liveCalendarPeriods(
       const { report, ics } = result;
       if (ics === undefined)
         return {
-          periods: [{ start: at.getTime(), end: Infinity, cause: 'calendar' as const, reason: staleReason(named, report) }],
+          periods: [
+            {
+              start: at.getTime(),
+              end: Infinity,
+              cause: 'calendar' as const,
+              reason: staleReason(named, report),
+            },
+          ],
           report,
         };
       const periods = await calendarTextPeriods(
@@ -205,7 +208,10 @@ export async function liveCalendarPeriods(
       return { periods, report };
     }),
   );
-  return { periods: results.flatMap((result) => result.periods), reports: results.map((result) => result.report) };
+  return {
+    periods: results.flatMap((result) => result.periods),
+    reports: results.map((result) => result.report),
+  };
 }
 
 /** Why a stale calendar closes its gate. */

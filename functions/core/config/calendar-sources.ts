@@ -8,7 +8,8 @@ const S3_BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 /** S3 object keys are at most 1,024 bytes of UTF-8. */
 const MAX_S3_KEY_BYTES = 1024;
 /** A host name as an allow-list names it: lower-case DNS labels (no IP literal: those are refused). */
-const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 /** A dotted IPv4 address (IPv6 literals are refused by HOST_NAME already). */
 const IPV4 = /^\d+\.\d+\.\d+\.\d+$/;
 /** The default staleness of a live calendar's last good copy. */
@@ -29,7 +30,8 @@ export function s3BucketProblem(bucket: string): string | undefined {
 export function s3KeyProblem(key: string): string | undefined {
   if (Buffer.byteLength(key, 'utf8') > MAX_S3_KEY_BYTES)
     return `is longer than ${MAX_S3_KEY_BYTES} bytes, the longest S3 object key`;
-  if (/[\u0000-\u001f\u007f]/.test(key)) return 'holds a control character';
+  if ([...key].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
+    return 'holds a control character';
   if (/[*?$]/.test(key))
     return `"${key}" holds * ? or $, which an IAM policy reads as a wildcard or a variable: the stack's grant would reach other objects; rename the object`;
   return undefined;

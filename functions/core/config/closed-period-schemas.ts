@@ -120,7 +120,11 @@ const calendarSchema = strict({
   })
   .transform((calendar): GateCalendar => {
     const timeZone = calendar.timeZone ?? DEFAULTS.timeZone;
-    const source = calendar.s3 ? { s3: calendar.s3 } : calendar.url !== undefined ? { url: calendar.url } : undefined;
+    const source = calendar.s3
+      ? { s3: calendar.s3 }
+      : calendar.url !== undefined
+        ? { url: calendar.url }
+        : undefined;
     if (source)
       return {
         name: calendarName(calendar),

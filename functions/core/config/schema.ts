@@ -57,7 +57,11 @@ function checkCalendarHosts(config: Record<string, unknown>, ctx: z.core.$Refine
       if (url === undefined || calendarUrlProblem(url)) return; // the calendar's own schema says what is wrong
       const problem = calendarUrlProblem(url, hosts);
       if (problem)
-        ctx.addIssue({ code: 'custom', path: ['gates', gateIndex, 'calendars', index, 'url'], message: problem });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['gates', gateIndex, 'calendars', index, 'url'],
+          message: problem,
+        });
     });
   });
 }

@@ -33,7 +33,9 @@ describe('a calendar URL', () => {
     );
     await expect(
       httpsCalendarReader({ allowedHosts: [] })(url('https://calendar.example.com/x.ics'), undefined),
-    ).rejects.toThrow('no host is allowed for calendars: add "calendar.example.com" to calendarHosts to allow it');
+    ).rejects.toThrow(
+      'no host is allowed for calendars: add "calendar.example.com" to calendarHosts to allow it',
+    );
   });
 
   it('is not read from a host that resolves to a loopback address (an allowed name is no way into the network)', async () => {
@@ -98,7 +100,11 @@ describe('a read from a local HTTPS server (test CA, private addresses allowed)'
           res.writeHead(304, { etag: '"v1"' });
           return res.end();
         }
-        res.writeHead(200, { etag: '"v1"', 'content-type': 'text/calendar', 'content-length': Buffer.byteLength(ICS) });
+        res.writeHead(200, {
+          etag: '"v1"',
+          'content-type': 'text/calendar',
+          'content-length': Buffer.byteLength(ICS),
+        });
         res.end(ICS);
       },
     );

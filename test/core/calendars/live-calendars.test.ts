@@ -105,7 +105,12 @@ describe('a calendar read from S3', () => {
       },
     ]);
     // The first read took the object; every later one sent its ETag and was answered 304.
-    expect(requests().map((request) => request.status)).toEqual([200, ...requests().slice(1).map(() => 304)]);
+    expect(requests().map((request) => request.status)).toEqual([
+      200,
+      ...requests()
+        .slice(1)
+        .map(() => 304),
+    ]);
     expect(requests().length).toBeGreaterThanOrEqual(3);
 
     clock.set('2026-12-24T23:00:00Z');
@@ -122,7 +127,11 @@ describe('a calendar read from S3', () => {
     expect(await run(delivery, deps)).toMatchObject({ outcome: 'Succeeded' });
     const first = (await status()).liveCalendars![0]!.etag;
 
-    const etag = standIn.s3.putObject(bucket, key, calendar(['20261224', 'Christmas freeze'], ['20270302', 'Audit']));
+    const etag = standIn.s3.putObject(
+      bucket,
+      key,
+      calendar(['20261224', 'Christmas freeze'], ['20270302', 'Audit']),
+    );
     expect(etag).not.toBe(first);
     clock.set('2027-03-02T09:00:00Z');
     await pushValue('v2');
