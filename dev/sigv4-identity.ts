@@ -113,6 +113,11 @@ export interface VerifyOptions {
    * @default X-Amz-Expires seconds
    */
   readonly presignedLifetimeMs?: number;
+  /**
+   * S3's canonical URI: each path segment URI-encoded once (every other service encodes it twice).
+   * @default false
+   */
+  readonly s3?: boolean;
 }
 
 /**
@@ -202,7 +207,9 @@ export function verifySigV4(
     .join('&');
   const canonicalUri = path
     .split('/')
-    .map((segment) => uriEncode(uriEncode(decodeURIComponent(segment))))
+    .map((segment) =>
+      options.s3 ? uriEncode(decodeURIComponent(segment)) : uriEncode(uriEncode(decodeURIComponent(segment))),
+    )
     .join('/');
   const canonicalRequest = [
     request.method.toUpperCase(),

@@ -95,7 +95,12 @@ export function resolveSpecs(
   let config: SluiceConfig | undefined;
   try {
     config = parseConfig(
-      { gates: gateValidation, deliveries: deliveryValidation, rollouts: rolloutInputs },
+      {
+        gates: gateValidation,
+        deliveries: deliveryValidation,
+        rollouts: rolloutInputs,
+        ...(props.calendarHosts !== undefined && { calendarHosts: props.calendarHosts }),
+      },
       PROPS_ORIGIN,
     );
   } catch (error) {
@@ -376,7 +381,14 @@ function calendarsRead(calendars: SluiceGate['calendars'], path: Path, issues: I
       const [read] = readCalendarFiles([{ calendars: [calendar] }], process.cwd(), PROPS_ORIGIN) as {
         calendars: unknown[];
       }[];
-      return read!.calendars[0];
+      const one = read!.calendars[0];
+      if (!isRecord(one) || one.maxStaleness === undefined) return one;
+      const maxStaleness = durationText(
+        one.maxStaleness as Duration,
+        [...path, 'calendars', index, 'maxStaleness'],
+        issues,
+      );
+      return defined({ ...one, maxStaleness });
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       for (const issue of error.issues) issues.add([...path, 'calendars', index, 'file'], issue.message);

@@ -161,3 +161,31 @@ export function changeCalendarStatements(scope: Construct, gates: readonly Gate[
     ? [new iam.PolicyStatement({ actions: ['ssm:GetCalendarState'], resources: [...calendars].sort() })]
     : [];
 }
+
+/**
+ * `s3:GetObject` on exactly the objects the gates' live calendars name (`calendars[].s3`): the
+ * functions that evaluate gates read them, and nothing else of their buckets.
+ */
+export function calendarObjectStatements(scope: Construct, gates: readonly Gate[]): iam.PolicyStatement[] {
+  const stack = Stack.of(scope);
+  const objects = new Set(
+    gates.flatMap((gate) =>
+      (gate.calendars ?? []).flatMap((calendar) =>
+        'source' in calendar && 's3' in calendar.source
+          ? [
+              stack.formatArn({
+                service: 's3',
+                region: '',
+                account: '',
+                resource: calendar.source.s3.bucket,
+                resourceName: calendar.source.s3.key,
+              }),
+            ]
+          : [],
+      ),
+    ),
+  );
+  return objects.size > 0
+    ? [new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [...objects].sort() })]
+    : [];
+}

@@ -470,7 +470,10 @@ export interface SluiceGateFreeze {
   readonly reason?: string;
 }
 
-/** An RFC 5545 calendar whose every event closes a gate for its span. Give `ics` or `file`. */
+/**
+ * An RFC 5545 calendar whose every event closes a gate for its span. Give `ics` or `file` (read at
+ * synth), or `s3` or `url` (read live by the functions).
+ */
 export interface SluiceGateCalendar {
   /**
    * Names the calendar in messages.
@@ -488,10 +491,34 @@ export interface SluiceGateCalendar {
    */
   readonly file?: string;
   /**
+   * An S3 object the functions read at each evaluation (a conditional GET with its ETag; the
+   * stack grants `s3:GetObject` on exactly this object). At most 1 MiB, parsed as `ics` is.
+   * @default - not read from S3
+   */
+  readonly s3?: SluiceCalendarObject;
+  /**
+   * An `https://` URL the functions read at each evaluation, on a host `calendarHosts` lists; no
+   * redirects, never to a private or loopback address.
+   * @default - not read from a URL
+   */
+  readonly url?: string;
+  /**
+   * For `s3` and `url`: how old the last good copy may get (not confirmed by its source, because
+   * it cannot be read or what it holds is refused) before the gate counts as closed. 1 minute to 7 days.
+   * @default Duration.hours(24)
+   */
+  readonly maxStaleness?: Duration;
+  /**
    * IANA time zone of its all-day events and floating times (a TZID names its own).
    * @default 'UTC'
    */
   readonly timeZone?: string;
+}
+
+/** An S3 object a live calendar is read from. */
+export interface SluiceCalendarObject {
+  readonly bucket: string;
+  readonly key: string;
 }
 
 /** One wave of a rollout. */
@@ -561,6 +588,13 @@ export interface SluiceProps {
    * @default - none: each delivery resolves its own source
    */
   readonly rollouts?: SluiceRollout[];
+  /**
+   * Hosts a gate's calendar may be read from over HTTPS (`calendars[].url`), exactly as written
+   * (lower case, no IP addresses). A calendar URL on any other host fails synth, and the
+   * functions refuse it too.
+   * @default - none: calendars are read from S3 or given inline only
+   */
+  readonly calendarHosts?: string[];
   /**
    * Where reconcile events (`Reconcile Succeeded|Failed|Blocked`) and gate events go.
    * @default - no events are published

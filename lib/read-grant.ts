@@ -4,7 +4,12 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import { describeAlarmsStatement, gateAlarmArns } from './alarm-triggers.ts';
 import type { SluiceSpecs } from './config.ts';
-import { changeCalendarStatements, clusterStatements, ecrPullStatements } from './permissions.ts';
+import {
+  calendarObjectStatements,
+  changeCalendarStatements,
+  clusterStatements,
+  ecrPullStatements,
+} from './permissions.ts';
 import { ecrRepositories } from './triggers.ts';
 
 /**
@@ -32,6 +37,7 @@ export function readStatements(scope: Construct, props: ReadGrantProps): iam.Pol
     new iam.PolicyStatement({ actions: ['cloudformation:DescribeStacks'], resources: [stack.stackId] }),
     ...(alarms.length > 0 ? [describeAlarmsStatement(alarms)] : []),
     ...changeCalendarStatements(scope, config.gates),
+    ...calendarObjectStatements(scope, config.gates),
     ...ecrPullStatements(ecrRepositories(config.deliveries)),
     // A cluster reached through a role is the deployer's to assume, not an operator's: `diff` of
     // such a delivery needs the operator's own way into that account.

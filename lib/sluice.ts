@@ -36,6 +36,7 @@ import {
 import { acknowledgeNagFindings } from './nag.ts';
 import {
   clusterStatements,
+  calendarObjectStatements,
   changeCalendarStatements,
   decryptionStatements,
   signatureKeyStatements,
@@ -185,8 +186,9 @@ export class Sluice extends Construct {
       ...clusterStatements(this, config.deliveries, clusters),
       ...decryptionStatements(config.deliveries),
       ...signatureKeyStatements([...config.deliveries, ...config.rollouts].map((owner) => owner.source)),
-      // Gates with change calendars are evaluated by reconciles and by the gate function.
+      // Gates with change calendars (and live calendars) are evaluated by reconciles and by the gate function.
       ...changeCalendarStatements(this, config.gates),
+      ...calendarObjectStatements(this, config.gates),
     ]) {
       deployerRole.addToPrincipalPolicy(statement);
     }
@@ -195,6 +197,10 @@ export class Sluice extends Construct {
 
     const eventBusEnv: Record<string, string> = props.eventBus
       ? { [RUNTIME_ENV.eventBus]: props.eventBus.eventBusName }
+      : {};
+    // The functions that evaluate gates read calendar URLs on these hosts only.
+    const calendarHostsEnv: Record<string, string> = config.calendarHosts?.length
+      ? { [RUNTIME_ENV.calendarHosts]: JSON.stringify(config.calendarHosts) }
       : {};
     const vpcPlacement = {
       vpc: props.vpc,
@@ -259,6 +265,7 @@ export class Sluice extends Construct {
         [RUNTIME_ENV.kubectl]: LAYER_KUBECTL,
         ...oneTimeScheduleEnv,
         ...eventBusEnv,
+        ...calendarHostsEnv,
         ...(fleetMonitoring && { [RUNTIME_ENV.metricsScope]: 'fleet' }),
       },
       logRetention,
@@ -279,7 +286,11 @@ export class Sluice extends Construct {
     });
     grantTableUse(table, gateRole);
     gateRole.addToPrincipalPolicy(invokeStatement(reconcile.functionArn));
-    for (const statement of [...oneTimeScheduleStatements, ...changeCalendarStatements(this, config.gates)])
+    for (const statement of [
+      ...oneTimeScheduleStatements,
+      ...changeCalendarStatements(this, config.gates),
+      ...calendarObjectStatements(this, config.gates),
+    ])
       gateRole.addToPrincipalPolicy(statement);
     props.eventBus?.grantPutEventsTo(gateRole);
 
@@ -294,6 +305,7 @@ export class Sluice extends Construct {
         [RUNTIME_ENV.reconcileFunction]: reconcile.functionArn,
         ...oneTimeScheduleEnv,
         ...eventBusEnv,
+        ...calendarHostsEnv,
       },
       logRetention,
       logEncryptionKey,

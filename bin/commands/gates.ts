@@ -9,6 +9,7 @@ import {
 import { printable } from '../../functions/core/access/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
+import { describeLiveCalendar } from '../../functions/core/calendars/live-calendars.ts';
 import { describeOverride } from '../../functions/core/gates/override.ts';
 import {
   gateStatus,
@@ -48,7 +49,7 @@ export function gatesCommand(): Command {
       const clock = opts.at ? atOption(opts.at) : systemClock;
       const db = tableFromEnvironment();
       const names = only ? [only] : (await listGateNames(db)).sort();
-      const readers = gateConditionReadersFromEnvironment();
+      const readers = gateConditionReadersFromEnvironment(db);
       const gates = await Promise.all(names.map((name) => gateStatus(name, { db, clock, ...readers })));
       if (opts.json) {
         // The effective state first, as the table shows it; `status` is what the requests say.
@@ -97,6 +98,11 @@ export function gatesCommand(): Command {
           process.stdout.write(
             `HOLIDAYS gate '${status.name}': ${holidays.set} ${holidays.types.join(', ')} (${holidays.timeZone}), from ${holidays.library}\n`,
           );
+      for (const { status, liveCalendars } of gates)
+        for (const calendar of liveCalendars ?? [])
+          process.stdout.write(
+            `CALENDAR gate '${status.name}': ${printable(describeLiveCalendar(calendar))}\n`,
+          );
       for (const { warnings } of gates)
         for (const warning of warnings ?? []) process.stdout.write(`WARNING ${warning}\n`);
     });
@@ -114,6 +120,7 @@ export function localGateDeps(): GateDeps {
     clock: deps.clock,
     alarmStates: deps.alarmStates,
     changeCalendarStates: deps.changeCalendarStates,
+    liveCalendars: deps.liveCalendars,
     reconcileNow: deps.reconcileNow,
   };
 }

@@ -144,7 +144,7 @@ export function rolloutCommand(): Command {
       if (!rollout) throw new Error(`rollout '${name}' is not registered (sluice register -f <config>)`);
       const state = await readRolloutState(
         rollout,
-        { db, ...gateConditionReadersFromEnvironment() },
+        { db, ...gateConditionReadersFromEnvironment(db) },
         new Date(),
       );
       const actions = await listRolloutActions(db, name);

@@ -17,6 +17,12 @@ import type { AlarmStateReader } from './alarms/alarms.ts';
 import type { ReadChangeCalendar } from './calendars/change-calendars.ts';
 import type { GateConditionReaders } from './gates/conditions.ts';
 import { lazyAlarmStates } from './alarms/lazy-alarms.ts';
+import { httpsCalendarReader } from './calendars/https-calendar.ts';
+import {
+  liveCalendarReader,
+  type LiveCalendarReader,
+  type ReadCalendarSource,
+} from './calendars/live-calendars.ts';
 import type { GateDeps } from './gates/requests.ts';
 import type { ReadAutomation, RunbookDeps } from './approvals/runbook-approval.ts';
 import { parseSignerRules, type SignerRules } from './access/signers.ts';
@@ -151,8 +157,9 @@ export function reconcileDepsFromEnvironment(options: {
     credentials,
     clock,
   });
+  const db = tableFromEnvironment();
   return {
-    db: tableFromEnvironment(),
+    db,
     clock,
     registryCredentials: (source) => credentialsFor(source, providers),
     connect: async (cluster) => kubeConfigFor(await connections(cluster)),
@@ -173,7 +180,7 @@ export function reconcileDepsFromEnvironment(options: {
       : undefined,
     gateRunbooks: gateRunbooksFromEnvironment(),
     gateFunction: process.env.SLUICE_GATE_FUNCTION || undefined,
-    ...gateConditionReadersFromEnvironment(),
+    ...gateConditionReadersFromEnvironment(db),
   };
 }
 
@@ -194,11 +201,56 @@ export function changeCalendarStatesFromEnvironment(): ReadChangeCalendar {
   };
 }
 
-/** The readers of what closes a gate besides its requests: CloudWatch alarms and SSM Change Calendars. */
-export function gateConditionReadersFromEnvironment(): GateConditionReaders {
+/**
+ * Live calendars: S3 objects through GetObject (AWS_ENDPOINT_URL_S3 locally; the S3 client loaded
+ * on the first read, so functions whose gates read no S3 calendar never load it) and HTTPS URLs on
+ * the hosts SLUICE_CALENDAR_HOSTS allows; their last good copies kept in `db`. Ages count on the
+ * system clock.
+ */
+export function liveCalendarsFromEnvironment(db: TableClient): LiveCalendarReader {
+  let s3: Promise<ReadCalendarSource> | undefined;
+  return liveCalendarReader({
+    db,
+    clock: systemClock,
+    sources: {
+      s3: async (source, etag) => {
+        s3 ??= Promise.all([import('@aws-sdk/client-s3'), import('./aws/s3-calendar-object.ts')])
+          .then(([{ S3Client }, { s3CalendarReader }]) => s3CalendarReader(new S3Client({})))
+          .catch((error: unknown) => {
+            s3 = undefined;
+            throw error;
+          });
+        return (await s3)(source, etag);
+      },
+      https: (source, etag) =>
+        httpsCalendarReader({ allowedHosts: calendarHostsFromEnvironment() })(source, etag),
+    },
+  });
+}
+
+/** SLUICE_CALENDAR_HOSTS (`["<host>", …]`, set by the construct from `calendarHosts`), or none. */
+function calendarHostsFromEnvironment(): string[] {
+  const raw = process.env[RUNTIME_ENV.calendarHosts] || '[]';
+  let hosts: unknown;
+  try {
+    hosts = JSON.parse(raw);
+  } catch {
+    hosts = undefined;
+  }
+  if (!Array.isArray(hosts) || !hosts.every((host) => typeof host === 'string'))
+    throw new Error(`${RUNTIME_ENV.calendarHosts} is not a JSON list of host names: ${raw.slice(0, 200)}`);
+  return hosts as string[];
+}
+
+/**
+ * The readers of what closes a gate besides its requests: CloudWatch alarms, SSM Change Calendars
+ * and, given the table their copies are kept in, live calendars.
+ */
+export function gateConditionReadersFromEnvironment(db?: TableClient): GateConditionReaders {
   return {
     alarmStates: alarmStatesFromEnvironment(),
     changeCalendarStates: changeCalendarStatesFromEnvironment(),
+    ...(db && { liveCalendars: liveCalendarsFromEnvironment(db) }),
   };
 }
 
@@ -242,8 +294,9 @@ export function gateDepsFromEnvironment(
   const publish = eventBus
     ? eventBridgePublisher(new EventBridgeClient({}), eventBus, systemClock)
     : undefined;
+  const db = tableFromEnvironment();
   return {
-    db: tableFromEnvironment(),
+    db,
     clock: systemClock,
     reconcileNow: reconcileFunction ? lambdaReconcileNow(new LambdaClient({}), reconcileFunction) : undefined,
     windowTimer: windowTarget ? schedulerWindowTimer(new SchedulerClient({}), windowTarget) : undefined,
@@ -254,7 +307,7 @@ export function gateDepsFromEnvironment(
       stsEndpoint(process.env.AWS_REGION ?? 'us-east-1', process.env.AWS_ENDPOINT_URL_STS),
     ),
     signers: signerRulesFromEnvironment(),
-    ...gateConditionReadersFromEnvironment(),
+    ...gateConditionReadersFromEnvironment(db),
   };
 }
 

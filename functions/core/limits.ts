@@ -57,3 +57,15 @@ export function formatBytes(bytes: number): string {
   if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
   return `${bytes} bytes`;
 }
+
+/**
+ * Bounds on a live calendar (a gate's calendar read from S3 or HTTPS at evaluation): the most its
+ * source may send (a longer answer is refused as it streams in, before it is parsed), how long one
+ * read may take, and the most its last good copy may take in the table once gzipped (a DynamoDB
+ * item holds at most 400 KB).
+ */
+export const LIVE_CALENDAR_LIMITS = {
+  maxBytes: 1 * MiB,
+  timeoutMs: 10_000,
+  maxStoredBytes: 300 * 1024,
+} as const;

@@ -27,6 +27,8 @@ export const RUNTIME_ENV = {
   trustedAccounts: 'SLUICE_TRUSTED_ACCOUNTS',
   /** Who the stack granted each entry, JSON `{"<entry alias>": ["<principal ARN or account>", …]}` (gate function). */
   entryGrantees: 'SLUICE_ENTRY_GRANTEES',
+  /** The hosts live calendars may be read from over HTTPS, JSON `["<host>", …]` (reconcile and gate functions). */
+  calendarHosts: 'SLUICE_CALENDAR_HOSTS',
 } as const;
 
 /** Where the kubectl Lambda layer puts its binary. */

@@ -280,3 +280,109 @@ describe('holiday sets and schedule times at synth', () => {
     ]);
   });
 });
+
+describe('live calendars', () => {
+  const liveGate = (calendars: NonNullable<SluiceProps['gates']>[number]['calendars']) => ({
+    name: 'freeze',
+    default: 'open' as const,
+    calendars,
+  });
+
+  it('s3:GetObject on exactly the calendar objects named, for the deployer and the gate role; SLUICE_CALENDAR_HOSTS from calendarHosts; nothing without', () => {
+    const { template } = synth(() => ({
+      gates: [
+        liveGate([
+          {
+            name: 'team',
+            s3: { bucket: 'release-calendars', key: 'team/freeze.ics' },
+            maxStaleness: Duration.hours(6),
+          },
+          { name: 'org', url: 'https://calendar.example.com/org.ics' },
+        ]),
+      ],
+      calendarHosts: ['calendar.example.com'],
+      deliveries: [delivery({ gates: [{ name: 'freeze' }] })],
+    }));
+    const object = {
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::release-calendars/team/freeze.ics']],
+    };
+    for (const description of ['sluice: reconciles', 'sluice: records gate requests']) {
+      const role = logicalId(template, 'AWS::IAM::Role', (p) =>
+        String(p.Description).startsWith(description),
+      );
+      const statements = statementsOf(template, role).filter((s) => JSON.stringify(s.Action).includes('s3:'));
+      expect(statements).toEqual([{ Action: 's3:GetObject', Effect: 'Allow', Resource: object }]);
+    }
+    const functions = template.findResources('AWS::Lambda::Function');
+    const hosts = Object.values(functions)
+      .map((f) => (f as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties)
+      .map((p) => p.Environment?.Variables?.SLUICE_CALENDAR_HOSTS)
+      .filter((value) => value !== undefined);
+    expect(hosts).toEqual(['["calendar.example.com"]', '["calendar.example.com"]']);
+    const specs = resolveSpecs({
+      gates: [
+        liveGate([
+          { s3: { bucket: 'release-calendars', key: 'team/freeze.ics' }, maxStaleness: Duration.hours(6) },
+        ]),
+      ],
+    });
+    expect(specs.config.gates[0]!.calendars).toEqual([
+      {
+        name: 'freeze.ics',
+        source: { s3: { bucket: 'release-calendars', key: 'team/freeze.ics' } },
+        timeZone: 'UTC',
+        maxStalenessMs: 6 * 3_600_000,
+      },
+    ]);
+    const { template: plain } = synth(() => ({ deliveries: [delivery()] }));
+    expect(JSON.stringify(plain.toJSON())).not.toContain('s3:GetObject');
+    expect(JSON.stringify(plain.toJSON())).not.toContain('SLUICE_CALENDAR_HOSTS');
+  });
+
+  it('refuses a URL on a host calendarHosts does not list, http://, an IP address, a key IAM would read as a wildcard, and two sources at once, naming each field', () => {
+    const problems = (props: SluiceProps) => {
+      try {
+        resolveSpecs(props);
+        return [];
+      } catch (error) {
+        return (error as { issues: { path: string; message: string }[] }).issues.map(
+          (issue) => `${issue.path}: ${issue.message}`,
+        );
+      }
+    };
+    expect(
+      problems({
+        gates: [
+          liveGate([
+            { name: 'a', url: 'https://calendar.example.com/a.ics' },
+            { name: 'b', url: 'http://calendar.example.com/b.ics' },
+            { name: 'c', url: 'https://10.0.0.1/c.ics' },
+            { name: 'd', s3: { bucket: 'cals', key: 'team/*.ics' } },
+          ]),
+          {
+            name: 'two',
+            default: 'open',
+            calendars: [{ ics: ICS, url: 'https://calendar.example.com/x.ics' }],
+          },
+        ],
+        calendarHosts: ['other.example.com'],
+      }),
+    ).toEqual([
+      'gates[freeze].calendars[b].url: "http://calendar.example.com/b.ics" is not https://: a calendar is read over HTTPS only (or give it as an S3 object)',
+      'gates[freeze].calendars[c].url: "https://10.0.0.1/c.ics": "10.0.0.1" is not a host name (lower-case DNS labels, e.g. calendar.example.com; IP addresses are not allowed)',
+      'gates[freeze].calendars[d].s3.key: "team/*.ics" holds * ? or $, which an IAM policy reads as a wildcard or a variable: the stack\'s grant would reach other objects; rename the object',
+      'gates[two].calendars[0].url: give one of ics, file, s3 and url, not ics and url',
+      'gates[freeze].calendars[a].url: "https://calendar.example.com/a.ics": host "calendar.example.com" is not in calendarHosts (other.example.com)',
+      'gates[two].calendars[0].url: "https://calendar.example.com/x.ics": host "calendar.example.com" is not in calendarHosts (other.example.com)',
+    ]);
+    // A config that is otherwise valid is refused for the host alone.
+    expect(
+      problems({
+        gates: [liveGate([{ name: 'a', url: 'https://calendar.example.com/a.ics' }])],
+        calendarHosts: ['other.example.com'],
+      }),
+    ).toEqual([
+      'gates[freeze].calendars[a].url: "https://calendar.example.com/a.ics": host "calendar.example.com" is not in calendarHosts (other.example.com)',
+    ]);
+  });
+});

@@ -153,6 +153,7 @@ export function inProcessGateDeps(deps: ReconcileDeps): GateDeps & {
     clock: deps.clock,
     alarmStates: deps.alarmStates,
     changeCalendarStates: deps.changeCalendarStates,
+    liveCalendars: deps.liveCalendars,
     reconcileNow: async (names) => {
       for (const name of names) reconciled.push(await reconcile(name, deps));
     },

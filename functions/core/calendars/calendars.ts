@@ -6,41 +6,58 @@ import type { ClosedPeriod } from './closed-periods.ts';
 export const CALENDAR_SPAN_MS = 400 * 24 * 3_600_000;
 
 /**
- * A gate's calendar events around `at` (CALENDAR_SPAN_MS either side) as closed periods. The
- * iCalendar library is loaded on first use, only for a gate that has calendars. A calendar that
- * cannot be expanded (a spec edited by hand) closes the gate for good, and says why.
+ * A gate's inline calendar events around `at` (CALENDAR_SPAN_MS either side) as closed periods
+ * (calendars read live are live-calendars.ts's, through the same expansion). The iCalendar library
+ * is loaded on first use, only for a gate that has calendars. A calendar that cannot be expanded
+ * (a spec edited by hand) closes the gate for good, and says why.
  */
 export async function calendarPeriods(gate: Gate, at: Date): Promise<ClosedPeriod[]> {
-  const calendars = gate.calendars ?? [];
+  const calendars = (gate.calendars ?? []).filter((calendar) => 'ics' in calendar);
   if (calendars.length === 0) return [];
+  const periods = await Promise.all(
+    calendars.map((calendar) =>
+      calendarTextPeriods(calendar, calendar.ics, at, 'the gate counts as closed until its spec is fixed'),
+    ),
+  );
+  return periods.flat();
+}
+
+/**
+ * The events of one calendar's text around `at` as closed periods, named by the calendar; text
+ * that cannot be expanded closes the gate for good, saying why and then `then`.
+ */
+export async function calendarTextPeriods(
+  calendar: Pick<GateCalendar, 'name' | 'timeZone'>,
+  ics: string,
+  at: Date,
+  then: string,
+): Promise<ClosedPeriod[]> {
   const { calendarOccurrences } = await import('../config/icalendar.ts');
   const from = at.getTime() - CALENDAR_SPAN_MS;
   const to = at.getTime() + CALENDAR_SPAN_MS;
-  return calendars.flatMap((calendar): ClosedPeriod[] => {
-    let occurrences: CalendarOccurrence[];
-    try {
-      occurrences = calendarOccurrences(calendar.ics, calendar.timeZone, from, to);
-    } catch (error) {
-      return [
-        {
-          start: 0,
-          end: Infinity,
-          cause: 'calendar',
-          reason: `calendar ${JSON.stringify(calendar.name)} cannot be evaluated (${(error as Error).message}); the gate counts as closed until its spec is fixed`,
-        },
-      ];
-    }
-    return occurrences.map((occurrence) => ({
-      start: occurrence.start,
-      end: occurrence.end,
-      cause: 'calendar',
-      reason: describeOccurrence(calendar, occurrence),
-    }));
-  });
+  let occurrences: CalendarOccurrence[];
+  try {
+    occurrences = calendarOccurrences(ics, calendar.timeZone, from, to);
+  } catch (error) {
+    return [
+      {
+        start: 0,
+        end: Infinity,
+        cause: 'calendar',
+        reason: `calendar ${JSON.stringify(calendar.name)} cannot be evaluated (${(error as Error).message}); ${then}`,
+      },
+    ];
+  }
+  return occurrences.map((occurrence) => ({
+    start: occurrence.start,
+    end: occurrence.end,
+    cause: 'calendar',
+    reason: describeOccurrence(calendar, occurrence),
+  }));
 }
 
 /** `calendar "holidays": event "Christmas" (2026-12-25T00:00:00.000Z to 2026-12-26T00:00:00.000Z)` */
-function describeOccurrence(calendar: GateCalendar, occurrence: CalendarOccurrence): string {
+function describeOccurrence(calendar: Pick<GateCalendar, 'name'>, occurrence: CalendarOccurrence): string {
   const event = occurrence.summary ? `event ${JSON.stringify(occurrence.summary.slice(0, 200))}` : 'an event';
   return `calendar ${JSON.stringify(calendar.name)}: ${event} (${new Date(occurrence.start).toISOString()} to ${new Date(occurrence.end).toISOString()})`;
 }

@@ -4,7 +4,16 @@ import * as z from 'zod';
 import { timeZoneProblem } from './cron.ts';
 import { DEFAULTS, MAX_WINDOW_MS } from './defaults.ts';
 import { calendarProblem } from './icalendar.ts';
-import { checked, name, strict } from './fields.ts';
+import {
+  calendarUrlProblem,
+  DEFAULT_CALENDAR_STALENESS_MS,
+  MAX_CALENDAR_STALENESS_MS,
+  MIN_CALENDAR_STALENESS_MS,
+  s3BucketProblem,
+  s3KeyProblem,
+} from './calendar-sources.ts';
+import { formatDuration } from './duration.ts';
+import { checked, duration, name, strict } from './fields.ts';
 import type { GateCalendar, GateFreeze } from './types.ts';
 import { parseLocalDateTime, zonedInstant, type WallTime } from './zoned-time.ts';
 
@@ -61,16 +70,40 @@ const calendarSchema = strict({
   name: name('calendar name').optional(),
   ics: z.string().optional(),
   file: z.string().optional(),
+  s3: strict({ bucket: checked(s3BucketProblem), key: checked(s3KeyProblem) }).optional(),
+  url: checked((url) => calendarUrlProblem(url)).optional(),
+  maxStaleness: duration()
+    .refine((ms) => ms >= MIN_CALENDAR_STALENESS_MS && ms <= MAX_CALENDAR_STALENESS_MS, {
+      message: `must be between ${formatDuration(MIN_CALENDAR_STALENESS_MS)} and ${formatDuration(MAX_CALENDAR_STALENESS_MS)}`,
+    })
+    .optional(),
   timeZone: checked(timeZoneProblem).optional(),
 })
   .superRefine((calendar, ctx) => {
+    const given = (['ics', 'file', 's3', 'url'] as const).filter((field) => calendar[field] !== undefined);
+    const live = calendar.s3 !== undefined || calendar.url !== undefined;
+    if (live) {
+      if (given.length > 1)
+        ctx.addIssue({
+          code: 'custom',
+          path: [given[1]!],
+          message: `give one of ics, file, s3 and url, not ${given.join(' and ')}`,
+        });
+      return;
+    }
+    if (calendar.maxStaleness !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxStaleness'],
+        message: 'applies only to a calendar read live (s3 or url): an inline calendar is never stale',
+      });
     if (calendar.ics === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: calendar.file === undefined ? [] : ['file'],
         message:
           calendar.file === undefined
-            ? 'needs ics (the calendar text) or file (read when the config file is loaded or the app is synthesized)'
+            ? 'needs ics (the calendar text), file (read when the config file is loaded or the app is synthesized), s3 ({bucket, key}: read by the functions) or url (https://, on a host calendarHosts allows)'
             : `"${calendar.file}" was not read: a file is read by loadConfigFile and the construct; elsewhere give the calendar's text as ics`,
       });
       return;
@@ -85,15 +118,41 @@ const calendarSchema = strict({
         message: `calendar ${JSON.stringify(calendarName(calendar))} ${problem}`,
       });
   })
-  .transform((calendar): GateCalendar => ({
-    name: calendarName(calendar),
-    ics: calendar.ics!,
-    timeZone: calendar.timeZone ?? DEFAULTS.timeZone,
-  }));
+  .transform((calendar): GateCalendar => {
+    const timeZone = calendar.timeZone ?? DEFAULTS.timeZone;
+    const source = calendar.s3
+      ? { s3: calendar.s3 }
+      : calendar.url !== undefined
+        ? { url: calendar.url }
+        : undefined;
+    if (source)
+      return {
+        name: calendarName(calendar),
+        source,
+        timeZone,
+        maxStalenessMs: calendar.maxStaleness ?? DEFAULT_CALENDAR_STALENESS_MS,
+      };
+    return { name: calendarName(calendar), ics: calendar.ics!, timeZone };
+  });
 
-/** A calendar's name: its own, else its file's base name, else `calendar`. */
-const calendarName = (calendar: { name?: string; file?: string }): string =>
-  calendar.name ?? calendar.file?.split(/[\\/]/).at(-1) ?? 'calendar';
+/** A calendar's name: its own, else its file's (object's, URL's) base name, else `calendar`. */
+const calendarName = (calendar: {
+  name?: string;
+  file?: string;
+  s3?: { key: string };
+  url?: string;
+}): string =>
+  calendar.name ??
+  ((calendar.file ?? calendar.s3?.key ?? urlPath(calendar.url))?.split(/[\\/]/).at(-1) || 'calendar');
+
+const urlPath = (url: string | undefined): string | undefined => {
+  if (url === undefined) return undefined;
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return undefined;
+  }
+};
 
 /** The fields a gate's schema adds for them. */
 export const closedPeriodFields = {

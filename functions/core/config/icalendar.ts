@@ -37,10 +37,17 @@ interface ParsedCalendar {
 
 const parsed = new Map<string, ParsedCalendar>();
 
-/** The problem with a calendar's text read in `timeZone`, or undefined when it can be evaluated. */
-export function calendarProblem(ics: string, timeZone: string): string | undefined {
-  if (ics.length > MAX_CALENDAR_CHARS)
-    return `is ${ics.length} characters; at most ${MAX_CALENDAR_CHARS} are stored with the gate`;
+/**
+ * The problem with a calendar's text read in `timeZone`, or undefined when it can be evaluated.
+ * `maxChars`: the longest text accepted (a live calendar's is bounded by its read instead).
+ */
+export function calendarProblem(
+  ics: string,
+  timeZone: string,
+  maxChars: number = MAX_CALENDAR_CHARS,
+): string | undefined {
+  if (ics.length > maxChars)
+    return `is ${ics.length} characters; at most ${maxChars} are stored with the gate`;
   try {
     const calendar = parseCalendar(ics);
     for (const event of calendar.events) checkEvent(event, calendar, timeZone);

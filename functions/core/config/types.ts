@@ -42,14 +42,34 @@ export interface GateHolidays {
   timeZone: string;
 }
 
-/** An RFC 5545 calendar whose events each close the gate for their span. */
-export interface GateCalendar {
+/** An RFC 5545 calendar whose events each close the gate for their span: given inline, or read live. */
+export type GateCalendar = InlineGateCalendar | LiveGateCalendar;
+
+/** A calendar whose text is in the gate's spec. */
+export interface InlineGateCalendar {
   /** Names the calendar in messages: its own name, or its file's base name. */
   name: string;
   /** The iCalendar text (a file is read into it when the config is loaded or the app synthesized). */
   ics: string;
   /** IANA time zone of its all-day events and floating times; default `UTC`. */
   timeZone: string;
+}
+
+/** Where a live calendar is read from: an S3 object, or an HTTPS URL on a host `calendarHosts` allows. */
+export type CalendarSource = { s3: { bucket: string; key: string } } | { url: string };
+
+/**
+ * A calendar read by the functions from its source at each evaluation (a conditional GET with its
+ * ETag); the last good copy is kept in the table with its age.
+ */
+export interface LiveGateCalendar {
+  /** Names the calendar in messages: its own name, or its object's (URL's) base name. */
+  name: string;
+  source: CalendarSource;
+  /** IANA time zone of its all-day events and floating times; default `UTC`. */
+  timeZone: string;
+  /** How old the last good copy may get (not confirmed by its source) before the gate counts as closed; default 24h. */
+  maxStalenessMs: number;
 }
 
 export interface Gate {
@@ -261,6 +281,8 @@ export interface ImageOverride {
 
 export interface SluiceConfig {
   gates: Gate[];
+  /** Hosts a live calendar may be read from over HTTPS (none: only S3 calendars). */
+  calendarHosts?: string[];
   deliveries: Delivery[];
   /** Release waves across deliveries (none: each delivery resolves its own source). */
   rollouts: Rollout[];

@@ -1,6 +1,6 @@
 // Everything that closes a gate besides its requests and schedules: what the gate's spec says
 // (dated freezes, calendars) and what is read from outside at each evaluation (SSM Change
-// Calendars, CloudWatch alarms). Read here, in one place, for every evaluation of a gate (a
+// Calendars, CloudWatch alarms, calendars read from S3 or HTTPS). Read here, in one place, for every evaluation of a gate (a
 // reconcile's, the brake's, diff's, the gate function's and `sluice gates`); never stored, so a
 // lost event can neither open a freeze nor lift an alarm.
 import type { Gate } from '../config/index.ts';
@@ -11,6 +11,11 @@ import { changeCalendarPeriods, type ReadChangeCalendar } from '../calendars/cha
 import type { ClosedPeriod } from '../calendars/closed-periods.ts';
 import { freezePeriods } from '../calendars/freezes.ts';
 import { holidayPeriods } from '../calendars/holidays.ts';
+import {
+  liveCalendarPeriods,
+  type LiveCalendarReader,
+  type LiveCalendarReport,
+} from '../calendars/live-calendars.ts';
 
 /**
  * The readers of outside state that gates depend on, passed in (AWS SDK clients in AWS, the
@@ -22,6 +27,8 @@ export interface GateConditionReaders {
   readonly alarmStates?: AlarmStateReader;
   /** Reads the gates' `changeCalendars` (`ssm:GetCalendarState`). @default none: a gate with change calendars is closed */
   readonly changeCalendarStates?: ReadChangeCalendar;
+  /** Reads the gates' calendars from S3 or HTTPS, keeping their last good copies. @default none: a gate with one is closed */
+  readonly liveCalendars?: LiveCalendarReader;
 }
 
 /** What closes a gate at `at` whatever its requests say. */
@@ -33,6 +40,8 @@ export interface GateConditions {
   readonly periods: readonly ClosedPeriod[];
   /** The alarms holding it closed now (in ALARM, INSUFFICIENT_DATA when so configured, missing, unreadable). */
   readonly alarms: readonly AlarmHold[];
+  /** The gate's calendars read live: source, ETag, age, stale or not (none: it has none). */
+  readonly liveCalendars?: readonly LiveCalendarReport[];
 }
 
 /** Reads every condition of `gate` at `at` (only those it names: a gate naming none reads nothing). */
@@ -41,12 +50,17 @@ export async function readGateConditions(
   at: Date,
   readers: GateConditionReaders = {},
 ): Promise<GateConditions> {
-  const [dated, changeCalendars, alarms] = await Promise.all([
+  const [dated, changeCalendars, alarms, live] = await Promise.all([
     datedPeriodsOf(gate, at),
     changeCalendarPeriods(gate, readers.changeCalendarStates, at),
     alarmsHolding(gate, readers.alarmStates),
+    liveCalendarPeriods(gate, at, readers.liveCalendars),
   ]);
-  return { periods: [...dated, ...changeCalendars], alarms };
+  return {
+    periods: [...dated, ...live.periods, ...changeCalendars],
+    alarms,
+    ...(live.reports.length > 0 && { liveCalendars: live.reports }),
+  };
 }
 
 /**

@@ -24,6 +24,7 @@ import { approverKey, mayBeOnePerson } from '../access/approver-key.ts';
 import { claimedCaller, type Caller } from '../access/caller.ts';
 import type { ClosedPeriod } from '../calendars/closed-periods.ts';
 import { readGateConditions, type GateConditionReaders } from './conditions.ts';
+import type { LiveCalendarReport } from '../calendars/live-calendars.ts';
 import { skippedScheduleWarnings } from '../config/skipped-schedules.ts';
 import { holidaySetReport, type HolidaySetReport } from '../calendars/holidays.ts';
 import { effectiveGateState, type EffectiveGateState } from './effective-state.ts';
@@ -131,6 +132,8 @@ export interface GateReport {
   readonly holidays?: HolidaySetReport;
   /** Schedules naming local times clocks skip in the next two years (Scheduler does not fire them then). */
   readonly warnings?: readonly string[];
+  /** Its calendars read from S3 or HTTPS: source, the last good copy's ETag and age, stale or not. */
+  readonly liveCalendars?: readonly LiveCalendarReport[];
 }
 
 /**
@@ -144,7 +147,7 @@ export async function gateStatus(
   const gate = await registeredGate(deps.db, name);
   const request = await getGateRequest(deps.db, name);
   const now = deps.clock.now();
-  const { periods, alarms: closedByAlarms } = await readGateConditions(gate, now, deps);
+  const { periods, alarms: closedByAlarms, liveCalendars } = await readGateConditions(gate, now, deps);
   const pendingApprovals =
     gate.approvers > 1
       ? await getPendingApprovals(deps.db, name, now, lastClosedAt(gate, request, now, periods))
@@ -162,6 +165,7 @@ export async function gateStatus(
     ...(overrides.length > 0 && { overrides }),
     ...(holidays && { holidays }),
     ...(warnings.length > 0 && { warnings }),
+    ...(liveCalendars && { liveCalendars }),
   };
 }
 

@@ -35,7 +35,15 @@ import { readRolloutState } from './rollout-target.ts';
 /** What a rollout action reaches: the table, the clock, the gate readers, reconciling members at once, the bus. */
 export type RolloutActionDeps = Pick<
   GateDeps,
-  'db' | 'clock' | 'alarmStates' | 'changeCalendarStates' | 'reconcileNow' | 'log' | 'sts' | 'signers'
+  | 'db'
+  | 'clock'
+  | 'alarmStates'
+  | 'changeCalendarStates'
+  | 'liveCalendars'
+  | 'reconcileNow'
+  | 'log'
+  | 'sts'
+  | 'signers'
 > & {
   /** Publishes the rollout's events after the action (a halt at once, not by the next member run). @default - none */
   readonly rolloutEvents?: Pick<EventSink, 'rollout'>;
