@@ -62,10 +62,14 @@ function cronerPattern(fields: readonly string[]): string {
   return ['0', fields[0], fields[1], fields[2], fields[3], dayOfWeek, fields[5]].join(' ');
 }
 
+// Building an Intl.DateTimeFormat costs about a millisecond (formatting with one, microseconds),
+// so each zone's is built once. Only names that are zones are kept: a few hundred at most.
+const wallClockFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** The problem with an IANA time zone name, or undefined when it is one. */
 export function timeZoneProblem(timeZone: string): string | undefined {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone });
+    wallClockFormat(timeZone);
     return undefined;
   } catch {
     return `"${timeZone}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`;
@@ -90,6 +94,25 @@ export function cronProblem(expression: string, timeZone = 'UTC'): string | unde
  */
 export function parseCron(expression: string, timeZone = 'UTC'): CronSchedule {
   const unwrapped = unwrapCron(expression);
+  const key = `${unwrapped}\u0000${timeZone}`;
+  const known = schedules.get(key);
+  if (known) return known;
+  const schedule = cachedFirings(evaluateCron(unwrapped, expression, timeZone));
+  if (schedules.size >= MAX_SCHEDULES) schedules.delete(schedules.keys().next().value!);
+  schedules.set(key, schedule);
+  return schedule;
+}
+
+/**
+ * Parsed schedules by expression and time zone (a schedule is a pure function of the two, so
+ * sharing one is exact), each with the firings it has found (cachedFirings). Bounded: the oldest
+ * goes first.
+ */
+const schedules = new Map<string, CronSchedule>();
+const MAX_SCHEDULES = 1_000;
+
+/** The schedule computed by croner at each call (see parseCron). */
+function evaluateCron(unwrapped: string, expression: string, timeZone: string): CronSchedule {
   const fields = unwrapped.split(' ');
   const problem = shapeProblem(fields, expression) ?? timeZoneProblem(timeZone);
   if (problem) throw new CronError(problem);
@@ -137,16 +160,67 @@ export function parseCron(expression: string, timeZone = 'UTC'): CronSchedule {
   };
 }
 
+/** `timeZone`'s wall clock to the minute; throws a RangeError when `timeZone` is not a zone. */
 function wallClockFormat(timeZone: string): Intl.DateTimeFormat {
-  return new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-  });
+  let format = wallClockFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+    });
+    wallClockFormats.set(timeZone, format);
+  }
+  return format;
+}
+
+/** A span between firings: none lies strictly between `from` and `to`; `to` is one, and `from` when `fromFires`. */
+interface Gap {
+  readonly from: number;
+  readonly to: number;
+  readonly fromFires: boolean;
+}
+const MAX_GAPS = 64;
+
+/**
+ * `schedule` answering from the gaps between firings it has already found, computing (with croner,
+ * about a millisecond a call) only outside them. Exact: `next(t)` is the first firing after `t` and
+ * `previous(t)` the last at or before it, both over one set of firings (each candidate croner
+ * enumerates, kept when it matches the pattern and its wall-clock time is not a repeat), so inside a
+ * gap `[from, to)` every `next` is `to` and, when `from` fires, every `previous` is `from`. The
+ * property tests of gate state check that next and previous agree (test/core/gates/properties.test.ts).
+ */
+function cachedFirings(schedule: CronSchedule): CronSchedule {
+  const gaps: Gap[] = [];
+  const gapAt = (time: number, fires: boolean): Gap | undefined =>
+    gaps.find((gap) => gap.from <= time && time < gap.to && (gap.fromFires || !fires));
+  const remember = (gap: Gap) => {
+    if (gaps.length >= MAX_GAPS) gaps.shift();
+    gaps.push(gap);
+  };
+  return {
+    expression: schedule.expression,
+    timeZone: schedule.timeZone,
+    next(after) {
+      const known = gapAt(after.getTime(), false);
+      if (known) return new Date(known.to);
+      const next = schedule.next(after);
+      if (next) remember({ from: after.getTime(), to: next.getTime(), fromFires: false });
+      return next;
+    },
+    previous(at, notBefore) {
+      const known = gapAt(at.getTime(), true);
+      if (known) return known.from >= notBefore.getTime() ? new Date(known.from) : undefined;
+      const previous = schedule.previous(at, notBefore);
+      const next = previous && schedule.next(previous);
+      if (previous && next) remember({ from: previous.getTime(), to: next.getTime(), fromFires: true });
+      return previous;
+    },
+  };
 }
 
 /** True when the same wall-clock minute already happened shortly before `instant` (clocks went back). */
