@@ -50,7 +50,6 @@ export async function startSigstoreMock(): Promise<SigstoreMock> {
   const ca = await initializeCA(caKeys, ctLog);
   const fulcio = fulcioHandler(ca);
 
-  let server: Server | undefined;
   const handle = async (request: IncomingMessage): Promise<[number, string, string]> => {
     const body = await readBody(request);
     if (request.method === 'POST' && request.url === '/api/v1/signingCert') {
@@ -61,7 +60,9 @@ export async function startSigstoreMock(): Promise<SigstoreMock> {
       if (!content) return [400, 'text/plain', 'no publicKey.content'];
       // cosign sends the key as PEM (base64 in the JSON); DER is taken too.
       const key = Buffer.from(content, 'base64');
-      const keyPem = key.toString('latin1').startsWith('-----BEGIN') ? key.toString('latin1') : pem('PUBLIC KEY', key);
+      const keyPem = key.toString('latin1').startsWith('-----BEGIN')
+        ? key.toString('latin1')
+        : pem('PUBLIC KEY', key);
       const answer = await fulcio.fn(
         JSON.stringify({
           credentials: { oidcIdentityToken: token },
@@ -82,13 +83,13 @@ export async function startSigstoreMock(): Promise<SigstoreMock> {
     }
     return [404, 'text/plain', `the mock serves no ${request.method} ${request.url}`];
   };
-  server = createServer((request, response) => {
+  const server: Server = createServer((request, response) => {
     handle(request).then(
       ([status, type, text]) => response.writeHead(status, { 'content-type': type }).end(text),
       (error: Error) => response.writeHead(500, { 'content-type': 'text/plain' }).end(error.message),
     );
   });
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (!address || typeof address === 'string') throw new Error('the Sigstore mock has no port');
   const url = `http://127.0.0.1:${address.port}`;
@@ -136,6 +137,6 @@ export async function startSigstoreMock(): Promise<SigstoreMock> {
       timestampAuthorities: [],
     }),
     close: () =>
-      new Promise<void>((resolve, reject) => server!.close((error) => (error ? reject(error) : resolve()))),
+      new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
   };
 }
