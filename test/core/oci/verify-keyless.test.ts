@@ -4,15 +4,18 @@
 // own @sigstore/verify against the fixture's trusted root. Each refusal names the artifact, the
 // signature and what was found.
 import { ECRClient } from '@aws-sdk/client-ecr';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../functions/core/clock.ts';
 import { ecrCredentials, pullArtifact } from '../../../functions/core/oci/index.ts';
 import { PUBLIC_GOOD_TRUSTED_ROOT } from '../../../functions/core/oci/sigstore-trusted-root.ts';
 import type { KeylessIdentity } from '../../../functions/core/oci/source.ts';
 import { sha256Digest } from '../../../functions/core/oci/digest.ts';
-import { rawRegistry } from '../../support/deliveries.ts';
+import { getStatus } from '../../../functions/core/store/status.ts';
+import { sluice } from '../../support/cli.ts';
+import { engineDeps, rawRegistry, registerDelivery, run } from '../../support/deliveries.ts';
 import { KEYLESS_SIGNED, pushKeylessFixture } from '../../support/signed-fixture.ts';
-import { testbed, uniqueName } from '../../support/testbed.ts';
+import { createNamespace, testbed, uniqueName } from '../../support/testbed.ts';
 
 const bed = testbed();
 const credentials = ecrCredentials(new ECRClient({}), systemClock);
@@ -248,5 +251,57 @@ describe('keyless cosign verification', () => {
     await expect(pull(repository, { issuer: B.iss, subject: B.sub })).rejects.toThrow(
       `${label(repository)}: no cosign signature verifies (signature 1: its transparency log entry names another certificate than the signature layer)`,
     );
+  });
+});
+
+describe('a delivery verified keyless', () => {
+  it('applies the artifact A signed and records, shows and diffs who signed it; B’s artifact is refused and A’s keeps running', async () => {
+    const ns = uniqueName('keyless');
+    await createNamespace(bed.kubeConfig(), ns);
+    const repository = uniqueName('keyless/delivery');
+    const name = uniqueName('keyless');
+    const deps = engineDeps();
+    await pushKeylessFixture(bed, repository, 'v1', 'a');
+    await registerDelivery(deps, bed, {
+      name,
+      repository,
+      tag: 'v1',
+      prune: true,
+      targetNamespace: ns,
+      source: {
+        url: `oci://${bed.registry.host}/${repository}`,
+        tag: 'v1',
+        provider: 'aws',
+        verify: { provider: 'cosign', keyless: asA, trustedRoot: KEYLESS_SIGNED.trustedRoot },
+      },
+    });
+    const applied = await run(name, deps);
+    expect(applied).toMatchObject({ outcome: 'Succeeded', changes: { created: 1 } });
+    const signedByA = { provider: 'cosign', signer: `${A.sub} (issuer ${A.iss})` };
+    expect((await getStatus(deps.db, name))?.lastAppliedSignedBy).toEqual(signedByA);
+    const revision = `v1@${KEYLESS_SIGNED.digests.a}`;
+    const status = await sluice('status', name);
+    expect(status.stdout).toContain(`${name}: ${revision} signed by ${A.sub} (issuer ${A.iss}) (cosign)\n`);
+    expect(JSON.parse((await sluice('status', name, '--json')).stdout)).toMatchObject({
+      lastAppliedSignedBy: signedByA,
+    });
+    const diff = (await sluice('diff', name)).stdout.split('\n');
+    expect(diff.slice(0, 2)).toEqual([
+      `delivery ${name} → ${revision} (signed by ${A.sub} (issuer ${A.iss}), cosign)`,
+      `  running ${revision} (signed by ${A.sub} (issuer ${A.iss}), cosign)`,
+    ]);
+
+    // v1 now points at B's artifact, signed by B: refused, A's revision keeps running.
+    await pushKeylessFixture(bed, repository, 'v1', 'b');
+    const refused = await run(name, deps);
+    expect(refused).toMatchObject({ outcome: 'Failed', appliedRevision: applied.appliedRevision });
+    expect(refused.message).toContain(
+      `signature 1: signed by ${B.sub} (issuer ${B.iss}), which does not match subject "${A.sub}" and issuer "${A.iss}"`,
+    );
+    expect((await getStatus(deps.db, name))?.lastAppliedSignedBy).toEqual(signedByA);
+    const core = bed.kubeConfig().makeApiClient(CoreV1Api);
+    expect((await core.readNamespacedConfigMap({ name: 'keyless-a', namespace: ns })).data).toEqual({
+      release: '1.0.0',
+    });
   });
 });
