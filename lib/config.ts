@@ -283,6 +283,27 @@ function checkSignatureKeys(
   }
 }
 
+/**
+ * The `verify.kmsKeyArn` keys of another account or Region than the stack's (none when its
+ * environment is known at deploy only): IAM grants kms:GetPublicKey on them, but a key of another
+ * account answers only if its key policy allows this one.
+ */
+export function foreignSignatureKeys(
+  sources: readonly { readonly verify?: DeliverySource['verify'] }[],
+  env: { readonly account: string; readonly region: string },
+): string[] {
+  if (Token.isUnresolved(env.account) || Token.isUnresolved(env.region)) return [];
+  const keys = sources.flatMap((source) =>
+    source.verify && 'kmsKeyArn' in source.verify ? [source.verify.kmsKeyArn] : [],
+  );
+  return [...new Set(keys)]
+    .filter((arn) => {
+      const key = parseKmsKeyArn(arn);
+      return key !== undefined && (key.account !== env.account || key.region !== env.region);
+    })
+    .sort();
+}
+
 /** The stack's account and region (tokens when it is environment-agnostic). */
 export interface StackEnv {
   readonly account: string;

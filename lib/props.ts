@@ -67,6 +67,43 @@ export interface SluiceSignatureVerification {
    * @default - none: set this or publicKeys, not both
    */
   readonly kmsKeyArn?: string;
+  /**
+   * Keyless (`cosign sign` with an OIDC identity, e.g. from CI): the Fulcio certificate must name
+   * this issuer and subject, each exact or a Go regular expression matching the whole value. Needs
+   * no AWS permission. docs/security.md says what is checked.
+   * @default - none: set one of publicKeys, kmsKeyArn and keyless
+   */
+  readonly keyless?: SluiceKeylessIdentity;
+  /**
+   * Sigstore's TrustedRoot JSON (e.g. `readFileSync('trusted_root.json', 'utf8')`) that keyless
+   * signatures are checked against: a private Sigstore, or a fresher public-good root.
+   * @default - the Sigstore public-good trusted root shipped with sluice
+   */
+  readonly trustedRoot?: string;
+}
+
+/** Who a keyless signature's certificate must name: one of each pair (Flux's `matchOIDCIdentity`). */
+export interface SluiceKeylessIdentity {
+  /**
+   * The OIDC issuer, exactly (e.g. `https://token.actions.githubusercontent.com`).
+   * @default - none: set this or issuerRegExp
+   */
+  readonly issuer?: string;
+  /**
+   * A Go (RE2) regular expression the whole issuer must match.
+   * @default - none: set this or issuer
+   */
+  readonly issuerRegExp?: string;
+  /**
+   * The certificate's subject (SAN), exactly (e.g. a workflow `https://github.com/org/repo/.github/workflows/release.yml@refs/heads/main`).
+   * @default - none: set this or subjectRegExp
+   */
+  readonly subject?: string;
+  /**
+   * A Go (RE2) regular expression the whole subject must match.
+   * @default - none: set this or subject
+   */
+  readonly subjectRegExp?: string;
 }
 
 /** An EKS cluster by name, as in the config file. sluice cannot create its access entry. */

@@ -21,7 +21,7 @@ import { warnOfRiskyChoices } from './warnings.ts';
 import { allowLogsToUse } from './log-encryption.ts';
 import { checkFunctionUrlRegion } from './regions.ts';
 import { ClusterAccess } from './cluster-access.ts';
-import { resolveSpecs, type SluiceSpecs } from './config.ts';
+import { foreignSignatureKeys, resolveSpecs, type SluiceSpecs } from './config.ts';
 import { sluicePropsFromConfigFile, type SluiceConfigFileOverrides } from './config-file.ts';
 import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
@@ -509,6 +509,10 @@ export class Sluice extends Construct {
       unwatchedRepositories: pushTriggers.unwatched,
       environmentAgnostic: Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region),
       gatesWaitingForData: this.gatesWaitingForData,
+      foreignSignatureKeys: foreignSignatureKeys(
+        [...config.deliveries, ...config.rollouts].map((owner) => owner.source),
+        stack,
+      ),
     });
 
     acknowledgeNagFindings({

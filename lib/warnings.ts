@@ -26,6 +26,12 @@ export interface RiskyChoices {
    * @default - none
    */
   readonly gatesWaitingForData?: readonly string[];
+  /**
+   * `verify.kmsKeyArn` keys of another Region or account than the stack's: only their key policy
+   * can let this stack's reconcile role call kms:GetPublicKey on them.
+   * @default - none
+   */
+  readonly foreignSignatureKeys?: readonly string[];
 }
 
 /** The ids of sluice's synth-time warnings, to acknowledge one with `Annotations.of(scope).acknowledgeWarning(id)`. */
@@ -38,6 +44,7 @@ export const WARNINGS = {
   selfApprovalNeedsTrail: 'sluice:self-approval-needs-trail',
   alarmGateWaitsForData: 'sluice:alarm-gate-waits-for-data',
   scheduleInSkippedHour: 'sluice:schedule-in-skipped-hour',
+  signatureKeyElsewhere: 'sluice:signature-key-elsewhere',
 } as const;
 
 /**
@@ -98,6 +105,12 @@ export function warnOfRiskyChoices(scope: Construct, choices: RiskyChoices): voi
     annotations.addWarningV2(
       WARNINGS.alarmGateWaitsForData,
       `gates ${waiting.join(', ')} stay closed while an alarm they name is in INSUFFICIENT_DATA (insufficientData: closed), and a new alarm starts there: the first deploy's deliveries (and a rollout's waves) wait until each alarm reports OK, and an alarm on a metric with no data while healthy (a 5xx count) never does. Give such alarms treatMissingData: TreatMissingData.NOT_BREACHING, or set the gate's insufficientData: 'open'; sluice status says which alarm has no data.`,
+    );
+  const foreign = choices.foreignSignatureKeys ?? [];
+  if (foreign.length > 0)
+    annotations.addWarningV2(
+      WARNINGS.signatureKeyElsewhere,
+      `the KMS keys ${foreign.join(', ')} that source.verify.kmsKeyArn names are in another account or Region than this stack: the reconcile role is granted kms:GetPublicKey on them, but the call succeeds only if each key's policy allows this account (a key of another account), so until it does every artifact verified against it is refused (the status names the key). Allow kms:GetPublicKey to the reconcile role in the key policy, then acknowledge this warning.`,
     );
 }
 

@@ -141,6 +141,11 @@ export function statusCommand(): Command {
         (text, column) => (column === 1 || column === 2 ? paintState(text) : text),
       );
       for (const s of statuses)
+        if (s.lastAppliedSignedBy)
+          process.stdout.write(
+            `${s.delivery}: ${s.lastAppliedRevision ?? 'the applied revision'} signed by ${s.lastAppliedSignedBy.signer} (${s.lastAppliedSignedBy.provider})\n`,
+          );
+      for (const s of statuses)
         for (const kept of s.kept ?? [])
           process.stdout.write(
             `${s.delivery}: kept ${kept.container} (left out of the revision): it holds ${kept.objects.join(', ')}\n`,

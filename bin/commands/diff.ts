@@ -8,7 +8,11 @@ import { colour, EXIT, printJson } from './output.ts';
 const show = (value: unknown) => (value === undefined ? '(none)' : JSON.stringify(value));
 
 function printDiff(diff: DeliveryDiff): void {
-  const out: string[] = [`delivery ${diff.delivery} → ${diff.revision}`];
+  const signed = (by: DeliveryDiff['signedBy']) => (by ? ` (signed by ${by.signer}, ${by.provider})` : '');
+  const out: string[] = [`delivery ${diff.delivery} → ${diff.revision}${signed(diff.signedBy)}`];
+  // Who signed what runs, beside who signed what would replace it (only for a verified source).
+  if (diff.running && (diff.signedBy || diff.running.signedBy))
+    out.push(`  running ${diff.running.revision}${signed(diff.running.signedBy)}`);
   for (const object of diff.create) out.push(colour.green(`+ create  ${object}`));
   for (const { object, fields } of diff.change) {
     out.push(colour.yellow(`~ change  ${object}`));

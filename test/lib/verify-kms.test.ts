@@ -107,3 +107,46 @@ describe('verify with a KMS key: synth refuses', () => {
     expect(() => synth(() => ({ deliveries: [signed('app', china)] }), { stackProps: {} })).not.toThrow();
   });
 });
+
+describe('verify: what synth says of where the signer is', () => {
+  it('a KMS key of another account or Region is granted and warned of (its key policy decides); one of the stack’s own is not warned of', () => {
+    const otherAccount = 'arn:aws:kms:eu-west-1:210987654321:key/abcdef01-12ab-34cd-56ef-1234567890ab';
+    const otherRegion = key('2345abcd', 'us-west-2');
+    const warned = synth(() => ({
+      deliveries: [signed('a', otherAccount), signed('b', otherRegion), signed('c', key('1234abcd'))],
+    }));
+    const warnings = JSON.stringify(warned.app.synth().getStackArtifact(warned.stack.artifactId).messages);
+    expect(warnings).toContain(
+      `the KMS keys ${otherAccount}, ${otherRegion} that source.verify.kmsKeyArn names`,
+    );
+    expect(warnings).not.toContain(key('1234abcd'));
+    const quiet = synth(() => ({ deliveries: [signed('c', key('1234abcd'))] }));
+    expect(JSON.stringify(quiet.app.synth().getStackArtifact(quiet.stack.artifactId).messages)).not.toContain(
+      'sluice:signature-key-elsewhere',
+    );
+  });
+
+  it('keyless needs no AWS permission: no KMS action, nothing more than without verify', () => {
+    const keyless = synth(() => ({
+      deliveries: [
+        {
+          name: 'a',
+          source: {
+            url: ECR_URL,
+            verify: {
+              provider: 'cosign',
+              keyless: {
+                issuer: 'https://token.actions.githubusercontent.com',
+                subjectRegExp: 'https://github\\.com/org/.+',
+              },
+            },
+          },
+          cluster: NAMED,
+        },
+      ],
+    }));
+    const plain = synth(() => ({ deliveries: [{ name: 'a', source: { url: ECR_URL }, cluster: NAMED }] }));
+    expect(kmsStatements(keyless.template)).toEqual([]);
+    expect(deployerStatements(keyless.template)).toEqual(deployerStatements(plain.template));
+  });
+});

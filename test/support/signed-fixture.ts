@@ -116,3 +116,51 @@ export async function putSignature(
     OCI_MANIFEST_MEDIA_TYPE,
   );
 }
+
+/** Two artifacts the real cosign signed keyless against @sigstore/mock: test/fixtures/cosign-keyless. */
+const KEYLESS_FIXTURE = join(FIXTURES, 'cosign-keyless');
+const keylessProvenance = JSON.parse(readFileSync(join(KEYLESS_FIXTURE, 'provenance.json'), 'utf8')) as {
+  digests: { a: string; b: string };
+  identities: { a: { iss: string; sub: string }; b: { iss: string; sub: string } };
+};
+
+/**
+ * The keyless fixture: artifact `a` signed by identity `a`, `b` by `b`; the trusted root naming the
+ * mock's Fulcio, CT log and Rekor; a certificate for identity b over the key of a's signature.
+ */
+export const KEYLESS_SIGNED = {
+  digests: keylessProvenance.digests,
+  identities: keylessProvenance.identities,
+  trustedRoot: readFileSync(join(KEYLESS_FIXTURE, 'trusted-root.json'), 'utf8'),
+  forgedCertificate: readFileSync(join(KEYLESS_FIXTURE, 'forged-certificate.pem'), 'utf8'),
+  signatureManifest: (which: 'a' | 'b') =>
+    readFileSync(join(KEYLESS_FIXTURE, `${which}.signature.manifest.json`)),
+};
+
+/**
+ * Pushes keyless fixture artifact `which` under `tag` with, under its signature tag,
+ * `signatureManifest` (the one cosign made by default: its blobs are pushed either way).
+ */
+export async function pushKeylessFixture(
+  bed: Components,
+  repository: string,
+  tag: string,
+  which: 'a' | 'b',
+  signatureManifest: Buffer = KEYLESS_SIGNED.signatureManifest(which),
+): Promise<string> {
+  const registry = rawRegistry(bed);
+  for (const file of readdirSync(KEYLESS_FIXTURE).filter((f) =>
+    /^[ab]\.(artifact|signature)\.sha256-/.test(f),
+  ))
+    await registry.pushBlob(repository, readFileSync(join(KEYLESS_FIXTURE, file)));
+  const digest = await registry.putManifest(
+    repository,
+    tag,
+    readFileSync(join(KEYLESS_FIXTURE, `${which}.artifact.manifest.json`)),
+    OCI_MANIFEST_MEDIA_TYPE,
+  );
+  if (digest !== KEYLESS_SIGNED.digests[which])
+    throw new Error(`the keyless fixture ${which} pushed as ${digest}, not ${KEYLESS_SIGNED.digests[which]}`);
+  await registry.putManifest(repository, signatureTag(digest), signatureManifest, OCI_MANIFEST_MEDIA_TYPE);
+  return digest;
+}

@@ -6,6 +6,8 @@ import { isRecord } from './issues.ts';
 import { isEcrHost } from '../oci/ecr-host.ts';
 import { kmsKeyArnProblem } from '../oci/kms-key-arn.ts';
 import { publicKeyProblem } from '../oci/verify.ts';
+import { trustedRootProblem } from '../oci/keyless.ts';
+import { keylessSchema } from './keyless-schema.ts';
 import type { DeliverySource } from './types.ts';
 import {
   DIGEST,
@@ -76,20 +78,30 @@ export const sourceSchema = strict({
       .min(1, { error: 'name at least one public key (PEM, as cosign.pub)' })
       .optional(),
     kmsKeyArn: checked(kmsKeyArnProblem).optional(),
+    keyless: keylessSchema.optional(),
+    trustedRoot: checked(trustedRootProblem).optional(),
   })
     // One trust anchor per verify block: a pasted key beside a KMS key would keep the key nobody
     // rotates trusted. To move to a KMS key, sign the running digest with it too (cosign adds a
     // signature beside the old one), then name only the KMS key.
     .superRefine(
       (verify, ctx) => {
-        const set = (['publicKeys', 'kmsKeyArn'] as const).filter((key) => verify[key] !== undefined);
+        const set = (['publicKeys', 'kmsKeyArn', 'keyless'] as const).filter(
+          (key) => verify[key] !== undefined,
+        );
         if (set.length !== 1)
           ctx.addIssue({
             code: 'custom',
             message:
               set.length === 0
-                ? 'name the signer: publicKeys (PEM public keys) or kmsKeyArn (an AWS KMS key ARN)'
-                : 'set publicKeys or kmsKeyArn, not both: one verify block trusts one kind of signer (to move to a KMS key, sign the running digest with it as well, then name only kmsKeyArn)',
+                ? 'name the signer: publicKeys (PEM public keys), kmsKeyArn (an AWS KMS key ARN) or keyless (the OIDC issuer and subject of a Fulcio certificate)'
+                : `set one of publicKeys, kmsKeyArn and keyless, not ${listing(set)}: one verify block trusts one kind of signer (to move to another, sign the running digest with it as well, then name only it)`,
+          });
+        if (verify.trustedRoot !== undefined && verify.keyless === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['trustedRoot'],
+            message: 'a trusted root is for keyless signatures: set keyless, or remove trustedRoot',
           });
       },
       { when: (payload) => isRecord(payload.value) },
@@ -122,6 +134,12 @@ export const sourceSchema = strict({
       verify:
         source.verify.kmsKeyArn !== undefined
           ? { provider: source.verify.provider, kmsKeyArn: source.verify.kmsKeyArn }
-          : { provider: source.verify.provider, publicKeys: source.verify.publicKeys ?? [] },
+          : source.verify.keyless !== undefined
+            ? {
+                provider: source.verify.provider,
+                keyless: source.verify.keyless,
+                ...(source.verify.trustedRoot !== undefined && { trustedRoot: source.verify.trustedRoot }),
+              }
+            : { provider: source.verify.provider, publicKeys: source.verify.publicKeys ?? [] },
     }),
   }));

@@ -143,9 +143,19 @@ export interface DeliverySource {
   layerMediaType?: string;
   /**
    * Flux's `verify`: cosign signatures checked before anything is used, against these PEM public
-   * keys or against the public half of this AWS KMS key (read with kms:GetPublicKey).
+   * keys, against the public half of this AWS KMS key (read with kms:GetPublicKey), or keyless:
+   * a Fulcio certificate naming this identity, logged in Rekor, checked against a Sigstore trusted root.
    */
-  verify?: { provider: 'cosign'; publicKeys: string[] } | { provider: 'cosign'; kmsKeyArn: string };
+  verify?:
+    | { provider: 'cosign'; publicKeys: string[] }
+    | { provider: 'cosign'; kmsKeyArn: string }
+    | {
+        provider: 'cosign';
+        /** One of issuer/issuerRegExp and one of subject/subjectRegExp; a pattern matches the whole value. */
+        keyless: { issuer?: string; issuerRegExp?: string; subject?: string; subjectRegExp?: string };
+        /** Sigstore's TrustedRoot JSON; the public-good root shipped with sluice when unset. */
+        trustedRoot?: string;
+      };
 }
 
 export interface EksClusterTarget {

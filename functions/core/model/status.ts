@@ -72,6 +72,11 @@ export interface DeliveryStatus {
    * from, e.g. `main@sha1:…`), as Flux's `lastAppliedOriginRevision`; absent when it has none.
    */
   readonly lastAppliedOriginRevision?: string;
+  /**
+   * Who signed the applied artifact, when the source has `verify`: the provider and the signer (a
+   * public key's `sha256:` fingerprint, a KMS key ARN, a keyless `<subject> (issuer <issuer>)`).
+   */
+  readonly lastAppliedSignedBy?: { readonly provider: 'cosign' | 'notation'; readonly signer: string };
   readonly lastAttemptedRevision?: string;
   readonly inventorySize?: number;
   readonly changes?: ChangeCounts;

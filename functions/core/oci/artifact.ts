@@ -17,6 +17,7 @@ import {
   OCI_INDEX_MEDIA_TYPE,
   OCI_MANIFEST_MEDIA_TYPE,
   type OciSource,
+  type SignedBy,
 } from './source.ts';
 import type { KmsPublicKeys } from './kms-public-keys.ts';
 import { verifyCosignSignature } from './verify.ts';
@@ -35,6 +36,8 @@ export interface Artifact {
   readonly files: Map<string, Buffer>;
   /** The manifest's annotations (`org.opencontainers.image.source`, `…revision`, `…created`). */
   readonly annotations: Readonly<Record<string, string>>;
+  /** Who signed it, when the source has `verify`. */
+  readonly signedBy?: SignedBy;
 }
 
 export interface ArtifactDeps {
@@ -127,12 +130,12 @@ export async function verifyResolved(
   source: OciSource,
   resolved: Resolved,
   deps: ArtifactDeps,
-): Promise<void> {
-  if (!source.verify) return;
+): Promise<SignedBy | undefined> {
+  if (!source.verify) return undefined;
   if (!isDigest(resolved.digest))
     throw artifactError(`source ${source.url}: "${resolved.digest}" is not a digest`);
   const { host, repository } = parseReference(source.url);
-  await verifyCosignSignature(
+  return verifyCosignSignature(
     clientFor(host, deps, source.insecure),
     repository,
     resolved.digest,
@@ -159,8 +162,9 @@ async function pullFrom(
   if (manifest.mediaType === OCI_INDEX_MEDIA_TYPE || manifest.mediaType === DOCKER_LIST_MEDIA_TYPE) {
     throw artifactError(`${label}: is an image index (${manifest.mediaType}), not an artifact manifest`);
   }
-  if (source.verify)
-    await verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys);
+  const signedBy = source.verify
+    ? await verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys)
+    : undefined;
   let parsed: ImageManifest;
   try {
     parsed = JSON.parse(manifest.body.toString('utf8')) as ImageManifest;
@@ -210,6 +214,7 @@ async function pullFrom(
     url: reference.url,
     files,
     annotations: { ...(parsed.annotations ?? {}) },
+    ...(signedBy && { signedBy }),
   };
 }
 

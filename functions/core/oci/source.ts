@@ -14,7 +14,7 @@ export interface OciSource {
   readonly insecure?: boolean;
   /** The layer to unpack; Flux's content media type by default. */
   readonly layerMediaType?: string;
-  /** Refuse an artifact without a valid cosign signature by one of these keys or this KMS key. */
+  /** Refuse an artifact without a valid cosign signature by one of these keys, this KMS key or this identity. */
   readonly verify?: SignatureVerification;
 }
 
@@ -32,7 +32,28 @@ export type SignatureVerification =
       readonly provider: 'cosign';
       /** `arn:<partition>:kms:<region>:<account>:key/<key id>`, read with kms:GetPublicKey. */
       readonly kmsKeyArn: string;
+    }
+  | {
+      readonly provider: 'cosign';
+      /** Keyless: who the Fulcio certificate must name (oci/keyless.ts). */
+      readonly keyless: KeylessIdentity;
+      /** Sigstore's TrustedRoot JSON; the public-good root shipped with sluice without it. */
+      readonly trustedRoot?: string;
     };
+
+/** Flux's `matchOIDCIdentity`: one of each pair; a pattern (Go RE2) matches the whole value. */
+export interface KeylessIdentity {
+  readonly issuer?: string;
+  readonly issuerRegExp?: string;
+  readonly subject?: string;
+  readonly subjectRegExp?: string;
+}
+
+/** Who signed a verified artifact: a key's `sha256:` fingerprint, a KMS key ARN, a keyless identity. */
+export interface SignedBy {
+  readonly provider: 'cosign' | 'notation';
+  readonly signer: string;
+}
 
 /** Media types `flux push artifact` writes. */
 export const FLUX_CONFIG_MEDIA_TYPE = 'application/vnd.cncf.flux.config.v1+json';

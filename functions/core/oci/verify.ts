@@ -1,10 +1,11 @@
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { sha256Digest } from './digest.ts';
 import { describeReference } from './reference.ts';
 import { artifactError, RegistryError } from './errors.ts';
 import type { KmsPublicKeys } from './kms-public-keys.ts';
 import type { RegistryClient } from './registry-client.ts';
-import type { SignatureVerification } from './source.ts';
+import { verifyKeylessLayer } from './keyless.ts';
+import type { SignatureVerification, SignedBy } from './source.ts';
 
 /** The layer annotation holding the base64 signature of the layer's payload. */
 export const COSIGN_SIGNATURE_ANNOTATION = 'dev.cosignproject.cosign/signature';
@@ -60,10 +61,17 @@ function payloadProblem(payload: Buffer, digest: string): string | undefined {
   return undefined;
 }
 
-/** Who may have signed: whether a signature is theirs, and how to name them when none is. */
+/** Who may have signed: which of them made a signature, and how to name them when none did. */
 interface Signers {
-  readonly verifies: (payload: Buffer, signature: Buffer) => boolean;
+  readonly signerOf: (payload: Buffer, signature: Buffer) => string | undefined;
   readonly named: string;
+}
+
+/** A public key's SHA-256 fingerprint, over its DER SubjectPublicKeyInfo (as `cosign public-key` prints it). */
+export function keyFingerprint(key: KeyObject): string {
+  return `sha256:${createHash('sha256')
+    .update(key.export({ format: 'der', type: 'spki' }))
+    .digest('hex')}`;
 }
 
 /**
@@ -72,14 +80,17 @@ interface Signers {
  * not one cosign signs with refuses the artifact, naming the key and the artifact.
  */
 async function signersOf(
-  verification: SignatureVerification,
+  verification: Exclude<SignatureVerification, { keyless: unknown }>,
   label: string,
   kmsKeys: KmsPublicKeys | undefined,
 ): Promise<Signers> {
   if ('publicKeys' in verification) {
     const keys = verification.publicKeys.map((pem) => createPublicKey(pem));
     return {
-      verifies: (payload, signature) => keys.some((key) => verifiesWith(key, payload, signature)),
+      signerOf: (payload, signature) => {
+        const key = keys.find((candidate) => verifiesWith(candidate, payload, signature));
+        return key && keyFingerprint(key);
+      },
       named: `made by none of the ${keys.length} public key(s)`,
     };
   }
@@ -89,7 +100,7 @@ async function signersOf(
   try {
     const key = await kmsKeys.key(arn);
     return {
-      verifies: (payload, signature) => key.verifies(payload, signature),
+      signerOf: (payload, signature) => (key.verifies(payload, signature) ? arn : undefined),
       named: `not made by KMS key ${arn}`,
     };
   } catch (error) {
@@ -101,8 +112,9 @@ async function signersOf(
 
 /**
  * Checks that `digest` in `repository` carries a cosign signature (tag-based discovery:
- * `sha256-<hex>.sig`) made by one of the public keys or by the KMS key: the signature verifies over
- * the payload, and the payload names this very digest. Fails naming the artifact and what was wrong.
+ * `sha256-<hex>.sig`) made by one of the public keys, by the KMS key, or keyless by the identity
+ * (oci/keyless.ts): the signature verifies over the payload, and the payload names this very
+ * digest. Returns who signed; fails naming the artifact and what was wrong with each signature.
  */
 export async function verifyCosignSignature(
   client: RegistryClient,
@@ -110,9 +122,9 @@ export async function verifyCosignSignature(
   digest: string,
   verification: SignatureVerification,
   kmsKeys?: KmsPublicKeys,
-): Promise<void> {
+): Promise<SignedBy> {
   const label = describeReference(client.host, repository, digest);
-  const signers = await signersOf(verification, label, kmsKeys);
+  const signers = 'keyless' in verification ? undefined : await signersOf(verification, label, kmsKeys);
   const tag = signatureTag(digest);
   let body: Buffer;
   try {
@@ -152,13 +164,26 @@ export async function verifyCosignSignature(
       problems.push(`${what}: its payload's sha256 is not ${layer.digest}`);
       continue;
     }
-    const signature = Buffer.from(layer.annotations![COSIGN_SIGNATURE_ANNOTATION]!, 'base64');
-    if (!signers.verifies(payload, signature)) {
-      problems.push(`${what}: ${signers.named}`);
-      continue;
+    const annotations = layer.annotations!;
+    const encoded = annotations[COSIGN_SIGNATURE_ANNOTATION]!;
+    let signer: string | undefined;
+    if (signers) {
+      signer = signers.signerOf(payload, Buffer.from(encoded, 'base64'));
+      if (signer === undefined) {
+        problems.push(`${what}: ${signers.named}`);
+        continue;
+      }
+    } else {
+      const { keyless, trustedRoot } = verification as Extract<SignatureVerification, { keyless: unknown }>;
+      const outcome = verifyKeylessLayer(annotations, payload, encoded, keyless, trustedRoot);
+      if ('problem' in outcome) {
+        problems.push(`${what}: ${outcome.problem}`);
+        continue;
+      }
+      signer = outcome.signer;
     }
     const problem = payloadProblem(payload, digest);
-    if (!problem) return;
+    if (!problem) return { provider: 'cosign', signer };
     problems.push(`${what}: ${problem}`);
   }
   throw artifactError(`${label}: no cosign signature verifies (${problems.join('; ')})`);

@@ -11,7 +11,8 @@ import { describeEntry, staleEntries } from '../manifests/inventory.ts';
 import { describeObject } from '../manifests/objects.ts';
 import { getDelivery } from '../store/deliveries.ts';
 import { readInventory } from '../store/inventory.ts';
-import type { BlockingGate } from '../model/status.ts';
+import { getStatus } from '../store/status.ts';
+import type { BlockingGate, DeliveryStatus } from '../model/status.ts';
 import { dependencyMessage, unreadyDependencies, type UnreadyDependency } from './depends-on.ts';
 import { Taint } from '../taint.ts';
 import { learnOwnedSecrets } from './owned-secrets.ts';
@@ -24,6 +25,10 @@ import { clusterClient } from './cluster-client.ts';
 export interface DeliveryDiff {
   readonly delivery: string;
   readonly revision: string;
+  /** Who signed `revision` (the source has `verify`). */
+  readonly signedBy?: DeliveryStatus['lastAppliedSignedBy'];
+  /** The applied revision and who signed it, as the last run recorded them. */
+  readonly running?: { readonly revision: string; readonly signedBy?: DeliveryStatus['lastAppliedSignedBy'] };
   readonly create: readonly string[];
   readonly change: readonly { readonly object: string; readonly fields: readonly FieldChange[] }[];
   /** Objects a reconcile would delete (`prune: true`), or leave behind (`prune: false`). */
@@ -84,6 +89,7 @@ async function diffTainted(
   const waitingFor = await unreadyDependencies(delivery, deps.db, deps.clock.now());
 
   const artifact = await pullRevision(delivery, deps, options.revision);
+  const status = await getStatus(deps.db, name);
   const verdict = verdictFor(gates, artifact.revision);
   const blockedBy = [...verdict.blockAll, ...verdict.blockRevisions];
   const held = [
@@ -131,6 +137,13 @@ async function diffTainted(
   return {
     delivery: name,
     revision: artifact.revision,
+    ...(artifact.signedBy && { signedBy: artifact.signedBy }),
+    ...(status?.lastAppliedRevision && {
+      running: {
+        revision: status.lastAppliedRevision,
+        ...(status.lastAppliedSignedBy && { signedBy: status.lastAppliedSignedBy }),
+      },
+    }),
     create: create.sort(),
     change: change.sort((a, b) => a.object.localeCompare(b.object)),
     prune: stale.map(describeEntry).sort(),

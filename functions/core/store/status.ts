@@ -25,6 +25,7 @@ type Clearable =
   | 'pendingRevision'
   | 'nextRetryAt'
   | 'lastAppliedOriginRevision'
+  | 'lastAppliedSignedBy'
   | 'kept'
   | 'readySince'
   | 'soakingUntil';

@@ -215,7 +215,12 @@ describe('the verify block', () => {
 
   it('refuses both, and neither, naming the verify block', () => {
     expect(issuesOf({ provider: 'cosign', kmsKeyArn: ARN, publicKeys: [PEM] })).toEqual([
-      { path: 'source.verify', message: expect.stringContaining('set publicKeys or kmsKeyArn, not both') },
+      {
+        path: 'source.verify',
+        message: expect.stringContaining(
+          'set one of publicKeys, kmsKeyArn and keyless, not publicKeys and kmsKeyArn',
+        ),
+      },
     ]);
     expect(issuesOf({ provider: 'cosign' })).toEqual([
       { path: 'source.verify', message: expect.stringContaining('name the signer: publicKeys') },

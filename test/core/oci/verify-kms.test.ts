@@ -58,6 +58,7 @@ describe('cosign verification against a KMS key', () => {
     const keys = new KmsPublicKeys(counted.read);
     const artifact = await pull(repository, LOCAL_KMS_KEYS.cosignEcc, keys);
     expect(artifact.digest).toBe(KMS_SIGNED.digest);
+    expect(artifact.signedBy).toEqual({ provider: 'cosign', signer: LOCAL_KMS_KEYS.cosignEcc });
     expect([...artifact.files.keys()]).toEqual(['cm.yaml']);
     await pull(repository, LOCAL_KMS_KEYS.cosignEcc, keys);
     expect(counted.keys).toEqual([LOCAL_KMS_KEYS.cosignEcc]);

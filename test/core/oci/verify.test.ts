@@ -2,7 +2,7 @@
 // signatures the real cosign made (test/fixtures/cosign): a delivery whose artifact is not signed
 // by one of its keys applies nothing, and the status says why.
 import { CoreV1Api } from '@kubernetes/client-node';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseDelivery } from '../../../functions/core/config/index.ts';
 import { ecrCredentials, pullArtifact } from '../../../functions/core/oci/index.ts';
@@ -50,6 +50,12 @@ describe('cosign verification', () => {
     const artifact = await pull(repository, [otherPublicKey, SIGNED.publicKey]);
     expect(artifact.digest).toBe(SIGNED.digest);
     expect([...artifact.files.keys()]).toEqual(['cm.yaml']);
+    // Who signed: the SHA-256 of the signing key's DER SubjectPublicKeyInfo (the PEM's body).
+    const der = Buffer.from(SIGNED.publicKey.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64');
+    expect(artifact.signedBy).toEqual({
+      provider: 'cosign',
+      signer: `sha256:${createHash('sha256').update(der).digest('hex')}`,
+    });
   });
 
   it('refuses it with a key that did not sign it', async () => {
