@@ -104,27 +104,30 @@ export async function putMembers(db: TableClient, rollout: Rollout): Promise<voi
   await batchWrite(db, requests);
 }
 
-/**
- * Removes a membership's items but those of layout `keep`: the ordered members (every layout
- * but `keep`, crashed registrations' included) and the places of `members` in `layout`.
- */
-export async function removeMembers(
+/** Removes the places of `members` in membership `layout`. */
+export async function removePlaces(
   db: TableClient,
   name: string,
   layout: string,
   members: readonly string[],
-  keep?: string,
 ): Promise<void> {
-  if (layout === keep) return;
-  const ordered = await queryPartition(db, rolloutKey(name), { skPrefix: 'member#', projection: 'pk, sk' });
-  await batchWrite(db, [
-    ...members.map((delivery) => ({
+  await batchWrite(
+    db,
+    members.map((delivery) => ({
       DeleteRequest: { Key: { pk: rolloutMemberKey(delivery), sk: placeSk(name, layout) } },
     })),
-    ...ordered
+  );
+}
+
+/** Removes the ordered members of every layout but `keep` (a registration that stopped half-way left its own). */
+export async function removeOrderedExcept(db: TableClient, name: string, keep?: string): Promise<void> {
+  const ordered = await queryPartition(db, rolloutKey(name), { skPrefix: 'member#', projection: 'pk, sk' });
+  await batchWrite(
+    db,
+    ordered
       .filter((item) => keep === undefined || !(item.sk as string).startsWith(memberPrefix(keep)))
       .map((item) => ({ DeleteRequest: { Key: { pk: item.pk as string, sk: item.sk as string } } })),
-  ]);
+  );
 }
 
 /**

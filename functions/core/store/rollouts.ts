@@ -21,7 +21,8 @@ import { rolloutKey, rolloutMemberKey } from './rollout-keys.ts';
 import {
   putMembers,
   readMembership,
-  removeMembers,
+  removeOrderedExcept,
+  removePlaces,
   storedOutline,
   withMembers,
   type StoredOutline,
@@ -81,14 +82,14 @@ export async function putRollout(db: TableClient, rollout: Rollout, registeredAt
     db,
     deleteRequests((before ? rolloutLookups(before) : []).filter((entry) => !next.some(same(entry)))),
   );
-  if (stored && !stored.legacy)
-    await removeMembers(
+  if (stored && !stored.legacy && stored.outline.layout !== outline.layout)
+    await removePlaces(
       db,
       rollout.name,
       stored.outline.layout,
       before!.waves.flatMap((wave) => wave.deliveries),
-      outline.layout,
     );
+  await removeOrderedExcept(db, rollout.name, outline.layout);
 }
 
 /** The stored spec of a rollout, without its member lists (what a member's run reads): one small item. */
@@ -111,7 +112,7 @@ export async function removeRollout(db: TableClient, name: string): Promise<void
   const rollout = stored && (await withMembers(db, stored));
   await batchWrite(db, deleteRequests(rollout ? rolloutLookups(rollout) : []));
   if (stored && !stored.legacy)
-    await removeMembers(
+    await removePlaces(
       db,
       name,
       stored.outline.layout,
