@@ -134,8 +134,15 @@ export function rolloutSection(result: ScaleResult): string[] {
         })()
       : runs.length > 1
         ? (() => {
-            const [a, b] = [figures[0]!, figures.at(-1)!];
-            return `Only the ${whole.map((run) => run.members.toLocaleString('en')).join(' and ')}-member rollout went through every step this time; the ${runs.at(-1)!.members.toLocaleString('en')}-member one ran its first step only (\`SLUICE_SCALE_ROLLOUT_STOP_AFTER\`), as the time at hand on this machine allowed. On that step, the push to every member, the read units of a run were ${a.pushReadsPerRun.toFixed(1)} and ${b.pushReadsPerRun.toFixed(1)}, and the cost per member $${a.pushPerMember.toFixed(6)} and $${b.pushPerMember.toFixed(6)} (${((Math.abs(b.pushPerMember - a.pushPerMember) / a.pushPerMember) * 100).toFixed(1)} % apart).`;
+            const [a, b] = [runs[0]!, runs.at(-1)!];
+            const shared = b.steps.filter((_, i) => a.steps[i] !== undefined);
+            const per = (run: RolloutRun, i: number, of: (p: Phase) => number) =>
+              of(run.steps[i]!.phase) / run.steps[i]!.phase.runs;
+            const pairs = shared.map((step, i) => {
+              const cost = [phaseCost(a.steps[i]!.phase) / a.members, phaseCost(step.phase) / b.members];
+              return `${stepLabel(step, b).replace(/ \(.*?\)/, '')}: ${per(a, i, (p) => p.table.readUnits).toFixed(1)} and ${per(b, i, (p) => p.table.readUnits).toFixed(1)} read units a run, ${per(a, i, (p) => p.table.writeUnits).toFixed(1)} and ${per(b, i, (p) => p.table.writeUnits).toFixed(1)} write units, $${cost[0]!.toFixed(6)} and $${cost[1]!.toFixed(6)} a member (${((Math.abs(cost[1]! - cost[0]!) / cost[0]!) * 100).toFixed(1)} % apart)`;
+            });
+            return `Only the ${whole.map((run) => run.members.toLocaleString('en')).join(' and ')}-member rollout went through every step this time; the ${b.members.toLocaleString('en')}-member one ran its first ${shared.length === 1 ? 'step' : `${shared.length} steps`} only (\`SLUICE_SCALE_ROLLOUT_MORE_STOP_AFTER\`), as the time at hand on this machine allowed. Step by step, ${a.members.toLocaleString('en')} against ${b.members.toLocaleString('en')} members: ${pairs.join('; ')}.`;
           })()
         : `Only the ${runs[0]!.members.toLocaleString('en')}-member rollout was run this time (\`SLUICE_SCALE_ROLLOUT_MORE\` sets the further sizes, 10,000 by default).`;
   const alone =
