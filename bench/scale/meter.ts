@@ -7,6 +7,8 @@ export interface TableUse {
   readonly readUnits: number;
   /** Write request units (1 per KB written; transactions twice). */
   readonly writeUnits: number;
+  /** Read and write units by operation (absent from runs recorded before it was kept). */
+  readonly unitsByOperation?: Record<string, { readonly read: number; readonly write: number }>;
 }
 
 /**
@@ -21,6 +23,7 @@ export function meteredDynamoDb(
   let requests: Record<string, number> = {};
   let readUnits = 0;
   let writeUnits = 0;
+  let byOperation: Record<string, { read: number; write: number }> = {};
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const operation = context.commandName ?? 'unknown';
@@ -40,14 +43,19 @@ export function meteredDynamoDb(
         if (slot(item.Delete?.Key?.pk)) onSlot(item.Delete!.Key!.pk as string, -1);
       const consumed = (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] })
         .ConsumedCapacity;
+      const units = (byOperation[operation] ??= { read: 0, write: 0 });
       for (const c of [consumed ?? []].flat()) {
-        readUnits += c.ReadCapacityUnits ?? 0;
-        writeUnits += c.WriteCapacityUnits ?? 0;
+        let read = c.ReadCapacityUnits ?? 0;
+        let write = c.WriteCapacityUnits ?? 0;
         // Some operations report only the total.
         if (c.ReadCapacityUnits === undefined && c.WriteCapacityUnits === undefined && c.CapacityUnits) {
-          if (/^(Get|Query|Scan|BatchGet|TransactGet)/.test(operation)) readUnits += c.CapacityUnits;
-          else writeUnits += c.CapacityUnits;
+          if (/^(Get|Query|Scan|BatchGet|TransactGet)/.test(operation)) read = c.CapacityUnits;
+          else write = c.CapacityUnits;
         }
+        readUnits += read;
+        writeUnits += write;
+        units.read += read;
+        units.write += write;
       }
       return result;
     },
@@ -56,10 +64,11 @@ export function meteredDynamoDb(
   return {
     client,
     take() {
-      const use = { requests, readUnits, writeUnits };
+      const use = { requests, readUnits, writeUnits, unitsByOperation: byOperation };
       requests = {};
       readUnits = 0;
       writeUnits = 0;
+      byOperation = {};
       return use;
     },
   };

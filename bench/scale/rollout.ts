@@ -129,7 +129,7 @@ export async function simulateRollout(
     const atRevision = [...live.values()].filter((v) => v === version).length;
     steps.push({ revision: version, kind, wave, phase, atRevision });
     h.say(
-      `${version} ${kind} ${wave}: ${phase.runs} runs in ${(phase.ms / 1000).toFixed(1)} s; ${atRevision} members run ${version}`,
+      `${version} ${kind} ${wave}: ${phase.runs} runs in ${(phase.ms / 1000).toFixed(1)} s; ${atRevision} members run ${version}; a run: ${(phase.table.readUnits / phase.runs).toFixed(2)} read units, ${(phase.table.writeUnits / phase.runs).toFixed(2)} write units; ${JSON.stringify(phase.outcomes)}`,
     );
     return live;
   };

@@ -2,7 +2,9 @@
 // starts and stops; its figures go to bench/scale/last-run.json, a section of docs/benchmarks.md
 // and, with the cost model, docs/scale.md. SLUICE_SCALE_FROM=<json> rewrites the docs from a
 // recorded run without running it again. SLUICE_SCALE_ROLLOUT (1000) and SLUICE_SCALE_ROLLOUT_MORE
-// (10000; comma-separated, empty for none) are the rollouts' sizes; SLUICE_SCALE_PLAIN=false runs
+// (10000; comma-separated, empty for none) are the rollouts' sizes, SLUICE_SCALE_ROLLOUT_STOP_AFTER
+// (each) and SLUICE_SCALE_ROLLOUT_MORE_STOP_AFTER (the further ones) stop them after their first
+// steps; SLUICE_SCALE_PLAIN=false runs
 // the rollouts alone, keeping the plain phases' figures of the recorded run (SLUICE_SCALE_PLAIN_FROM,
 // else SLUICE_SCALE_JSON).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -36,6 +38,10 @@ const options: ScaleOptions = {
   // Each rollout stops after this many steps (a fleet too large for the time at hand).
   ...(process.env.SLUICE_SCALE_ROLLOUT_STOP_AFTER && {
     rolloutStopAfter: Number(process.env.SLUICE_SCALE_ROLLOUT_STOP_AFTER),
+  }),
+  // The further sizes alone stop after this many steps (SLUICE_SCALE_ROLLOUT_STOP_AFTER for every size).
+  ...(process.env.SLUICE_SCALE_ROLLOUT_MORE_STOP_AFTER && {
+    rolloutMoreStopAfter: Number(process.env.SLUICE_SCALE_ROLLOUT_MORE_STOP_AFTER),
   }),
   // false: the plain phases' figures are taken from the recorded run (SLUICE_SCALE_JSON), only the rollouts run.
   plain: process.env.SLUICE_SCALE_PLAIN !== 'false',

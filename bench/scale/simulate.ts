@@ -39,6 +39,8 @@ export interface ScaleOptions {
   readonly rolloutMoreMembers?: readonly number[];
   /** Every rollout stops after this many steps (the time at hand); none: all of them. */
   readonly rolloutStopAfter?: number;
+  /** The further rollouts (rolloutMoreMembers) stop after this many steps; none: as rolloutStopAfter. */
+  readonly rolloutMoreStopAfter?: number;
   /** Whether the plain phases (held, the wave, steady state) run; false: only the rollouts (their figures come from an earlier run). */
   readonly plain?: boolean;
   readonly rolloutMaxParallel: number;
@@ -344,9 +346,10 @@ export async function simulate(
       : await plainPhases();
 
   const rollouts: RolloutRun[] = [];
-  for (const members of [options.rolloutMembers, ...(options.rolloutMoreMembers ?? [])].filter(
-    (n) => n > 0,
-  )) {
+  for (const [index, members] of [options.rolloutMembers, ...(options.rolloutMoreMembers ?? [])].entries()) {
+    if (members <= 0) continue;
+    const stopAfter =
+      index > 0 ? (options.rolloutMoreStopAfter ?? options.rolloutStopAfter) : options.rolloutStopAfter;
     lambda = lambdaOf(options.lambdaConcurrency);
     const harness: Harness = {
       deps: base,
@@ -362,7 +365,7 @@ export async function simulate(
     const started = performance.now();
     const run = await simulateRollout(harness, {
       members,
-      ...(options.rolloutStopAfter !== undefined && { stopAfter: options.rolloutStopAfter }),
+      ...(stopAfter !== undefined && { stopAfter }),
       maxParallel: options.rolloutMaxParallel,
       soakMinutes: options.rolloutSoakMinutes,
     });

@@ -290,13 +290,7 @@ export interface RolloutHold {
 /** Tells the approvers of the wave gate holding the run (once for the wave: release-waiting.ts). */
 async function announceWaveGate(run: Run, held: RolloutHold): Promise<void> {
   if (held.waveGate && held.pending)
-    await announceWaveWaiting(
-      run.delivery.name,
-      held.waveGate.gate,
-      held.pending,
-      held.waveGate.wave,
-      run.deps,
-    );
+    await announceWaveWaiting(run.delivery.name, held.waveGate, held.pending, run.deps);
 }
 
 /**

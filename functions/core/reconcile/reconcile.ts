@@ -78,7 +78,7 @@ export async function reconcile(name: string, deps: ReconcileDeps): Promise<Reco
       deps.log?.(`could not follow the rollout of '${name}': ${String(error)}`),
     );
   // Named when the run looked it up anyway (the dashboard's rollout widgets read it from the log line).
-  const rollout = await membership.asked()?.catch(() => undefined);
+  const rollout = (await membership.asked()?.catch(() => undefined))?.rollout;
   return rollout ? { ...result, rollout } : result;
 }
 

@@ -9,7 +9,9 @@ import { RELEASE_WAITING_LOG_PREFIX, type ReleaseWaitingEvent } from './events.t
 /** A rollout member held at its wave's gate, and the wave. */
 export interface WaveGateHold {
   readonly gate: BlockingGate;
-  readonly wave: WaveOf & { readonly generation: number };
+  readonly wave: Omit<WaveOf, 'deliveries'> & { readonly generation: number };
+  /** The wave's members, read only when the notice is published (once for the wave). */
+  readonly members: () => Promise<readonly string[]>;
 }
 
 type NoticeDeps = Pick<ReconcileDeps, 'gateRunbooks' | 'gateFunction'>;
@@ -116,18 +118,23 @@ export async function announceWaiting(
  */
 export async function announceWaveWaiting(
   delivery: string,
-  gate: BlockingGate,
+  hold: WaveGateHold,
   revision: string,
-  wave: WaveOf & { readonly generation: number },
   deps: ReconcileDeps,
 ): Promise<void> {
-  const event = releaseWaitingEvent(delivery, gate, revision, deps, deps.clock.now(), wave);
-  const notice = noticeOf(delivery, gate, revision, deps, wave);
+  const { gate, wave } = hold;
+  // The notice's key names no member: the members are read once it is this run's to publish.
+  const notice = noticeOf(delivery, gate, revision, deps, { ...wave, deliveries: [] });
   const perWindow = notice.lift === 'wait' || notice.lift === 'approve';
   const key = `waiting#wave${wave.wave}#${perWindow ? '' : `${wave.generation}#`}${notice.key}`;
   const claimed = await claimRolloutEvent(deps.db, wave.rollout, key).catch((error: unknown) => {
     deps.log?.(`could not record the Release Waiting notice of rollout '${wave.rollout}': ${String(error)}`);
     return false;
   });
-  if (claimed) await publish(event, deps);
+  if (!claimed) return;
+  const deliveries = await hold.members();
+  await publish(
+    releaseWaitingEvent(delivery, gate, revision, deps, deps.clock.now(), { ...wave, deliveries }),
+    deps,
+  );
 }

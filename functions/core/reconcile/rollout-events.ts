@@ -15,7 +15,7 @@ export interface RolloutEventDeps {
 
 /** Publishes what `state` shows that no run published yet: the active wave's start, a halt, the completion. */
 export async function announceRollout(
-  rollout: Rollout,
+  rollout: Pick<Rollout, 'name'>,
   state: RolloutState,
   deps: RolloutEventDeps,
   now: Date,

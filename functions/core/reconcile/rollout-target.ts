@@ -2,6 +2,7 @@
 // rollout's source, starts the next generation when a newer revision may start, computes the
 // rollout's state from the table and either takes the digest or is held at its current revision.
 import type { Rollout } from '../config/index.ts';
+import type { MemberPlace, RolloutOutline } from '../config/rollout-outline.ts';
 import type { GateConditionReaders } from '../gates/conditions.ts';
 import { gateHolding } from '../gates/evaluate.ts';
 import { waitingMessage } from '../gates/messages.ts';
@@ -13,23 +14,30 @@ import { generationKey, holdsPlace, markFor, readWaveTallies } from '../rollout/
 import { contributionOf, tallyChange } from '../rollout/tally.ts';
 import {
   afterClaim,
-  membersToWake,
+  placeInGeneration,
   tallyState,
   wakesAtSoakEndInOrder,
   type TallyState,
 } from '../rollout/tally-state.ts';
 import type { Fence } from '../store/lease.ts';
+import {
+  membersBetween,
+  placeIn,
+  readMembership,
+  waveMembersOf,
+  type Membership,
+  type StoredOutline,
+} from '../store/rollout-members.ts';
 import { advanceWake, claimPlace } from '../store/rollout-tallies.ts';
 import {
   claimRolloutEvent,
   getGeneration,
-  getRollout,
   getStatuses,
+  getStoredOutline,
   listRolloutActions,
   markCompleted,
   recordRolloutAction,
   rejectedDigests,
-  rolloutOfDelivery,
   startGeneration,
 } from '../store/rollouts.ts';
 import type { TableClient } from '../store/table-client.ts';
@@ -46,7 +54,7 @@ export interface RolloutReadDeps extends GateConditionReaders {
 
 /** The wave gates as they hold `revision`: the gate per wave index, when it holds. */
 async function waveGates(
-  rollout: Rollout,
+  rollout: { readonly name: string; readonly waves: readonly { readonly gate?: string }[] },
   revision: string,
   deps: RolloutReadDeps,
   now: Date,
@@ -100,12 +108,17 @@ export interface MemberRun {
  * statuses); recorded as completed when it is.
  */
 async function memberState(
-  rollout: Rollout,
+  stored: StoredOutline,
   deps: ReconcileDeps,
   now: Date,
   generation: RolloutGeneration,
-  member: { readonly name: string; readonly status: DeliveryStatus | undefined },
+  member: {
+    readonly name: string;
+    readonly status: DeliveryStatus | undefined;
+    readonly place: MemberPlace | undefined;
+  },
 ): Promise<TallyState> {
+  const rollout = stored.outline;
   const claimed = holdsPlace(member.status, rollout.name, generation);
   if (generation.completedAt)
     return tallyState({
@@ -118,7 +131,7 @@ async function memberState(
       member: { ...member, claimed },
     });
   const [tallies, actions, gates] = await Promise.all([
-    readWaveTallies(rollout, generation, deps, now),
+    readWaveTallies(stored, generation, deps, now),
     listRolloutActions(deps.db, rollout.name),
     waveGates(rollout, generation.revision, deps, now),
   ]);
@@ -151,29 +164,27 @@ export type RolloutTarget =
     };
 
 /** The gate holding `delivery`'s wave, when that is what it waits for (its wave is the one under way). */
-function waveGateHolding(rollout: Rollout, state: RolloutState, delivery: string): WaveGateHold | undefined {
+function waveGateHolding(
+  stored: StoredOutline,
+  state: RolloutState,
+  delivery: string,
+  db: TableClient,
+): WaveGateHold | undefined {
   const wave = state.activeWave !== undefined ? state.waves[state.activeWave - 1] : undefined;
   if (!wave?.heldBy || state.halt || !state.generation) return undefined;
   const own = wave.members.find((member) => member.name === delivery);
   if (own?.phase !== 'Waiting') return undefined;
-  // A member's run knows its own place only: the approvers are told the wave's members.
-  const waiting = wave.counts
-    ? (rollout.waves[wave.number - 1]?.deliveries ?? [delivery])
-    : wave.members.filter((member) => member.phase === 'Waiting').map((member) => member.name);
   return {
     gate: wave.heldBy,
-    wave: {
-      rollout: state.rollout,
-      wave: wave.number,
-      deliveries: waiting,
-      generation: state.generation.generation,
-    },
+    wave: { rollout: state.rollout, wave: wave.number, generation: state.generation.generation },
+    // A member's run knows its own place only: the approvers are told the wave's members.
+    members: () => waveMembersOf(db, stored, wave.number - 1),
   };
 }
 
 /** The next generation to start for `resolved`, or undefined when it may not start now. */
 function nextGeneration(
-  rollout: Rollout,
+  rollout: Pick<RolloutOutline, 'supersede'>,
   resolved: Resolved,
   current: RolloutGeneration | undefined,
   state: RolloutState | undefined,
@@ -210,17 +221,42 @@ function nextGeneration(
   };
 }
 
-/** The rollout a delivery is a member of (its lookup), read at most once however often it is asked. */
+/**
+ * The rollout a delivery is a member of and its place (its lookup partition), read at most once
+ * however often it is asked; `again` reads it anew (a registration moved its places meanwhile).
+ */
 export interface RolloutMembership {
-  (): Promise<string | undefined>;
+  (): Promise<Membership | undefined>;
   /** The answer if a step of the run asked already, else undefined: no request of its own. */
-  readonly asked: () => Promise<string | undefined> | undefined;
+  readonly asked: () => Promise<Membership | undefined> | undefined;
+  readonly again: () => Promise<Membership | undefined>;
 }
 
 /** A delivery's membership, looked up on the first ask: a run asks when it resolves and when it follows. */
 export function rolloutMembership(db: TableClient, delivery: string): RolloutMembership {
-  let lookup: Promise<string | undefined> | undefined;
-  return Object.assign(() => (lookup ??= rolloutOfDelivery(db, delivery)), { asked: () => lookup });
+  let lookup: Promise<Membership | undefined> | undefined;
+  return Object.assign(() => (lookup ??= readMembership(db, delivery)), {
+    asked: () => lookup,
+    again: () => (lookup = readMembership(db, delivery)),
+  });
+}
+
+/**
+ * The member's rollout as stored (its outline) and its place in it. A place missing from the
+ * layout the spec names is looked up once more: the lookup was read before a registration that
+ * wrote the spec after it.
+ */
+async function memberOf(
+  db: TableClient,
+  delivery: string,
+  membership: RolloutMembership,
+): Promise<{ readonly stored: StoredOutline; readonly place: MemberPlace | undefined } | undefined> {
+  const found = await membership();
+  const stored = found && (await getStoredOutline(db, found.rollout));
+  if (!stored) return undefined;
+  const place = placeIn(stored, found, delivery);
+  if (place || stored.legacy) return { stored, place };
+  return { stored, place: placeIn(stored, await membership.again(), delivery) };
 }
 
 /**
@@ -235,9 +271,10 @@ export async function rolloutTarget(
   membership: RolloutMembership = rolloutMembership(deps.db, delivery),
   run: MemberRun = { previous: undefined, rollout: {} },
 ): Promise<RolloutTarget> {
-  const name = await membership();
-  const rollout = name && (await getRollout(deps.db, name));
-  if (!rollout) return { kind: 'none' };
+  const found = await memberOf(deps.db, delivery, membership);
+  if (!found) return { kind: 'none' };
+  const { stored, place } = found;
+  const rollout = stored.outline;
   let generation = await getGeneration(deps.db, rollout.name);
   const credentials = deps.registryCredentials(rollout.source);
   const resolved = await resolveArtifact(rollout.source, { credentials, cache: deps.artifactCache })
@@ -258,8 +295,8 @@ export async function rolloutTarget(
       deps.log?.(`rollout '${rollout.name}': could not resolve its source: ${String(error)}`);
       return undefined;
     });
-  const member = () => ({ name: delivery, status: run.rollout.stored ?? run.previous });
-  let tally = generation ? await memberState(rollout, deps, now, generation, member()) : undefined;
+  const member = () => ({ name: delivery, status: run.rollout.stored ?? run.previous, place });
+  let tally = generation ? await memberState(stored, deps, now, generation, member()) : undefined;
   let state = tally?.state;
   // A rollout added again remembers what was rolled back before it was removed.
   const rejected = generation ? (generation.rejected ?? []) : await rejectedDigests(deps.db, rollout.name);
@@ -268,7 +305,7 @@ export async function rolloutTarget(
     if (!(await startGeneration(deps.db, rollout.name, next, generation)))
       deps.log?.(`rollout '${rollout.name}': another run started a generation first`);
     generation = await getGeneration(deps.db, rollout.name);
-    tally = generation && (await memberState(rollout, deps, now, generation, member()));
+    tally = generation && (await memberState(stored, deps, now, generation, member()));
     state = tally?.state;
     if (state)
       await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
@@ -283,7 +320,7 @@ export async function rolloutTarget(
   const current = generation;
   if (state.halt && !state.halt.recorded) {
     tally = await recordHalt(rollout, state, deps, now, () =>
-      memberState(rollout, deps, now, current, member()),
+      memberState(stored, deps, now, current, member()),
     );
     state = tally.state;
     // A held member's run is not followed: the halt it found is announced here.
@@ -314,7 +351,9 @@ export async function rolloutTarget(
   if (turn.take)
     return { kind: 'take', resolved: { digest: generation.digest, revision: generation.revision }, state };
   const waitingFor =
-    !turn.halted && wakesAtSoakEndInOrder(rollout, state, delivery) ? new Date(state.nextAt!) : undefined;
+    !turn.halted && wakesAtSoakEndInOrder(rollout, state, placeInGeneration(rollout, generation, place))
+      ? new Date(state.nextAt!)
+      : undefined;
   const superseded =
     resolved && resolved.digest !== generation.digest
       ? generation.rejected?.includes(resolved.digest)
@@ -323,7 +362,7 @@ export async function rolloutTarget(
           ? `; ${resolved.revision} waits for the resume: a push does not lift a halt a person recorded`
           : `; ${resolved.revision} waits for it`
       : '';
-  const waveGate = turn.halted ? undefined : waveGateHolding(rollout, state, delivery);
+  const waveGate = turn.halted ? undefined : waveGateHolding(stored, state, delivery, deps.db);
   const gateWhy = waveGate ? `; ${waitingMessage([waveGate.gate], generation.revision)}` : '';
   return {
     kind: 'hold',
@@ -341,7 +380,7 @@ export async function rolloutTarget(
  * after it is read again either way (`again`).
  */
 async function recordHalt<T>(
-  rollout: Rollout,
+  rollout: Pick<Rollout, 'name'>,
   state: RolloutState,
   deps: ReconcileDeps,
   now: Date,
@@ -374,11 +413,19 @@ async function recordHalt<T>(
  * per soak end (the first run that sees it), so the next wave starts on time even if none of its
  * members runs during the soak. Their own held runs arrange the same schedule (same name: one).
  */
-async function wakeAtSoakEnd(rollout: Rollout, state: RolloutState, deps: ReconcileDeps): Promise<void> {
+async function wakeAtSoakEnd(stored: StoredOutline, state: RolloutState, deps: ReconcileDeps): Promise<void> {
+  const rollout = stored.outline;
   if (!state.nextAt || !deps.retryTimer || !state.generation || state.activeWave === undefined) return;
   const key = `${state.generation.generation}#soak-end#${state.nextAt}`;
   if (!(await claimRolloutEvent(deps.db, rollout.name, key))) return;
-  const next = membersToWake(rollout, state.generation, state.activeWave, 0, rollout.maxParallel ?? Infinity);
+  const next = await membersToWake(
+    deps.db,
+    stored,
+    state.generation,
+    state.activeWave,
+    0,
+    rollout.maxParallel ?? Infinity,
+  );
   const at = new Date(state.nextAt);
   for (const member of next)
     await deps.retryTimer
@@ -396,7 +443,8 @@ async function wakeAtSoakEnd(rollout: Rollout, state: RolloutState, deps: Reconc
  * member that becomes Ready wakes the next. A member whose wake-up is lost, or that found no free
  * place when woken, takes the digest at its own next run.
  */
-async function wakeNext(rollout: Rollout, state: RolloutState, deps: ReconcileDeps): Promise<string[]> {
+async function wakeNext(stored: StoredOutline, state: RolloutState, deps: ReconcileDeps): Promise<string[]> {
+  const rollout = stored.outline;
   const generation = state.generation;
   if (!generation || state.activeWave === undefined) return [];
   const index = state.activeWave - 1;
@@ -406,7 +454,27 @@ async function wakeNext(rollout: Rollout, state: RolloutState, deps: ReconcileDe
     generation.kind === 'rollback' || rollout.maxParallel === undefined ? Infinity : rollout.maxParallel;
   const upTo = Math.min(wave.counts.size, wave.counts.ready + limit);
   const moved = await advanceWake(deps.db, generationKey(rollout.name, generation), index, upTo);
-  return moved ? membersToWake(rollout, generation, index, moved.from, moved.to) : [];
+  return moved ? membersToWake(deps.db, stored, generation, index, moved.from, moved.to) : [];
+}
+
+/**
+ * The members of the generation's wave `wave` (0-based) at positions `from` to `upTo` in its
+ * order (a rollback's one wave is every member): one Query of as many items.
+ */
+function membersToWake(
+  db: TableClient,
+  stored: StoredOutline,
+  generation: RolloutGeneration,
+  wave: number,
+  from: number,
+  upTo: number,
+): Promise<string[]> {
+  const waves = stored.outline.waves;
+  const offset =
+    generation.kind === 'rollback' ? 0 : waves.slice(0, wave).reduce((sum, w) => sum + w.size, 0);
+  const size =
+    generation.kind === 'rollback' ? waves.reduce((sum, w) => sum + w.size, 0) : (waves[wave]?.size ?? 0);
+  return membersBetween(db, stored, offset + from, offset + Math.min(upTo, size));
 }
 
 /**
@@ -421,9 +489,10 @@ export async function followRollout(
   result?: Pick<ReconcileResult, 'outcome' | 'revision'>,
   membership: RolloutMembership = rolloutMembership(deps.db, delivery),
 ): Promise<void> {
-  const name = await membership();
-  const rollout = name && (await getRollout(deps.db, name));
-  if (!rollout) return;
+  const found = await membership();
+  const stored = found && (await getStoredOutline(deps.db, found.rollout));
+  if (!stored) return;
+  const rollout = stored.outline;
   const now = deps.clock.now();
   const generation = await getGeneration(deps.db, rollout.name);
   if (!generation) return;
@@ -439,14 +508,20 @@ export async function followRollout(
   }
   // The state as any member sees it (the follower's own place does not matter here).
   const read = async () =>
-    (await memberState(rollout, deps, now, generation, { name: delivery, status: undefined })).state;
+    (
+      await memberState(stored, deps, now, generation, {
+        name: delivery,
+        status: undefined,
+        place: undefined,
+      })
+    ).state;
   let state = await read();
   if (state.halt && !state.halt.recorded) state = await recordHalt(rollout, state, deps, now, read);
   await announceRollout(rollout, state, { db: deps.db, events: deps.events, log: deps.log }, now);
   if (state.halt) return;
-  await wakeAtSoakEnd(rollout, state, deps);
+  await wakeAtSoakEnd(stored, state, deps);
   if (!deps.reconcileNow) return;
-  const woken = (await wakeNext(rollout, state, deps)).filter((member) => member !== delivery);
+  const woken = (await wakeNext(stored, state, deps)).filter((member) => member !== delivery);
   const again = stale ? [delivery] : [];
   if (woken.length + again.length > 0) await deps.reconcileNow([...again, ...woken]);
 }

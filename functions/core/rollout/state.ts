@@ -196,6 +196,20 @@ export const todoFor = (rollout: string, delivery: string | undefined, byPerson 
       : `, 'sluice rollout rollback ${rollout} --reason …' to return every member to the previous one, or push a newer revision`
   }`;
 
+/** The halt a recorded halt action stands for: it outlasts the failure, until a resume. */
+export const haltOf = (rollout: string, recorded: RolloutAction): RolloutHalt => ({
+  wave: recorded.wave ?? 0,
+  ...(recorded.delivery && { delivery: recorded.delivery }),
+  why: recorded.reason,
+  recorded: true,
+  at: recorded.at,
+  by: recorded.by,
+  verified: recorded.verified,
+  ...(recorded.sequence !== undefined && { sequence: recorded.sequence }),
+  ...(recorded.automatic && { automatic: true }),
+  todo: todoFor(rollout, recorded.delivery, !recorded.automatic),
+});
+
 /** The rollout's state at `now`: which wave is under way, who may take the digest, and whether (and why) it is halted. */
 export function rolloutState(inputs: RolloutInputs): RolloutState {
   const { rollout, generation, statuses, now } = inputs;
@@ -215,18 +229,7 @@ export function rolloutState(inputs: RolloutInputs): RolloutState {
   const { resume, halt: recordedHalt } = actionsOf(inputs.actions, generation.generation);
   const waves = wavesOf(rollout, generation);
   const rollback = generation.kind === 'rollback';
-  let halt: RolloutHalt | undefined = recordedHalt && {
-    wave: recordedHalt.wave ?? 0,
-    ...(recordedHalt.delivery && { delivery: recordedHalt.delivery }),
-    why: recordedHalt.reason,
-    recorded: true,
-    at: recordedHalt.at,
-    by: recordedHalt.by,
-    verified: recordedHalt.verified,
-    ...(recordedHalt.sequence !== undefined && { sequence: recordedHalt.sequence }),
-    ...(recordedHalt.automatic && { automatic: true }),
-    todo: todoFor(rollout.name, recordedHalt.delivery, !recordedHalt.automatic),
-  };
+  let halt: RolloutHalt | undefined = recordedHalt && haltOf(rollout.name, recordedHalt);
   const found = (wave: number, why: string, delivery?: string) => {
     halt ??= {
       wave,

@@ -3,13 +3,13 @@
 // wave's tally is also derived again once every REPAIR_EVERY_MS of the generation, by the first run
 // that claims it, so anything that changed a status without its run-end (a status deleted, a member
 // removed from the wave) is counted right again.
-import type { Rollout } from '../config/index.ts';
 import type { RolloutGeneration, RolloutMark } from '../model/rollout.ts';
 import type { DeliveryStatus } from '../model/status.ts';
 import { putDerivedTally, readTallies, type GenerationKey } from '../store/rollout-tallies.ts';
+import { membersBetween, type StoredOutline } from '../store/rollout-members.ts';
 import { claimRolloutEvent, getStatuses } from '../store/rollouts.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { wavesOf } from './state.ts';
+import { outlineWavesOf } from './tally-state.ts';
 import { contributionOf, EMPTY_TALLY, tallyConsistent, tallyOf, type WaveTally } from './tally.ts';
 
 /** How often each wave's tally is derived again from the statuses while a generation is under way. */
@@ -55,42 +55,47 @@ export interface TallyReadDeps {
 
 /**
  * The tallies of the generation's waves (0-based), repaired where needed. One Query, plus the
- * statuses of a wave's members when that wave's tally is repaired.
+ * wave's members (paged from their ordered items) and their statuses when that wave's tally is
+ * repaired.
  */
 export async function readWaveTallies(
-  rollout: Rollout,
+  stored: StoredOutline,
   generation: RolloutGeneration,
   deps: TallyReadDeps,
   now: Date,
 ): Promise<WaveTally[]> {
+  const rollout = stored.outline;
   const g = generationKey(rollout.name, generation);
-  const waves = wavesOf(rollout, generation);
-  const stored = await readTallies(deps.db, g);
+  const waves = outlineWavesOf(rollout, generation);
+  // The wave's members in the generation's order (a rollback's one wave is every member).
+  let offset = 0;
+  const ranges = waves.map((wave) => [offset, (offset += wave.size)] as const);
+  const members = (index: number) => membersBetween(deps.db, stored, ranges[index]![0], ranges[index]![1]);
+  const storedTallies = await readTallies(deps.db, g);
   const epoch = Math.floor((now.getTime() - Date.parse(generation.startedAt)) / REPAIR_EVERY_MS);
   return Promise.all(
     waves.map(async (wave, index) => {
-      const found = stored.get(index);
+      const found = storedTallies.get(index);
       const tally = found?.tally ?? EMPTY_TALLY;
-      const size = wave.deliveries.length;
+      const size = wave.size;
       if (!tallyConsistent(tally, size)) {
         deps.log?.(
           `rollout '${rollout.name}': the tally of wave ${index + 1} cannot be right (${tally.done} Ready, ${tally.started} started, ${tally.open} places of ${size}); derived again from the statuses`,
         );
-        return repairWave(deps.db, g, index, wave.deliveries, now);
+        return repairWave(deps.db, g, index, await members(index), now);
       }
       const derivedEpoch = found?.derivedAt
         ? Math.floor((Date.parse(found.derivedAt) - Date.parse(generation.startedAt)) / REPAIR_EVERY_MS)
         : 0;
       // Only a wave that may have started: the others hold nothing a repair could find.
-      const before = index > 0 ? stored.get(index - 1)?.tally : undefined;
-      const reached =
-        found !== undefined || index === 0 || (before?.done ?? 0) >= waves[index - 1]!.deliveries.length;
+      const before = index > 0 ? storedTallies.get(index - 1)?.tally : undefined;
+      const reached = found !== undefined || index === 0 || (before?.done ?? 0) >= waves[index - 1]!.size;
       const due = reached && epoch > derivedEpoch;
       if (
         due &&
         (await claimRolloutEvent(deps.db, rollout.name, `${generation.generation}#repair#${index}#${epoch}`))
       )
-        return repairWave(deps.db, g, index, wave.deliveries, now);
+        return repairWave(deps.db, g, index, await members(index), now);
       return tally;
     }),
   );

@@ -3,18 +3,18 @@
 // fleet's size. The same rules as rolloutState (state.ts): waves in order, soaks, wave gates,
 // halts found and recorded, resumes. maxParallel is a count of places taken (a member takes one
 // before it takes the digest, and gives it back once Ready at it), offered in the wave's order:
-// to the members before the wave's Ready count plus maxParallel.
-import type { Rollout } from '../config/index.ts';
+// to the members before the wave's Ready count plus maxParallel. The rollout is its outline (a count
+// per wave) and the member knows its own place: nothing here grows with the fleet.
+import type { MemberPlace, RolloutOutline, WaveOutline } from '../config/rollout-outline.ts';
 import type { RolloutAction, RolloutGeneration } from '../model/rollout.ts';
 import type { BlockingGate, DeliveryStatus } from '../model/status.ts';
 import {
   actionsOf,
   classify,
-  completedState,
   firingText,
+  haltOf,
   lastSequence,
   todoFor,
-  wavesOf,
   type MemberView,
   type RolloutHalt,
   type RolloutState,
@@ -24,7 +24,7 @@ import {
 import type { WaveTally } from './tally.ts';
 
 export interface TallyInputs {
-  readonly rollout: Rollout;
+  readonly rollout: RolloutOutline;
   readonly generation: RolloutGeneration;
   /** Per wave (0-based, as wavesOf lists them): its tally. */
   readonly tallies: readonly WaveTally[];
@@ -37,6 +37,8 @@ export interface TallyInputs {
     readonly status: DeliveryStatus | undefined;
     /** Whether it holds one of its wave's maxParallel places in this generation. */
     readonly claimed: boolean;
+    /** Its place in the rollout's waves (undefined: not a member of them). */
+    readonly place: MemberPlace | undefined;
   };
 }
 
@@ -50,32 +52,64 @@ export interface TallyState {
   readonly wave: number;
 }
 
+/** The waves a generation goes through, as counts: a rollback is one wave of every member, without soak or gate. */
+export function outlineWavesOf(
+  rollout: RolloutOutline,
+  generation: RolloutGeneration,
+): readonly WaveOutline[] {
+  if (generation.kind !== 'rollback') return rollout.waves;
+  return [{ patterns: ['*'], size: rollout.waves.reduce((sum, wave) => sum + wave.size, 0) }];
+}
+
+/** A member's place in the generation's waves: in a rollback, its position among every member. */
+export function placeInGeneration(
+  rollout: RolloutOutline,
+  generation: RolloutGeneration,
+  place: MemberPlace | undefined,
+): MemberPlace | undefined {
+  if (!place || generation.kind !== 'rollback') return place;
+  const before = rollout.waves.slice(0, place.wave).reduce((sum, wave) => sum + wave.size, 0);
+  return { wave: 0, position: before + place.position };
+}
+
+/** A generation recorded as completed: every wave Complete; a member takes (and keeps) the digest. */
+function completedOutlineState(
+  rollout: RolloutOutline,
+  generation: RolloutGeneration,
+  member: string | undefined,
+): RolloutState {
+  return {
+    rollout: rollout.name,
+    phase: 'Complete',
+    generation,
+    waves: outlineWavesOf(rollout, generation).map((wave, index) => ({
+      number: index + 1,
+      phase: 'Complete',
+      members: [],
+      counts: { size: wave.size, ready: wave.size, started: true },
+    })),
+    mayTake: new Set(member ? [member] : []),
+    actionsSeen: 0,
+  };
+}
+
 /** The state at `now` as far as `member` needs it, and its turn. */
 export function tallyState(inputs: TallyInputs): TallyState {
   const { rollout, generation, tallies, now, member } = inputs;
-  const waves = wavesOf(rollout, generation);
-  const ownWave = waves.findIndex((wave) => wave.deliveries.includes(member.name));
+  const waves = outlineWavesOf(rollout, generation);
+  const place = placeInGeneration(rollout, generation, member.place);
+  const ownWave =
+    place && place.wave < waves.length && place.position < waves[place.wave]!.size ? place.wave : -1;
   if (generation.completedAt)
     return {
-      state: completedState(rollout, generation),
+      state: completedOutlineState(rollout, generation, ownWave >= 0 ? member.name : undefined),
       turn: ownWave >= 0 ? 'take' : 'wait',
       wave: ownWave,
     };
   const rollback = generation.kind === 'rollback';
   const { resume, halt: recordedHalt } = actionsOf(inputs.actions, generation.generation);
   const afterResume = (at: string) => resume === undefined || at > resume.at;
-  let halt: RolloutHalt | undefined = recordedHalt && {
-    wave: recordedHalt.wave ?? 0,
-    ...(recordedHalt.delivery && { delivery: recordedHalt.delivery }),
-    why: recordedHalt.reason,
-    recorded: true,
-    at: recordedHalt.at,
-    by: recordedHalt.by,
-    verified: recordedHalt.verified,
-    ...(recordedHalt.sequence !== undefined && { sequence: recordedHalt.sequence }),
-    ...(recordedHalt.automatic && { automatic: true }),
-    todo: todoFor(rollout.name, recordedHalt.delivery, !recordedHalt.automatic),
-  };
+  let halt: RolloutHalt | undefined = recordedHalt && haltOf(rollout.name, recordedHalt);
   const found = (wave: number, why: string, delivery?: string) => {
     halt ??= {
       wave,
@@ -98,7 +132,7 @@ export function tallyState(inputs: TallyInputs): TallyState {
   waves.forEach((wave, index) => {
     const number = index + 1;
     const tally = tallyAt(index);
-    const size = wave.deliveries.length;
+    const size = wave.size;
     const gate = rollback ? undefined : inputs.waveGates.get(index);
     if (earlierComplete || tally.started > 0) {
       // In the order the runs recorded them; those before the last resume do not count.
@@ -137,7 +171,7 @@ export function tallyState(inputs: TallyInputs): TallyState {
         else if (
           tally.open < rollout.maxParallel &&
           // In the wave's order: the first maxParallel members past as many as are Ready.
-          wave.deliveries.indexOf(member.name) < tally.done + rollout.maxParallel
+          place!.position < tally.done + rollout.maxParallel
         )
           turn = 'claim';
       }
@@ -208,22 +242,16 @@ export const afterClaim = (tally: TallyState, member: string): TallyState => ({
 });
 
 /**
- * Whether `delivery` is retried when the active wave's soak ends: one of the first `maxParallel`
- * of the next wave (all of it without a limit), in the wave's order. The others follow them.
+ * Whether the member at `place` (in the generation's waves) is retried when the active wave's soak
+ * ends: one of the first `maxParallel` of the next wave (all of it without a limit), in the wave's
+ * order. The others follow them.
  */
-export function wakesAtSoakEndInOrder(rollout: Rollout, state: RolloutState, delivery: string): boolean {
-  if (!state.nextAt || state.halt || state.activeWave === undefined || !state.generation) return false;
-  const next = wavesOf(rollout, state.generation)[state.activeWave];
-  return (next?.deliveries ?? []).slice(0, rollout.maxParallel ?? Infinity).includes(delivery);
-}
-
-/** The members to wake when a wave goes on: those of `wave` from `from` (in order) up to `upTo`. */
-export function membersToWake(
-  rollout: Rollout,
-  generation: RolloutGeneration,
-  wave: number,
-  from: number,
-  upTo: number,
-): string[] {
-  return (wavesOf(rollout, generation)[wave]?.deliveries ?? []).slice(from, upTo);
+export function wakesAtSoakEndInOrder(
+  rollout: Pick<RolloutOutline, 'maxParallel'>,
+  state: RolloutState,
+  place: MemberPlace | undefined,
+): boolean {
+  if (!state.nextAt || state.halt || state.activeWave === undefined || !state.generation || !place)
+    return false;
+  return place.wave === state.activeWave && place.position < (rollout.maxParallel ?? Infinity);
 }

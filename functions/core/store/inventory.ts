@@ -1,8 +1,8 @@
-import { BatchWriteCommand, GetCommand, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import type { InventoryEntry } from '../manifests/inventory.ts';
 import { fencedTransaction, type Fence, type TransactItem } from './lease.ts';
-import { deliveryKey, queryPartition, type TableClient } from './table-client.ts';
+import { batchWrite, deliveryKey, queryPartition, type TableClient } from './table-client.ts';
 
 /** Most entries in one chunk item (short ids); long ids fill a chunk's bytes first. */
 export const INVENTORY_CHUNK_SIZE = 1500;
@@ -144,22 +144,4 @@ async function deleteChunksExcept(
     .filter((item) => ((item.fenceToken as number | undefined) ?? 0) <= token)
     .map((item) => ({ DeleteRequest: { Key: { pk: item.pk as string, sk: item.sk as string } } }));
   await batchWrite(db, stale);
-}
-
-type WriteRequest = NonNullable<
-  ConstructorParameters<typeof BatchWriteCommand>[0]['RequestItems']
->[string][number];
-
-async function batchWrite(db: TableClient, requests: readonly WriteRequest[]): Promise<void> {
-  for (let i = 0; i < requests.length; i += 25) {
-    let pending: WriteRequest[] | undefined = requests.slice(i, i + 25);
-    for (let attempt = 0; pending && pending.length > 0; attempt++) {
-      if (attempt > 8) throw new Error(`DynamoDB kept ${pending.length} inventory writes unprocessed`);
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-      const result: BatchWriteCommandOutput = await db.doc.send(
-        new BatchWriteCommand({ RequestItems: { [db.table]: pending } }),
-      );
-      pending = result.UnprocessedItems?.[db.table];
-    }
-  }
 }

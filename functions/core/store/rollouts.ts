@@ -1,4 +1,5 @@
-// A rollout's items, under `rollout#<name>`: its spec, the generation it is rolling out
+// A rollout's items, under `rollout#<name>`: its spec (an outline: a count per wave, the members
+// being items of their own, rollout-members.ts), the generation it is rolling out
 // (`generation`, replaced only conditionally), and its halts and resumes (`action#<sequence>`, kept
 // as the audit trail, numbered by the `actions` counter). A lookup item per member names the
 // rollout it is in. The digests rolled back live apart (`rollout-rejected#<name>`): removing the
@@ -7,23 +8,31 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
-  DeleteCommand,
   GetCommand,
   PutCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { Rollout } from '../config/index.ts';
+import { outlineOf, type RolloutOutline } from '../config/rollout-outline.ts';
 import type { RolloutAction, RolloutGeneration } from '../model/rollout.ts';
 import { gateLookupKey } from './lookup-entries.ts';
+import { rolloutKey, rolloutMemberKey } from './rollout-keys.ts';
+import {
+  putMembers,
+  readMembership,
+  removeOrderedExcept,
+  removePlaces,
+  storedOutline,
+  withMembers,
+  type StoredOutline,
+} from './rollout-members.ts';
 import { getSpec, listSpecNames, putSpec, removeSpec, type SpecKind } from './specs.ts';
 import { statusFromItem, type DeliveryStatus } from './status.ts';
-import { deliveryKey, queryPartition, type TableClient } from './table-client.ts';
+import { batchWrite, deliveryKey, queryPartition, type TableClient } from './table-client.ts';
 
-export const rolloutKey = (name: string) => `rollout#${name}`;
+export { rolloutKey, rolloutMemberKey } from './rollout-keys.ts';
 const ROLLOUTS: SpecKind = { key: rolloutKey, index: 'rollouts' };
-/** The partition naming the rollout a delivery is in (one item, the rollout as sort key). */
-export const rolloutMemberKey = (delivery: string) => `lookup#rollout-member#${delivery}`;
 
 interface RolloutLookup {
   readonly pk: string;
@@ -49,34 +58,72 @@ function rolloutLookups(rollout: Rollout): RolloutLookup[] {
   ]);
 }
 
-/** Writes a rollout's spec and lookups, removing the lookups of what it no longer names. */
+const deleteRequests = (entries: readonly RolloutLookup[]) =>
+  entries.map((entry) => ({ DeleteRequest: { Key: { pk: entry.pk, sk: entry.sk } } }));
+
+/**
+ * Writes a rollout: its members' places and order (rollout-members.ts) and lookups, then its spec
+ * (an outline, a count per wave: config/rollout-outline.ts) naming that membership, then removes
+ * what it no longer names.
+ */
 export async function putRollout(db: TableClient, rollout: Rollout, registeredAt: Date): Promise<void> {
-  const before = await getRollout(db, rollout.name);
+  const stored = await getStoredOutline(db, rollout.name);
+  const before = stored && (await withMembers(db, stored));
+  const outline = outlineOf(rollout);
   const next = rolloutLookups(rollout);
+  if (stored?.legacy || stored?.outline.layout !== outline.layout) await putMembers(db, rollout);
+  await batchWrite(
+    db,
+    next.map((entry) => ({ PutRequest: { Item: { ...entry } } })),
+  );
+  await putSpec(db, ROLLOUTS, outline, registeredAt);
   const same = (a: RolloutLookup) => (b: RolloutLookup) => a.pk === b.pk && a.sk === b.sk;
-  for (const gone of (before ? rolloutLookups(before) : []).filter((entry) => !next.some(same(entry))))
-    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: gone.pk, sk: gone.sk } }));
-  for (const entry of next) await db.doc.send(new PutCommand({ TableName: db.table, Item: { ...entry } }));
-  await putSpec(db, ROLLOUTS, rollout, registeredAt);
+  await batchWrite(
+    db,
+    deleteRequests((before ? rolloutLookups(before) : []).filter((entry) => !next.some(same(entry)))),
+  );
+  if (stored && !stored.legacy && stored.outline.layout !== outline.layout)
+    await removePlaces(
+      db,
+      rollout.name,
+      stored.outline.layout,
+      before!.waves.flatMap((wave) => wave.deliveries),
+    );
+  await removeOrderedExcept(db, rollout.name, outline.layout);
 }
 
-export const getRollout = (db: TableClient, name: string): Promise<Rollout | undefined> =>
-  getSpec<Rollout>(db, ROLLOUTS, name);
+/** The stored spec of a rollout, without its member lists (what a member's run reads): one small item. */
+export async function getStoredOutline(db: TableClient, name: string): Promise<StoredOutline | undefined> {
+  const spec = await getSpec<RolloutOutline | Rollout>(db, ROLLOUTS, name);
+  return spec && storedOutline(spec);
+}
+
+/** A rollout with its member lists (a person's command, a registration): reads every member. */
+export async function getRollout(db: TableClient, name: string): Promise<Rollout | undefined> {
+  const stored = await getStoredOutline(db, name);
+  return stored && withMembers(db, stored);
+}
 
 export const listRolloutNames = (db: TableClient): Promise<string[]> => listSpecNames(db, ROLLOUTS);
 
-/** Removes a rollout: its lookups, then its spec, generation and actions. */
+/** Removes a rollout: its lookups and places, then its spec, generation, actions and ordered members. */
 export async function removeRollout(db: TableClient, name: string): Promise<void> {
-  const rollout = await getRollout(db, name);
-  for (const entry of rollout ? rolloutLookups(rollout) : [])
-    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: entry.pk, sk: entry.sk } }));
+  const stored = await getStoredOutline(db, name);
+  const rollout = stored && (await withMembers(db, stored));
+  await batchWrite(db, deleteRequests(rollout ? rolloutLookups(rollout) : []));
+  if (stored && !stored.legacy)
+    await removePlaces(
+      db,
+      name,
+      stored.outline.layout,
+      rollout!.waves.flatMap((wave) => wave.deliveries),
+    );
   await removeSpec(db, ROLLOUTS, name);
 }
 
 /** The rollout a delivery is in, if any. */
 export async function rolloutOfDelivery(db: TableClient, delivery: string): Promise<string | undefined> {
-  const [item] = await queryPartition(db, rolloutMemberKey(delivery), { consistent: true });
-  return item?.sk as string | undefined;
+  return (await readMembership(db, delivery))?.rollout;
 }
 
 export async function getGeneration(db: TableClient, name: string): Promise<RolloutGeneration | undefined> {

@@ -1,5 +1,10 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type BatchWriteCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 
 /** The sluice table as core modules reach it: a document client and the table's name. */
 export interface TableClient {
@@ -46,4 +51,23 @@ export async function queryPartition(
     start = page.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+export type WriteRequest = NonNullable<
+  ConstructorParameters<typeof BatchWriteCommand>[0]['RequestItems']
+>[string][number];
+
+/** Puts and deletes, 25 to a request (BatchWriteItem's limit), sent again until none is left unprocessed. */
+export async function batchWrite(db: TableClient, requests: readonly WriteRequest[]): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let pending: WriteRequest[] | undefined = requests.slice(i, i + 25);
+    for (let attempt = 0; pending && pending.length > 0; attempt++) {
+      if (attempt > 8) throw new Error(`DynamoDB kept ${pending.length} batched writes unprocessed`);
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      const result: BatchWriteCommandOutput = await db.doc.send(
+        new BatchWriteCommand({ RequestItems: { [db.table]: pending } }),
+      );
+      pending = result.UnprocessedItems?.[db.table];
+    }
+  }
 }

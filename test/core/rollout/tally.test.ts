@@ -6,6 +6,7 @@
 // tallies always equal what the statuses add up to.
 import { describe, expect, it } from 'vitest';
 import type { Rollout } from '../../../functions/core/config/index.ts';
+import { outlineOf, placesOf, type MemberPlace } from '../../../functions/core/config/rollout-outline.ts';
 import type { RolloutAction, RolloutGeneration } from '../../../functions/core/model/rollout.ts';
 import type { BlockingGate, DeliveryStatus } from '../../../functions/core/model/status.ts';
 import { rolloutState } from '../../../functions/core/rollout/state.ts';
@@ -142,7 +143,7 @@ describe('tallyState', () => {
     } = {},
   ) =>
     tallyState({
-      rollout: overrides.rollout ?? ROLLOUT,
+      rollout: outlineOf(overrides.rollout ?? ROLLOUT),
       generation: GENERATION,
       tallies: tallies(statuses),
       waveGates: overrides.gates ?? new Map(),
@@ -152,6 +153,7 @@ describe('tallyState', () => {
         name: member,
         status: statuses[member],
         claimed: holdsPlace(statuses[member], 'app', GENERATION),
+        place: placesOf(overrides.rollout ?? ROLLOUT).get(member),
       },
     });
 
@@ -223,8 +225,11 @@ const canonical = (value: unknown): string =>
       : v,
   );
 
-/** A fault planted in how run ends change the tallies, for the checks to catch. */
-type Fault = 'none' | 'repeat-counts-twice';
+/**
+ * A fault planted for the checks to catch: a repeated run end that counts its change twice, or a
+ * member's place read in the wrong wave (us-3, of wave 3, as if it were the second of wave 2).
+ */
+type Fault = 'none' | 'repeat-counts-twice' | 'wrong-wave';
 
 interface HistoryReport {
   readonly violations: string[];
@@ -248,6 +253,11 @@ function history(seed: number, fault: Fault): HistoryReport {
   const waves = rollout.waves;
   const all = waves.flatMap((w) => w.deliveries);
   const waveOf = (name: string) => waves.findIndex((w) => w.deliveries.includes(name));
+  // What a member's run reads: the outline (a count per wave) and its own place.
+  const outline = outlineOf(rollout);
+  const places = placesOf(rollout);
+  const placeOf = (name: string): MemberPlace | undefined =>
+    fault === 'wrong-wave' && name === 'us-3' ? { wave: 1, position: 1 } : places.get(name);
   const statuses = new Map<string, DeliveryStatus>();
   const tallies: (WaveTally | undefined)[] = waves.map(() => undefined);
   const derivedAt: number[] = waves.map(() => 0);
@@ -288,19 +298,25 @@ function history(seed: number, fault: Fault): HistoryReport {
     before: DeliveryStatus | undefined,
     after: DeliveryStatus,
   ): TallyChange | undefined => tallyChange(contributionOf(before, G), contributionOf(after, G));
-  const apply = (name: string, delta: TallyChange | undefined) => {
-    const wave = waveOf(name);
+  // The tally of the wave the status's mark names (the run's own reading of its place).
+  const apply = (name: string, delta: TallyChange | undefined, markWave?: number) => {
+    const wave = markWave ?? waveOf(name);
     tallies[wave] = applyChange(tallies[wave] ?? EMPTY_TALLY, name, delta);
   };
   // A run end: the status and its tally change together, the change computed from the status as stored.
   const end = (name: string, status: DeliveryStatus) => {
     const delta = change(name, statuses.get(name), status);
     statuses.set(name, status);
-    apply(name, delta);
+    const markWave = status.rolloutMark?.wave;
+    apply(name, delta, markWave);
     if (next() < 0.08) {
       repeated++;
       // Written again (a retried request): the status as stored is already this one.
-      apply(name, fault === 'repeat-counts-twice' ? delta : change(name, statuses.get(name), status));
+      apply(
+        name,
+        fault === 'repeat-counts-twice' ? delta : change(name, statuses.get(name), status),
+        markWave,
+      );
     }
   };
   let completed = false;
@@ -323,13 +339,13 @@ function history(seed: number, fault: Fault): HistoryReport {
     const status = statuses.get(name);
     const current = read();
     let member = tallyState({
-      rollout,
+      rollout: outline,
       generation: GENERATION,
       tallies: current,
       waveGates: gates,
       actions,
       now: at(minute),
-      member: { name, status, claimed: holdsPlace(status, 'app', GENERATION) },
+      member: { name, status, claimed: holdsPlace(status, 'app', GENERATION), place: placeOf(name) },
     });
     const wave = member.wave;
     // The halt it found, recorded (as recordHalt does).
@@ -363,7 +379,7 @@ function history(seed: number, fault: Fault): HistoryReport {
         );
       if (place) {
         const claimed = { ...(status ?? waiting(minute, wave)), rolloutMark: mark(wave, true) };
-        apply(name, change(name, status, claimed));
+        apply(name, change(name, status, claimed), wave);
         statuses.set(name, claimed);
         claims++;
         member = afterClaim(member, name);
@@ -374,7 +390,8 @@ function history(seed: number, fault: Fault): HistoryReport {
     if (member.turn === 'take') {
       // The invariants, against the statuses: every earlier wave Ready and soaked; no recorded halt standing.
       if (!tookAt.has(name)) {
-        for (const earlier of waves.slice(0, wave))
+        // Against the member's wave in the full rollout, not the place its run read.
+        for (const earlier of waves.slice(0, waveOf(name)))
           for (const other of earlier.deliveries) {
             const s = statuses.get(other);
             const soaked =
@@ -383,7 +400,7 @@ function history(seed: number, fault: Fault): HistoryReport {
               Date.parse(s.readySince!) + (earlier.soakMs ?? 0) <= at(minute).getTime();
             if (!soaked)
               violations.push(
-                `seed ${seed}: ${name} (wave ${wave + 1}) took the digest before ${other} was Ready at it and soaked`,
+                `seed ${seed}: ${name} (wave ${waveOf(name) + 1}) took the digest before ${other} was Ready at it and soaked`,
               );
           }
         const standing = rolloutState({
@@ -441,7 +458,9 @@ function history(seed: number, fault: Fault): HistoryReport {
         status.lastAppliedRevision?.endsWith(D) &&
         next() < 0.3
       )
-        end(other, { ...ready(minute, waveOf(other), holdsPlace(status, 'app', GENERATION)) });
+        end(other, {
+          ...ready(minute, placeOf(other)?.wave ?? waveOf(other), holdsPlace(status, 'app', GENERATION)),
+        });
     // A person resumes a halted rollout now and then.
     if (member.state.halt?.recorded && next() < 0.5)
       actions.push({
@@ -482,7 +501,7 @@ function history(seed: number, fault: Fault): HistoryReport {
         now: at(minute),
       });
       const fromTallies = tallyState({
-        rollout,
+        rollout: outline,
         generation: GENERATION,
         tallies: read(),
         waveGates: gates,
@@ -492,6 +511,7 @@ function history(seed: number, fault: Fault): HistoryReport {
           name,
           status: statuses.get(name),
           claimed: holdsPlace(statuses.get(name), 'app', GENERATION),
+          place: placeOf(name),
         },
       }).state;
       const view = (s: typeof full) => ({
@@ -528,5 +548,13 @@ describe('decisions from the tallies over random histories', () => {
       (r) => r.violations.length > 0,
     );
     expect(caught.length).toBeGreaterThan(HISTORIES / 4);
+  });
+
+  it('catch a planted fault: a member whose place is read in the wrong wave', () => {
+    // us-3 takes the digest as the second of wave 2, before wave 2 was Ready and soaked (298 of 300).
+    const caught = Array.from({ length: HISTORIES }, (_, i) => history(i + 1, 'wrong-wave')).filter(
+      (r) => r.violations.length > 0,
+    );
+    expect(caught.length).toBeGreaterThan(HISTORIES / 2);
   });
 });
