@@ -1,5 +1,7 @@
 /** The parsed, normalised configuration: defaults filled in, durations in milliseconds. */
 
+import type { NotationVerification } from '../oci/notation-policy.ts';
+
 export type GateState = 'open' | 'closed';
 export type GateAction = 'open' | 'close';
 
@@ -117,7 +119,10 @@ export interface DeliverySource {
    * Flux's `verify`: cosign signatures checked before anything is used, against these PEM public
    * keys or against the public half of this AWS KMS key (read with kms:GetPublicKey).
    */
-  verify?: { provider: 'cosign'; publicKeys: string[] } | { provider: 'cosign'; kmsKeyArn: string };
+  verify?:
+    | { provider: 'cosign'; publicKeys: string[] }
+    | { provider: 'cosign'; kmsKeyArn: string }
+    | NotationVerification;
 }
 
 export interface EksClusterTarget {

@@ -20,6 +20,7 @@ import {
 } from './source.ts';
 import type { KmsPublicKeys } from './kms-public-keys.ts';
 import { verifyCosignSignature } from './verify.ts';
+import { verifyNotationSignature, type NotationDeps } from './notation-verify.ts';
 import { DEFAULT_UNPACK_LIMITS, packDirectory, unpackArtifact, type UnpackLimits } from './tarball.ts';
 
 /** An artifact's content and where it came from. */
@@ -49,6 +50,8 @@ export interface ArtifactDeps {
    * @default none: an artifact to verify against a KMS key is refused
    */
   readonly kmsPublicKeys?: KmsPublicKeys;
+  /** The clock and signer:GetRevocationStatus for `verify.provider: notation`. @default the system clock, no AWS Signer client */
+  readonly notation?: NotationDeps;
 }
 
 interface Descriptor {
@@ -132,13 +135,22 @@ export async function verifyResolved(
   if (!isDigest(resolved.digest))
     throw artifactError(`source ${source.url}: "${resolved.digest}" is not a digest`);
   const { host, repository } = parseReference(source.url);
-  await verifyCosignSignature(
-    clientFor(host, deps, source.insecure),
-    repository,
-    resolved.digest,
-    source.verify,
-    deps.kmsPublicKeys,
-  );
+  const client = clientFor(host, deps, source.insecure);
+  if (source.verify.provider === 'notation') {
+    const manifest = await client.getManifest(repository, resolved.digest);
+    if (manifest.digest !== resolved.digest)
+      throw artifactError(
+        `source ${source.url}: the registry served a manifest whose sha256 is ${manifest.digest}`,
+      );
+    await verifyNotationSignature(client, repository, targetOf(manifest), source.verify, deps.notation);
+    return;
+  }
+  await verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys);
+}
+
+/** A manifest as the descriptor Notation signs. */
+function targetOf(manifest: { digest: string; mediaType: string; body: Buffer }) {
+  return { mediaType: manifest.mediaType, digest: manifest.digest, size: manifest.body.length };
 }
 
 async function pullFrom(
@@ -159,7 +171,9 @@ async function pullFrom(
   if (manifest.mediaType === OCI_INDEX_MEDIA_TYPE || manifest.mediaType === DOCKER_LIST_MEDIA_TYPE) {
     throw artifactError(`${label}: is an image index (${manifest.mediaType}), not an artifact manifest`);
   }
-  if (source.verify)
+  if (source.verify?.provider === 'notation')
+    await verifyNotationSignature(client, repository, targetOf(manifest), source.verify, deps.notation);
+  else if (source.verify)
     await verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys);
   let parsed: ImageManifest;
   try {

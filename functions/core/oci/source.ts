@@ -1,3 +1,5 @@
+import type { NotationVerification } from './notation-policy.ts';
+
 /** Where a delivery's artifact comes from: Flux's OCIRepository `spec.url` + `spec.ref`, in one. */
 export interface OciSource {
   /** `oci://host[:port]/repository/path`, without a tag or digest. */
@@ -32,7 +34,8 @@ export type SignatureVerification =
       readonly provider: 'cosign';
       /** `arn:<partition>:kms:<region>:<account>:key/<key id>`, read with kms:GetPublicKey. */
       readonly kmsKeyArn: string;
-    };
+    }
+  | NotationVerification;
 
 /** Media types `flux push artifact` writes. */
 export const FLUX_CONFIG_MEDIA_TYPE = 'application/vnd.cncf.flux.config.v1+json';

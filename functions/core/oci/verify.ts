@@ -72,7 +72,7 @@ interface Signers {
  * not one cosign signs with refuses the artifact, naming the key and the artifact.
  */
 async function signersOf(
-  verification: SignatureVerification,
+  verification: Extract<SignatureVerification, { provider: 'cosign' }>,
   label: string,
   kmsKeys: KmsPublicKeys | undefined,
 ): Promise<Signers> {
@@ -108,7 +108,7 @@ export async function verifyCosignSignature(
   client: RegistryClient,
   repository: string,
   digest: string,
-  verification: SignatureVerification,
+  verification: Extract<SignatureVerification, { provider: 'cosign' }>,
   kmsKeys?: KmsPublicKeys,
 ): Promise<void> {
   const label = describeReference(client.host, repository, digest);
