@@ -51,6 +51,8 @@ export function issue(options: {
   readonly days?: number;
   readonly crl?: boolean;
   readonly rsaBits?: number;
+  /** An EC curve other than P-256 (e.g. secp384r1). */
+  readonly curve?: string;
 }): Issued {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-notation-ca-'));
   const openssl = opensslBinary();
@@ -58,7 +60,7 @@ export function issue(options: {
   writeFileSync(join(dir, 'openssl.cnf'), EXTENSIONS);
   const key = options.rsaBits
     ? ['-newkey', `rsa:${options.rsaBits}`]
-    : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'];
+    : ['-newkey', 'ec', '-pkeyopt', `ec_paramgen_curve:${options.curve ?? 'prime256v1'}`];
   const days = String(options.days ?? 365);
   if (!options.issuer) {
     run(

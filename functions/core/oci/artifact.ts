@@ -20,7 +20,7 @@ import {
 } from './source.ts';
 import type { KmsPublicKeys } from './kms-public-keys.ts';
 import { verifyCosignSignature } from './verify.ts';
-import { verifyNotationSignature, type NotationDeps } from './notation-verify.ts';
+import type { NotationDeps, SignedBy, TargetDescriptor } from './notation-verify.ts';
 import { DEFAULT_UNPACK_LIMITS, packDirectory, unpackArtifact, type UnpackLimits } from './tarball.ts';
 
 /** An artifact's content and where it came from. */
@@ -146,6 +146,21 @@ export async function verifyResolved(
     return;
   }
   await verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys);
+}
+
+/**
+ * Notation verification, loaded on first use (jose, the ASN.1 reader and, for AWS Signer, the
+ * Signer client stay out of runs whose sources do not use Notation).
+ */
+async function verifyNotationSignature(
+  client: RegistryClient,
+  repository: string,
+  target: TargetDescriptor,
+  verification: Extract<OciSource['verify'], { provider: 'notation' }>,
+  deps: NotationDeps | undefined,
+): Promise<SignedBy> {
+  const notation = await import('./notation-verify.ts');
+  return notation.verifyNotationSignature(client, repository, target, verification, deps);
 }
 
 /** A manifest as the descriptor Notation signs. */

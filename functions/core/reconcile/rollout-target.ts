@@ -249,6 +249,7 @@ export async function rolloutTarget(
           credentials,
           cache: deps.artifactCache,
           kmsPublicKeys: deps.kmsPublicKeys,
+          notation: deps.notation,
         });
       return found;
     })
