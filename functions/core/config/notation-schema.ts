@@ -87,62 +87,61 @@ export const notationVerifySchema = strict({
     .record(checked(trustStoreProblem), z.array(checked(caCertificatesProblem)).min(1))
     .optional(),
   awsSigner: awsSignerSchema.optional(),
-})
-  .superRefine(
-    (verify, ctx) => {
-      if ((verify.awsSigner === undefined) === (verify.trustPolicy === undefined)) {
+}).superRefine(
+  (verify, ctx) => {
+    if ((verify.awsSigner === undefined) === (verify.trustPolicy === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          verify.awsSigner === undefined
+            ? 'name the signer: trustPolicy (with trustStores) or awsSigner'
+            : 'set trustPolicy or awsSigner, not both: one verify block trusts one kind of signer',
+      });
+      return;
+    }
+    if (verify.awsSigner !== undefined) {
+      if (verify.trustStores !== undefined)
         ctx.addIssue({
           code: 'custom',
-          message:
-            verify.awsSigner === undefined
-              ? 'name the signer: trustPolicy (with trustStores) or awsSigner'
-              : 'set trustPolicy or awsSigner, not both: one verify block trusts one kind of signer',
+          path: ['trustStores'],
+          message: 'awsSigner takes its root in awsSigner.rootCertificates, not trustStores',
         });
-        return;
-      }
-      if (verify.awsSigner !== undefined) {
-        if (verify.trustStores !== undefined)
-          ctx.addIssue({
-            code: 'custom',
-            path: ['trustStores'],
-            message: 'awsSigner takes its root in awsSigner.rootCertificates, not trustStores',
-          });
-        return;
-      }
-      const stores = verify.trustStores ?? {};
-      for (const store of verify.trustPolicy!.trustStores)
-        if (!(store in stores))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['trustStores'],
-            message: `the trust policy names trust store "${store}", which trustStores does not hold (give its PEM certificates under "${store}")`,
-          });
-      for (const store of Object.keys(stores))
-        if (!verify.trustPolicy!.trustStores.includes(store))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['trustStores', store],
-            message: `trust store "${store}" is not named by trustPolicy.trustStores`,
-          });
+      return;
+    }
+    const stores = verify.trustStores ?? {};
+    for (const store of verify.trustPolicy!.trustStores)
+      if (!(store in stores))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['trustStores'],
+          message: `the trust policy names trust store "${store}", which trustStores does not hold (give its PEM certificates under "${store}")`,
+        });
+    for (const store of Object.keys(stores))
+      if (!verify.trustPolicy!.trustStores.includes(store))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['trustStores', store],
+          message: `trust store "${store}" is not named by trustPolicy.trustStores`,
+        });
+  },
+  { when: (payload) => isRecord(payload.value) },
+);
+
+/** The parsed notation verify block, normalised (unset trustPolicy fields left out). */
+export function toNotationVerification(verify: z.output<typeof notationVerifySchema>): NotationVerification {
+  if (verify.awsSigner !== undefined) return { provider: 'notation', awsSigner: verify.awsSigner };
+  const policy = verify.trustPolicy!;
+  return {
+    provider: 'notation',
+    trustPolicy: {
+      ...(policy.registryScopes && { registryScopes: policy.registryScopes }),
+      signatureVerification: { level: policy.signatureVerification.level as 'strict' | 'permissive' },
+      trustStores: policy.trustStores,
+      trustedIdentities: policy.trustedIdentities,
     },
-    { when: (payload) => isRecord(payload.value) },
-  )
-  .transform((verify): NotationVerification =>
-    verify.awsSigner !== undefined
-      ? { provider: 'notation', awsSigner: verify.awsSigner }
-      : {
-          provider: 'notation',
-          trustPolicy: {
-            ...(verify.trustPolicy!.registryScopes && { registryScopes: verify.trustPolicy!.registryScopes }),
-            signatureVerification: {
-              level: verify.trustPolicy!.signatureVerification.level as 'strict' | 'permissive',
-            },
-            trustStores: verify.trustPolicy!.trustStores,
-            trustedIdentities: verify.trustPolicy!.trustedIdentities,
-          },
-          trustStores: verify.trustStores!,
-        },
-  );
+    trustStores: verify.trustStores!,
+  };
+}
 
 /**
  * Why a notation trust policy's registryScopes does not cover the source's repository, or

@@ -6,7 +6,7 @@ import { isRecord } from './issues.ts';
 import { isEcrHost } from '../oci/ecr-host.ts';
 import { kmsKeyArnProblem } from '../oci/kms-key-arn.ts';
 import { publicKeyProblem } from '../oci/verify.ts';
-import { notationVerifySchema, notationScopeProblem } from './notation-schema.ts';
+import { notationScopeProblem, notationVerifySchema, toNotationVerification } from './notation-schema.ts';
 import type { DeliverySource } from './types.ts';
 import {
   DIGEST,
@@ -71,34 +71,40 @@ export const sourceSchema = strict({
       : `"${type}" is not a media type (e.g. application/vnd.cncf.flux.content.v1.tar+gzip)`,
   ).optional(),
   verify: z
-    .union([
-      notationVerifySchema,
-      strict({
-        provider: z.literal('cosign', { error: 'provider is "cosign" or "notation"' }),
-        publicKeys: z
-          .array(checked(publicKeyProblem))
-          .min(1, { error: 'name at least one public key (PEM, as cosign.pub)' })
-          .optional(),
-        kmsKeyArn: checked(kmsKeyArnProblem).optional(),
-      })
-        // One trust anchor per verify block: a pasted key beside a KMS key would keep the key nobody
-        // rotates trusted. To move to a KMS key, sign the running digest with it too (cosign adds a
-        // signature beside the old one), then name only the KMS key.
-        .superRefine(
-          (verify, ctx) => {
-            const set = (['publicKeys', 'kmsKeyArn'] as const).filter((key) => verify[key] !== undefined);
-            if (set.length !== 1)
-              ctx.addIssue({
-                code: 'custom',
-                message:
-                  set.length === 0
-                    ? 'name the signer: publicKeys (PEM public keys) or kmsKeyArn (an AWS KMS key ARN)'
-                    : 'set publicKeys or kmsKeyArn, not both: one verify block trusts one kind of signer (to move to a KMS key, sign the running digest with it as well, then name only kmsKeyArn)',
-              });
-          },
-          { when: (payload) => isRecord(payload.value) },
-        ),
-    ])
+    .discriminatedUnion(
+      'provider',
+      [
+        notationVerifySchema,
+        strict({
+          provider: z.literal('cosign', { error: 'provider is "cosign" or "notation"' }),
+          publicKeys: z
+            .array(checked(publicKeyProblem))
+            .min(1, { error: 'name at least one public key (PEM, as cosign.pub)' })
+            .optional(),
+          kmsKeyArn: checked(kmsKeyArnProblem).optional(),
+        })
+          // One trust anchor per verify block: a pasted key beside a KMS key would keep the key nobody
+          // rotates trusted. To move to a KMS key, sign the running digest with it too (cosign adds a
+          // signature beside the old one), then name only the KMS key.
+          .superRefine(
+            (verify, ctx) => {
+              const set = (['publicKeys', 'kmsKeyArn'] as const).filter((key) => verify[key] !== undefined);
+              if (set.length !== 1)
+                ctx.addIssue({
+                  code: 'custom',
+                  message:
+                    set.length === 0
+                      ? 'name the signer: publicKeys (PEM public keys) or kmsKeyArn (an AWS KMS key ARN)'
+                      : 'set publicKeys or kmsKeyArn, not both: one verify block trusts one kind of signer (to move to a KMS key, sign the running digest with it as well, then name only kmsKeyArn)',
+                });
+            },
+            { when: (payload) => isRecord(payload.value) },
+          ),
+      ],
+      {
+        error: (issue) => (issue.code === 'invalid_union' ? 'provider is "cosign" or "notation"' : undefined),
+      },
+    )
     .optional(),
 })
   .superRefine(
@@ -129,7 +135,7 @@ export const sourceSchema = strict({
     ...(source.verify !== undefined && {
       verify:
         source.verify.provider === 'notation'
-          ? source.verify
+          ? toNotationVerification(source.verify)
           : source.verify.kmsKeyArn !== undefined
             ? { provider: source.verify.provider, kmsKeyArn: source.verify.kmsKeyArn }
             : { provider: source.verify.provider, publicKeys: source.verify.publicKeys ?? [] },
