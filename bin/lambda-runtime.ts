@@ -32,7 +32,7 @@ import { componentsEnv, startComponents, stopComponents, type Components } from 
 import { freePort, onFreshPortsIfTaken, startDaemon, stopDaemon, waitUntilReady } from '../dev/processes.ts';
 import { lambdaRicEntry, lambdaRieBinary } from '../dev/provision.ts';
 import { TEST_IDENTITIES } from '../dev/sigv4-identity.ts';
-import { accountOf } from '../functions/core/gates/signers.ts';
+import { accountOf } from '../functions/core/access/signers.ts';
 import { IDENTITY_CENTER_APPROVER } from './demo/grants.ts';
 import { LAMBDA_RIC_PACKAGE, LAMBDA_RIE_VERSION } from '../dev/versions.ts';
 

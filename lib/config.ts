@@ -20,6 +20,7 @@ import { parseKmsKeyArn } from '../functions/core/oci/kms-key-arn.ts';
 import { stalenessProblem } from './alarms.ts';
 import type { SluiceClusterTarget, SluiceDelivery, SluiceGate, SluiceProps, SluiceRollout } from './props.ts';
 import { ecrRepositoryOf } from './sources.ts';
+import { PROP_DEFAULTS } from './resolved-props.ts';
 
 /** Prefix of every props error: `Sluice props: deliveries[oddy-test].interval: …`. */
 export const PROPS_ORIGIN = 'Sluice props';
@@ -457,7 +458,7 @@ function checkServiceLimits(
   props: SluiceProps,
   issues: Issues,
 ): void {
-  const timeout = props.reconcileTimeout;
+  const timeout = props.reconcileTimeout ?? PROP_DEFAULTS.reconcileTimeout;
   const functionTimeout =
     timeout instanceof Duration && !timeout.isUnresolved()
       ? timeout.toMilliseconds()

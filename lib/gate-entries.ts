@@ -3,7 +3,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { urlEntry } from './function-entry.ts';
 import { Construct } from 'constructs';
 import type { Gate, GateAction } from '../functions/core/config/index.ts';
-import { gateAliasName } from '../functions/core/gates/entry.ts';
+import { gateAliasName } from '../functions/core/access/entry.ts';
 
 export interface GateEntriesProps {
   readonly gates: readonly Gate[];

@@ -9,12 +9,11 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
-import { DeliveryAlarms } from './alarms.ts';
+import { deliveryMonitoring } from './delivery-monitoring.ts';
 import { RolloutControl } from './rollout-control.ts';
 import { BreakGlass, type BreakGlassProps } from './break-glass.ts';
 import { DASHBOARD_ROWS_MAX, dashboardUrl, SluiceDashboard } from './dashboard.ts';
 import { ReleaseNotifications } from './release-notifications.ts';
-import { FleetAlarms } from './fleet-alarms.ts';
 import { FailureRoutes } from './failure-routes.ts';
 import { FunctionAlarms } from './function-alarms.ts';
 import { warnOfRiskyChoices } from './warnings.ts';
@@ -26,7 +25,7 @@ import { sluicePropsFromConfigFile, type SluiceConfigFileOverrides } from './con
 import { SluiceFunction } from './function.ts';
 import { GateEntries, type GateRequestGrantOptions } from './gate-entries.ts';
 import { EntryGrantees } from './entry-grantees.ts';
-import { gateAliasName } from '../functions/core/gates/entry.ts';
+import { gateAliasName } from '../functions/core/access/entry.ts';
 import { BREAK_GLASS_ALIAS, ROLLOUTS_ALIAS, SCHEDULES_ALIAS } from '../functions/core/gates/contract.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import {
@@ -42,7 +41,7 @@ import {
 import type { SluiceProps } from './props.ts';
 import { GateRunbooks } from './runbooks.ts';
 import { readStatements } from './read-grant.ts';
-import { functionRuntime } from './runtime.ts';
+import { resolveProps } from './resolved-props.ts';
 import { STACK_OUTPUTS, SluiceOutputs } from './outputs.ts';
 import { GateSchedules, GateStateSchedules, IntervalSchedules } from './schedules.ts';
 import { GATE_STATE_RATE_MINUTES } from '../functions/gate/metrics.ts';
@@ -150,18 +149,18 @@ export class Sluice extends Construct {
     this.specs = resolveSpecs(props, { account: Stack.of(scope).account, region: Stack.of(scope).region });
     const { config, clusters } = this.specs;
     const stack = Stack.of(this);
-    const logRetention = props.logRetention ?? logs.RetentionDays.THREE_MONTHS;
-    const runtime = functionRuntime(props.runtime);
+    const resolved = resolveProps(props, stack);
+    const { logRetention, runtime } = resolved;
     const repositories = ecrRepositories(config.deliveries);
-    const fleetMonitoring = props.monitoring === 'fleet';
+    const fleetMonitoring = resolved.monitoring === 'fleet';
     checkFunctionUrlRegion(stack.region, config.gates);
     const logEncryptionKey = props.logEncryptionKey;
     if (logEncryptionKey) allowLogsToUse(this, logEncryptionKey);
 
     const table = new SluiceTable(this, 'Table', {
       encryptionKey: props.encryptionKey,
-      removalPolicy: props.removalPolicy,
-      deletionProtection: props.tableDeletionProtection,
+      removalPolicy: resolved.removalPolicy,
+      deletionProtection: resolved.tableDeletionProtection,
     });
     this.table = table;
     const failures = new FailureRoutes(this, 'Failures', { alarmTopic: props.alarmTopic });
@@ -246,8 +245,8 @@ export class Sluice extends Construct {
       // The kubectl in the layer is an x86-64 binary.
       architecture: lambda.Architecture.X86_64,
       layers: [kubectlLayer],
-      memorySize: props.reconcileMemorySize ?? 1024,
-      timeout: props.reconcileTimeout ?? Duration.minutes(15),
+      memorySize: resolved.reconcileMemorySize,
+      timeout: resolved.reconcileTimeout,
       environment: {
         [RUNTIME_ENV.table]: table.tableName,
         [RUNTIME_ENV.kubectl]: LAYER_KUBECTL,
@@ -311,13 +310,13 @@ export class Sluice extends Construct {
       gates: config.gates,
       gateFunction: gate,
       gateRole,
-      notificationTopic: props.approvalTopic ?? props.alarmTopic,
+      notificationTopic: resolved.approvalTopic,
     });
     // Release Waiting events name the gate's runbook (names fixed by stack and gate: no reference).
     reconcile.addEnvironment(RUNTIME_ENV.gateRunbooks, this.gateRunbooks.names());
     const runbookOf = (name: string) =>
       this.gateRunbooks.has(name) ? this.gateRunbooks.documentName(name) : undefined;
-    const testEvents = props.consoleTestEvents ?? 'none';
+    const testEvents = resolved.consoleTestEvents;
     if (testEvents !== 'none' && config.gates.length > 0)
       new GateTestEvents(this, 'GateTestEvents', {
         gates: config.gates,
@@ -362,7 +361,7 @@ export class Sluice extends Construct {
       role: reconcileInvoker,
       group: this.scheduleGroup,
       deadLetterQueue: failures.queue,
-      spread: props.spreadIntervals,
+      spread: resolved.spreadIntervals,
     });
     const gateInvoker = this.schedulerRole('GateInvokerRole', 'invokes the gate function', [
       this.scheduleGroup,
@@ -371,7 +370,7 @@ export class Sluice extends Construct {
     // and the role may invoke only it: not the entries' aliases (open_<gate>, close_<gate>,
     // break_glass, record_pushes) nor the runbooks'. Invoking the function itself would not do:
     // a grant on a function is also one on every alias of it (<arn>:*).
-    const dashboard = props.dashboard ?? true;
+    const dashboard = resolved.dashboard;
     let scheduleTarget: lambda.IFunction = gate;
     if (config.gates.some((g) => g.schedules.length > 0) || (dashboard && config.gates.length > 0)) {
       scheduleTarget = entryAlias(this, 'GateSchedulesAlias', gate, SCHEDULES_ALIAS);
@@ -411,7 +410,7 @@ export class Sluice extends Construct {
       repositories,
       reconcileFunction: reconcile,
       deadLetterQueue: failures.queue,
-      forwarded: props.forwardedPushEvents,
+      forwarded: resolved.forwardedPushEvents,
     });
 
     const access = new ClusterAccess(this, 'ClusterAccess', {
@@ -421,43 +420,24 @@ export class Sluice extends Construct {
     });
     const specProviderRole = this.specResources(spec, access, logRetention, logEncryptionKey);
 
-    const blockedAlarmThreshold = props.blockedAlarmThreshold ?? Duration.hours(24);
-    if (fleetMonitoring) {
-      this.fleetAlarms = new FleetAlarms(this, 'FleetAlarms', {
-        deliveries: config.deliveries,
-        blockedAlarmThreshold,
-        alarmTopic: props.alarmTopic,
-      }).alarms;
-      this.alarms = new Map();
-    } else {
-      const alarms = new DeliveryAlarms(this, 'Alarms', {
-        deliveries: config.deliveries,
-        blockedAlarmThreshold,
-        alarmTopic: props.alarmTopic,
-      });
-      this.alarms = new Map(
-        config.deliveries.map((d) => [
-          d.name,
-          [
-            alarms.failed.get(d.name)!,
-            alarms.blocked.get(d.name)!,
-            alarms.kept.get(d.name)!,
-            ...(alarms.stale.has(d.name) ? [alarms.stale.get(d.name)!] : []),
-          ],
-        ]),
-      );
-      this.fleetAlarms = [];
-    }
+    const monitoring = deliveryMonitoring(this, {
+      deliveries: config.deliveries,
+      monitoring: resolved.monitoring,
+      blockedAlarmThreshold: resolved.blockedAlarmThreshold,
+      alarmTopic: props.alarmTopic,
+    });
+    this.alarms = monitoring.alarms;
+    this.fleetAlarms = monitoring.fleetAlarms;
     this.functionAlarms = new FunctionAlarms(this, 'FunctionAlarms', {
       functions: [
-        { name: 'reconcile', function: reconcile, timeout: props.reconcileTimeout ?? Duration.minutes(15) },
+        { name: 'reconcile', function: reconcile, timeout: resolved.reconcileTimeout },
         { name: 'gate', function: gate, timeout: GATE_TIMEOUT },
         { name: 'spec', function: spec, timeout: SPEC_TIMEOUT },
       ],
       alarmTopic: props.alarmTopic,
     }).alarms;
 
-    const approvalTopic = props.approvalTopic ?? props.alarmTopic;
+    const approvalTopic = resolved.approvalTopic;
     const notifications =
       props.eventBus && approvalTopic
         ? new ReleaseNotifications(this, 'ReleaseWaiting', {
@@ -475,7 +455,7 @@ export class Sluice extends Construct {
         : undefined;
     this.releaseWaitingRules = notifications?.rules ?? new Map();
     this.releaseHeldRules = notifications?.holdRules ?? new Map();
-    if (props.dashboard ?? true) {
+    if (dashboard) {
       this.dashboard = new SluiceDashboard(this, 'Dashboard', {
         deliveries: config.deliveries,
         gates: config.gates,
@@ -498,8 +478,8 @@ export class Sluice extends Construct {
       failures.routeAsyncInvocations(pushRecords.entry, ASYNC_MAX_EVENT_AGE);
     }
 
-    this.outputs = this.stackOutputs(props.exportPrefix ?? stack.stackName);
-    nameAlarms(this, props.alarmNamePrefix ?? props.exportPrefix ?? stack.stackName);
+    this.outputs = this.stackOutputs(resolved.exportPrefix);
+    nameAlarms(this, resolved.alarmNamePrefix);
 
     warnOfRiskyChoices(this, {
       deliveries: config.deliveries,

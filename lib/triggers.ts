@@ -6,7 +6,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { entryAlias } from './function-entry.ts';
 import { Construct } from 'constructs';
 import type { Delivery } from '../functions/core/config/index.ts';
-import { PUSH_RECORDS_ALIAS } from '../functions/core/gates/entry.ts';
+import { PUSH_RECORDS_ALIAS } from '../functions/core/access/entry.ts';
 import { ecrRepositoryOf, type EcrRepository } from './sources.ts';
 
 /** The ECR repositories of the deliveries with provider `aws`, each once, by ARN. */

@@ -6,7 +6,7 @@ import {
   gateConditionReadersFromEnvironment,
   tableFromEnvironment,
 } from '../../functions/core/environment.ts';
-import { printable } from '../../functions/core/gates/audit-text.ts';
+import { printable } from '../../functions/core/access/audit-text.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 import { formatInstant, requestAuthors } from '../../functions/core/gates/messages.ts';
 import { describeOverride } from '../../functions/core/gates/override.ts';

@@ -1,4 +1,4 @@
-import { printable, printableJson } from '../../functions/core/gates/audit-text.ts';
+import { printable, printableJson } from '../../functions/core/access/audit-text.ts';
 
 /**
  * Prints rows as an aligned table with a header; `paint` may colour a cell after it is padded.

@@ -4,8 +4,8 @@ import {
   overrideRequestDigest,
   parseOverrideEvent,
   type OverrideFields,
-} from '../../functions/core/gates/override-event.ts';
-import type { OverrideResult } from '../../functions/core/gates/override-request.ts';
+} from '../../functions/core/break-glass/override-event.ts';
+import type { OverrideResult } from '../../functions/core/break-glass/override-request.ts';
 import { BREAK_GLASS_ALIAS } from '../../functions/core/gates/override.ts';
 import { printJson } from './output.ts';
 import { entryTarget, sendSigned } from './signed-gate-request.ts';

@@ -19,7 +19,7 @@ import {
   type RolloutActionResult,
 } from '../../functions/core/reconcile/rollout-actions.ts';
 import { readRolloutState } from '../../functions/core/reconcile/rollout-target.ts';
-import { readablePrincipal } from '../../functions/core/gates/caller.ts';
+import { readablePrincipal } from '../../functions/core/access/caller.ts';
 import type { RolloutAction } from '../../functions/core/model/rollout.ts';
 import { rolloutSummary, type RolloutState } from '../../functions/core/rollout/state.ts';
 import { getRollout, listRolloutActions } from '../../functions/core/store/rollouts.ts';

@@ -5,14 +5,14 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { randomBytes } from 'node:crypto';
 import type { GateAction } from '../../functions/core/config/index.ts';
 import { stsEndpoint } from '../../functions/core/aws/sts-caller-identity.ts';
-import { gateAliasName } from '../../functions/core/gates/entry.ts';
+import { gateAliasName } from '../../functions/core/access/entry.ts';
 import {
   gateRequestDigest,
   PROOF_HEADERS,
   PROOF_LIFETIME_S,
   unqualifiedArn,
   type CallerProof,
-} from '../../functions/core/gates/proof.ts';
+} from '../../functions/core/access/proof.ts';
 import type { GateRequestResult } from '../../functions/core/gates/requests.ts';
 
 /** The fields a signed request may carry: who, when and from where are the function's to record. */

@@ -7,8 +7,11 @@ import { TEST_IDENTITIES } from '../../dev/sigv4-identity.ts';
 import { stsCallerIdentity } from '../../functions/core/aws/sts-caller-identity.ts';
 import { systemClock } from '../../functions/core/clock.ts';
 import { tableFromEnvironment } from '../../functions/core/environment.ts';
-import { overrideRequestDigest, type OverrideFields } from '../../functions/core/gates/override-event.ts';
-import { handleProvenOverride } from '../../functions/core/gates/override-request.ts';
+import {
+  overrideRequestDigest,
+  type OverrideFields,
+} from '../../functions/core/break-glass/override-event.ts';
+import { handleProvenOverride } from '../../functions/core/break-glass/override-request.ts';
 import { proveRequest } from '../commands/signed-gate-request.ts';
 import { BREAK_GLASS_ALIAS } from '../../functions/core/gates/override.ts';
 import { demoSigners } from './grants.ts';

@@ -1,7 +1,7 @@
 // Who the demo's gate function lets act, as the construct would tell it (SLUICE_ENTRY_GRANTEES,
 // SLUICE_TRUSTED_ACCOUNTS): the approvers' roles as IAM names them (an Identity Center role under
 // its path), in the demo's one account.
-import type { SignerRules } from '../../functions/core/gates/signers.ts';
+import type { SignerRules } from '../../functions/core/access/signers.ts';
 
 const ACCOUNT = '123456789012';
 /** The Identity Center permission set's role, as IAM names it (path included). */

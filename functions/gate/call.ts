@@ -1,5 +1,5 @@
 // One invocation of the gate function as its routes see it (routes.ts, url-request.ts).
-import type { RunbookDeps } from '../core/gates/runbook-approval.ts';
+import type { RunbookDeps } from '../core/approvals/runbook-approval.ts';
 import type { GateDeps } from '../core/gates/requests.ts';
 import type { RolloutActionDeps } from '../core/reconcile/rollout-actions.ts';
 import type { InvokedEntry } from './entries.ts';

@@ -7,7 +7,7 @@ import {
   RUNBOOKS_ALIAS,
   SCHEDULES_ALIAS,
 } from '../core/gates/contract.ts';
-import { gateEntryOf, isFunctionItself, PUSH_RECORDS_ALIAS, qualifierOf } from '../core/gates/entry.ts';
+import { gateEntryOf, isFunctionItself, PUSH_RECORDS_ALIAS, qualifierOf } from '../core/access/entry.ts';
 
 export type EntryKind =
   /** `open_<gate>` / `close_<gate>`: signed gate requests (grantGateRequests). */

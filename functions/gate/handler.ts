@@ -1,5 +1,5 @@
 import { gateDepsFromEnvironment, runbookDepsFromEnvironment } from '../core/environment.ts';
-import type { RunbookDeps } from '../core/gates/runbook-approval.ts';
+import type { RunbookDeps } from '../core/approvals/runbook-approval.ts';
 import { invokedEntry } from './entries.ts';
 import { logger, logRefusal } from './report.ts';
 import { route, type GateAnswer, type GateFunctionDeps } from './routes.ts';

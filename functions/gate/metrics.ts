@@ -1,5 +1,5 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import type { OverrideResult } from '../core/gates/override-request.ts';
+import type { OverrideResult } from '../core/break-glass/override-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
 
 /** How often the construct's dashboard has the gate function read each gate's state (GateState). */

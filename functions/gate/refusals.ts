@@ -2,10 +2,10 @@
 // refusal names the entry it came through and the entry that takes it. Nothing is written.
 import { claimRefused } from '../core/gates/claim.ts';
 import { GateEventError, OVERRIDE_NEEDS_PROOF } from '../core/gates/event.ts';
-import { BREAK_GLASS_ENTRY_HINT } from '../core/gates/override-request.ts';
-import { ProofRefused } from '../core/gates/proof.ts';
+import { BREAK_GLASS_ENTRY_HINT } from '../core/break-glass/override-request.ts';
+import { ProofRefused } from '../core/access/proof.ts';
 import { GATE_REQUEST_ENTRY_HINT } from '../core/gates/proven-request.ts';
-import { runbookEntryRefused } from '../core/gates/runbook-approval.ts';
+import { runbookEntryRefused } from '../core/approvals/runbook-approval.ts';
 import { pushRecordRefused } from '../core/gates/self-approval.ts';
 import { ROLLOUTS_ENTRY_HINT } from '../core/reconcile/rollout-actions.ts';
 import type { InvokedEntry } from './entries.ts';

@@ -1,9 +1,9 @@
 // The gate function's logs and metrics: each answer logged with who and what, refusals as warnings.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import type { OverrideResult } from '../core/gates/override-request.ts';
+import type { OverrideResult } from '../core/break-glass/override-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
-import { SignerRefused } from '../core/gates/signers.ts';
+import { SignerRefused } from '../core/access/signers.ts';
 import type { RolloutActionResult } from '../core/reconcile/rollout-actions.ts';
 import { GATE_METRICS, recordGateMetrics, recordOverrideMetrics } from './metrics.ts';
 

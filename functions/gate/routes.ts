@@ -4,11 +4,11 @@
 // proof: the table is the first door, not the only one.
 import type { APIGatewayProxyStructuredResultV2 as FunctionUrlAnswer } from 'aws-lambda';
 import { handleClaim } from '../core/gates/claim.ts';
-import { handleProvenOverride, type OverrideResult } from '../core/gates/override-request.ts';
+import { handleProvenOverride, type OverrideResult } from '../core/break-glass/override-request.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
 import type { GateRequestResult } from '../core/gates/requests.ts';
-import { handleRunbookOverride } from '../core/gates/runbook-override.ts';
-import { handleRunbookApproval, type RunbookEvent } from '../core/gates/runbook-approval.ts';
+import { handleRunbookOverride } from '../core/break-glass/runbook-override.ts';
+import { handleRunbookApproval, type RunbookEvent } from '../core/approvals/runbook-approval.ts';
 import { recordImagePush, type ImagePushOutcome, type ImagePushRecord } from '../core/gates/self-approval.ts';
 import { handleProvenRolloutAction, type RolloutActionResult } from '../core/reconcile/rollout-actions.ts';
 import type { GateCall } from './call.ts';

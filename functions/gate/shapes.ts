@@ -3,7 +3,7 @@
 // by itself.
 import type { LambdaFunctionURLEventWithIAMAuthorizer as FunctionUrlEvent } from 'aws-lambda';
 import { isRolloutActionEvent } from '../core/gates/rollout-action-event.ts';
-import { isRunbookEvent } from '../core/gates/runbook-approval.ts';
+import { isRunbookEvent } from '../core/approvals/runbook-approval.ts';
 import { isImagePushRecord } from '../core/gates/self-approval.ts';
 
 export type Shape =

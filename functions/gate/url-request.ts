@@ -5,10 +5,10 @@ import type {
   LambdaFunctionURLEventWithIAMAuthorizer as FunctionUrlEvent,
 } from 'aws-lambda';
 import { GateEventError } from '../core/gates/event.ts';
-import { BREAK_GLASS_ENTRY_HINT, handleProvenOverride } from '../core/gates/override-request.ts';
-import { ProofRefused } from '../core/gates/proof.ts';
+import { BREAK_GLASS_ENTRY_HINT, handleProvenOverride } from '../core/break-glass/override-request.ts';
+import { ProofRefused } from '../core/access/proof.ts';
 import { handleProvenRequest } from '../core/gates/proven-request.ts';
-import type { UrlCaller } from '../core/gates/signers.ts';
+import type { UrlCaller } from '../core/access/signers.ts';
 import { handleProvenRolloutAction } from '../core/reconcile/rollout-actions.ts';
 import type { EntryKind } from './entries.ts';
 import { refusal } from './refusals.ts';

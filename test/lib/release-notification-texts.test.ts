@@ -18,7 +18,7 @@ import { parseGate } from '../../functions/core/config/index.ts';
 import { evaluateGates } from '../../functions/core/gates/evaluate.ts';
 import { formatInstant } from '../../functions/core/gates/messages.ts';
 import { GATE_OVERRIDE } from '../../functions/core/gates/override.ts';
-import { gateOverrideDetail } from '../../functions/core/gates/override-request.ts';
+import { gateOverrideDetail } from '../../functions/core/break-glass/override-request.ts';
 import { releaseWaitingEvent } from '../../functions/core/reconcile/release-waiting.ts';
 import type { ReleaseWaitingEvent } from '../../functions/core/reconcile/events.ts';
 import { putGate } from '../../functions/core/store/gates.ts';

@@ -3,7 +3,7 @@
 // categories pass: Hangul fillers (Lo), the braille blank (So), the combining grapheme joiner and
 // variation selectors (Mn), and runs of spaces that push "(unverified)" off the screen.
 import { describe, expect, it } from 'vitest';
-import { readablePrincipal } from '../../functions/core/gates/caller.ts';
+import { readablePrincipal } from '../../functions/core/access/caller.ts';
 import { parseGateEvent } from '../../functions/core/gates/event.ts';
 
 const claim = (requestedBy: string) => () =>

@@ -16,8 +16,11 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
-import { overrideRequestDigest, type OverrideFields } from '../../functions/core/gates/override-event.ts';
-import type { OverrideResult } from '../../functions/core/gates/override-request.ts';
+import {
+  overrideRequestDigest,
+  type OverrideFields,
+} from '../../functions/core/break-glass/override-event.ts';
+import type { OverrideResult } from '../../functions/core/break-glass/override-request.ts';
 import type { GateDeps } from '../../functions/core/gates/requests.ts';
 import { activeOverrides } from '../../functions/core/store/gate-overrides.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';

@@ -4,8 +4,11 @@
 // window past maxOverride, names that differ by case or Unicode, and a tag without a digest.
 import { describe, expect, inject, it } from 'vitest';
 import { TEST_IDENTITIES } from '../../dev/sigv4-identity.ts';
-import { gateRequestDigest } from '../../functions/core/gates/proof.ts';
-import { overrideRequestDigest, type OverrideFields } from '../../functions/core/gates/override-event.ts';
+import { gateRequestDigest } from '../../functions/core/access/proof.ts';
+import {
+  overrideRequestDigest,
+  type OverrideFields,
+} from '../../functions/core/break-glass/override-event.ts';
 import { activeOverrides } from '../../functions/core/store/gate-overrides.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
 import { proveRequest } from '../../bin/commands/signed-gate-request.ts';

@@ -23,7 +23,7 @@ import { parseDelivery } from '../../functions/core/config/index.ts';
 import { putDelivery } from '../../functions/core/store/deliveries.ts';
 import { activeOverrides } from '../../functions/core/store/gate-overrides.ts';
 import { listGateAudit } from '../../functions/core/store/gates.ts';
-import { verifyRunbookOverride } from '../../functions/core/gates/runbook-override.ts';
+import { verifyRunbookOverride } from '../../functions/core/break-glass/runbook-override.ts';
 import { gateHandler } from '../../functions/gate/handler.ts';
 import { breakGlassRunbookContent } from '../../lib/break-glass-runbook.ts';
 import { engineDeps } from '../support/deliveries.ts';

@@ -6,7 +6,7 @@ import { SendAutomationSignalCommand, StartAutomationExecutionCommand } from '@a
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestIdentity } from '../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../functions/core/aws/ssm-automation.ts';
-import type { OverrideResult } from '../../functions/core/gates/override-request.ts';
+import type { OverrideResult } from '../../functions/core/break-glass/override-request.ts';
 import { gateStatus, type GateDeps, type GateRequestResult } from '../../functions/core/gates/requests.ts';
 import { listGateAudit, removeGate } from '../../functions/core/store/gates.ts';
 import { getPendingApprovals } from '../../functions/core/store/gate-approvals.ts';

@@ -9,8 +9,11 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proveRequest } from '../../bin/commands/signed-gate-request.ts';
 import { TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
-import { overrideRequestDigest, type OverrideFields } from '../../functions/core/gates/override-event.ts';
-import { gateRequestDigest, type ProvenFields } from '../../functions/core/gates/proof.ts';
+import {
+  overrideRequestDigest,
+  type OverrideFields,
+} from '../../functions/core/break-glass/override-event.ts';
+import { gateRequestDigest, type ProvenFields } from '../../functions/core/access/proof.ts';
 import { getPendingApprovals } from '../../functions/core/store/gate-approvals.ts';
 import { activeOverrides } from '../../functions/core/store/gate-overrides.ts';
 import { getGateRequest, listGateAudit } from '../../functions/core/store/gates.ts';

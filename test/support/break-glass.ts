@@ -2,8 +2,11 @@
 // the sender, through the gate function's break_glass alias.
 import { proveRequest } from '../../bin/commands/signed-gate-request.ts';
 import { TEST_IDENTITIES, type TestIdentity } from '../../dev/sigv4-identity.ts';
-import { overrideRequestDigest, type OverrideFields } from '../../functions/core/gates/override-event.ts';
-import type { OverrideResult } from '../../functions/core/gates/override-request.ts';
+import {
+  overrideRequestDigest,
+  type OverrideFields,
+} from '../../functions/core/break-glass/override-event.ts';
+import type { OverrideResult } from '../../functions/core/break-glass/override-request.ts';
 import type { gateHandler } from '../../functions/gate/handler.ts';
 
 /** The gate function the proofs are bound to. */

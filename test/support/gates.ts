@@ -4,7 +4,7 @@ import { stsCallerIdentity } from '../../functions/core/aws/sts-caller-identity.
 import { timerSleep, type Clock } from '../../functions/core/clock.ts';
 import { parseGate, type Gate } from '../../functions/core/config/index.ts';
 import type { GateDeps, WindowTimer } from '../../functions/core/gates/requests.ts';
-import type { SignerRules } from '../../functions/core/gates/signers.ts';
+import type { SignerRules } from '../../functions/core/access/signers.ts';
 import type { ReconcileDeps } from '../../functions/core/reconcile/deps.ts';
 import { reconcile, type ReconcileResult } from '../../functions/core/reconcile/reconcile.ts';
 import { putGate } from '../../functions/core/store/gates.ts';

@@ -1,6 +1,6 @@
 // The AlarmStateReader of alarm gates: CloudWatch DescribeAlarms.
 import { DescribeAlarmsCommand, type CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import type { AlarmReading, AlarmStateReader } from '../gates/alarms.ts';
+import type { AlarmReading, AlarmStateReader } from '../alarms/alarms.ts';
 
 /**
  * Reads alarms by name with DescribeAlarms, metric and composite alarms alike: one call for the

@@ -3,7 +3,7 @@ import {
   GetAutomationExecutionCommand,
   type SSMClient,
 } from '@aws-sdk/client-ssm';
-import type { AutomationRecord, ReadAutomation } from '../gates/runbook-approval.ts';
+import type { AutomationRecord, ReadAutomation } from '../approvals/runbook-approval.ts';
 
 /** GetAutomationExecution, as the record the gate function verifies; undefined for an unknown id. */
 export function ssmAutomationReader(ssm: SSMClient): ReadAutomation {

@@ -1,5 +1,5 @@
 import { GetCalendarStateCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import type { ReadChangeCalendar } from '../gates/change-calendars.ts';
+import type { ReadChangeCalendar } from '../calendars/change-calendars.ts';
 
 /** `ssm:GetCalendarState` of one Change Calendar (a name or ARN) at an instant. */
 export function ssmChangeCalendarReader(ssm: SSMClient): ReadChangeCalendar {

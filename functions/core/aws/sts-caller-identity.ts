@@ -1,4 +1,4 @@
-import type { CallerIdentityService } from '../gates/proof.ts';
+import type { CallerIdentityService } from '../access/proof.ts';
 
 /**
  * STS's answer to a presigned GetCallerIdentity request, sent to `endpoint` (the regional STS

@@ -1,5 +1,5 @@
 // A gate's holiday set (`holidays: { country: DE, region: BY, types: [public] }`): checked against
-// the data of date-holidays, the library that computes the dates (functions/core/gates/holidays.ts).
+// the data of date-holidays, the library that computes the dates (functions/core/calendars/holidays.ts).
 // Only the data is imported here (not the library's date code), so the config schema stays light.
 import { data } from 'date-holidays/data';
 import * as z from 'zod';

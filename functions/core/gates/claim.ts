@@ -2,9 +2,9 @@
 // invoking the function itself (the console's test box, an administrator), and recorded as
 // unverified. Every other entry of the gate function takes signed requests only.
 import { SCHEDULES_ALIAS } from './contract.ts';
-import { entryNameOf, isFunctionItself, qualifierOf } from './entry.ts';
+import { entryNameOf, isFunctionItself, qualifierOf } from '../access/entry.ts';
 import { parseGateEvent } from './event.ts';
-import { ProofRefused } from './proof.ts';
+import { ProofRefused } from '../access/proof.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
 
 /** Why an unsigned claim through `through` (an entry's name) is refused; nothing was recorded. */

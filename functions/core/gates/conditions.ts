@@ -5,12 +5,12 @@
 // lost event can neither open a freeze nor lift an alarm.
 import type { Gate } from '../config/index.ts';
 import type { AlarmHold } from '../model/status.ts';
-import { alarmsHolding, type AlarmStateReader } from './alarms.ts';
-import { calendarPeriods } from './calendars.ts';
-import { changeCalendarPeriods, type ReadChangeCalendar } from './change-calendars.ts';
-import type { ClosedPeriod } from './closed-periods.ts';
-import { freezePeriods } from './freezes.ts';
-import { holidayPeriods } from './holidays.ts';
+import { alarmsHolding, type AlarmStateReader } from '../alarms/alarms.ts';
+import { calendarPeriods } from '../calendars/calendars.ts';
+import { changeCalendarPeriods, type ReadChangeCalendar } from '../calendars/change-calendars.ts';
+import type { ClosedPeriod } from '../calendars/closed-periods.ts';
+import { freezePeriods } from '../calendars/freezes.ts';
+import { holidayPeriods } from '../calendars/holidays.ts';
 
 /**
  * The readers of outside state that gates depend on, passed in (AWS SDK clients in AWS, the

@@ -4,8 +4,8 @@
 // the gate function's status and the dashboard's metric.
 import type { GateState } from '../config/index.ts';
 import type { AlarmHold } from '../model/status.ts';
-import { alarmHoldsText } from './alarms.ts';
-import { printable } from './audit-text.ts';
+import { alarmHoldsText } from '../alarms/alarms.ts';
+import { printable } from '../access/audit-text.ts';
 import { requestAuthors } from './messages.ts';
 import type { GateStatus } from './state.ts';
 

@@ -10,7 +10,7 @@ import {
   NAME_BLANKS,
   controlCharacterIn,
   reservedPrefixOf,
-} from './audit-text.ts';
+} from '../access/audit-text.ts';
 import { isPinnableRevision } from './state.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type { PendingApprovals } from '../store/gate-approvals.ts';
 import type { BlockingGate } from '../model/status.ts';
-import { alarmHoldsText } from './alarms.ts';
-import { printable } from './audit-text.ts';
-import { readablePrincipal } from './caller.ts';
+import { alarmHoldsText } from '../alarms/alarms.ts';
+import { printable } from '../access/audit-text.ts';
+import { readablePrincipal } from '../access/caller.ts';
 import type { GateChange, GateStatus } from './state.ts';
 import { revisionText } from '../model/revision-text.ts';
 

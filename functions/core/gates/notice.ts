@@ -4,8 +4,8 @@
 // lets a revision through any of them sooner. Pure: reconcile/release-waiting.ts publishes it.
 import type { BlockingGate } from '../model/status.ts';
 import { revisionText } from '../model/revision-text.ts';
-import { alarmHoldsText } from './alarms.ts';
-import { printable } from './audit-text.ts';
+import { alarmHoldsText } from '../alarms/alarms.ts';
+import { printable } from '../access/audit-text.ts';
 import { formatInstant } from './messages.ts';
 
 /** What holds the release at the gate. */

@@ -1,4 +1,4 @@
-import { gateEntryOf } from './entry.ts';
+import { gateEntryOf } from '../access/entry.ts';
 import { GateEventError, parseGateEvent } from './event.ts';
 import {
   gateRequestDigest,
@@ -7,9 +7,9 @@ import {
   verifyProof,
   type CallerProof,
   type ProvenFields,
-} from './proof.ts';
+} from '../access/proof.ts';
 import { handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
-import { authorizeSigner, type UrlCaller } from './signers.ts';
+import { authorizeSigner, type UrlCaller } from '../access/signers.ts';
 
 /** How a proven request arrived: through the gate's function URL, or a direct invocation of its alias. */
 export type Transport = 'url' | 'invoke';

@@ -18,21 +18,21 @@ import {
 } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
 import { admitRequest } from './admission.ts';
-import { alarmHoldsText } from './alarms.ts';
+import { alarmHoldsText } from '../alarms/alarms.ts';
 import type { AlarmHold } from '../model/status.ts';
-import { approverKey, mayBeOnePerson } from './approver-key.ts';
-import { claimedCaller, type Caller } from './caller.ts';
-import type { ClosedPeriod } from './closed-periods.ts';
+import { approverKey, mayBeOnePerson } from '../access/approver-key.ts';
+import { claimedCaller, type Caller } from '../access/caller.ts';
+import type { ClosedPeriod } from '../calendars/closed-periods.ts';
 import { readGateConditions, type GateConditionReaders } from './conditions.ts';
 import { skippedScheduleWarnings } from '../config/skipped-schedules.ts';
-import { holidaySetReport, type HolidaySetReport } from './holidays.ts';
+import { holidaySetReport, type HolidaySetReport } from '../calendars/holidays.ts';
 import { effectiveGateState, type EffectiveGateState } from './effective-state.ts';
 import { GateEventError, type GateEvent } from './event.ts';
 import { describeGate, requestAuthors } from './messages.ts';
 import { activeOverrides, type GateOverride } from '../store/gate-overrides.ts';
 import type { GateOverrideEvent } from './override.ts';
-import type { CallerIdentityService } from './proof.ts';
-import type { SignerRules } from './signers.ts';
+import type { CallerIdentityService } from '../access/proof.ts';
+import type { SignerRules } from '../access/signers.ts';
 import { gateStateAt, lastClosedAt, nextChange, type GateChange, type GateStatus } from './state.ts';
 
 /** Arranges for the deliveries waiting on a gate to reconcile when its window ends and it reopens. */

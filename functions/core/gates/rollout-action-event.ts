@@ -2,7 +2,7 @@
 // and the hash its proof of identity signs (tagged apart from gate requests' and overrides', so no
 // proof for one is taken for another).
 import { createHash } from 'node:crypto';
-import { MAX_REASON_LENGTH } from './audit-text.ts';
+import { MAX_REASON_LENGTH } from '../access/audit-text.ts';
 import { auditText, DELIVERY_NAME, GateEventError } from './event.ts';
 
 /** The gate function's alias through which rollout actions come: its function URL is what grantRolloutControl allows. */

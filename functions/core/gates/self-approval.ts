@@ -2,9 +2,9 @@ import type { Gate } from '../config/index.ts';
 import type { GateRequest } from '../store/gates.ts';
 import { imagePushers, recordImagePusher } from '../store/image-pushers.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { approverKey, mayBeOnePerson } from './approver-key.ts';
-import { readablePrincipal } from './caller.ts';
-import { PUSH_RECORDS_ALIAS } from './entry.ts';
+import { approverKey, mayBeOnePerson } from '../access/approver-key.ts';
+import { readablePrincipal } from '../access/caller.ts';
+import { PUSH_RECORDS_ALIAS } from '../access/entry.ts';
 import { GateEventError } from './event.ts';
 import { digestOf } from './state.ts';
 

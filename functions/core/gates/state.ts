@@ -8,7 +8,7 @@ import {
   periodsEnd,
   type ClosedPeriod,
   type ClosedPeriodCause,
-} from './closed-periods.ts';
+} from '../calendars/closed-periods.ts';
 import { covers, PINNABLE_REVISION, requestEnd, requestProblem, type GateRequest } from '../store/gates.ts';
 
 /** A gate's state at one instant, and why. */

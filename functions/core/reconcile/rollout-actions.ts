@@ -3,12 +3,12 @@
 // the request's proof; or locally by the CLI, recorded as a claim. Each is kept as the rollout's
 // audit trail, and the answer is the rollout's state after it.
 import type { Rollout } from '../config/index.ts';
-import { claimedCaller, readablePrincipal, type Caller } from '../gates/caller.ts';
+import { claimedCaller, readablePrincipal, type Caller } from '../access/caller.ts';
 import { GateEventError } from '../gates/event.ts';
-import { ProofRefused } from '../gates/proof.ts';
+import { ProofRefused } from '../access/proof.ts';
 import { provenPrincipal, type Transport } from '../gates/proven-request.ts';
 import type { GateDeps } from '../gates/requests.ts';
-import type { UrlCaller } from '../gates/signers.ts';
+import type { UrlCaller } from '../access/signers.ts';
 import {
   parseRolloutAction,
   ROLLOUTS_ALIAS,

@@ -1,4 +1,4 @@
-import { gatesNamingAlarm } from '../gates/alarm-lookup.ts';
+import { gatesNamingAlarm } from '../alarms/alarm-lookup.ts';
 import { deliveriesOfRepository, deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import type { TableClient } from '../store/table-client.ts';
 

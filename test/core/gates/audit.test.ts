@@ -2,7 +2,7 @@
 // may not carry control characters or claim the system's names; records stored before that rule
 // (or by any other writer) print as one inert line, and only the schedule reads as the schedule.
 import { describe, expect, it } from 'vitest';
-import { MAX_REASON_LENGTH, MAX_REQUESTED_BY_LENGTH } from '../../../functions/core/gates/audit-text.ts';
+import { MAX_REASON_LENGTH, MAX_REQUESTED_BY_LENGTH } from '../../../functions/core/access/audit-text.ts';
 import { GateEventError, parseGateEvent } from '../../../functions/core/gates/event.ts';
 import { gateStatus, handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { getGateRequest, listGateAudit, recordGateRequest } from '../../../functions/core/store/gates.ts';

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { skippedTimes } from '../../../functions/core/config/cron.ts';
 import { parseCron } from '../../../functions/core/config/cron.ts';
 import { parseGate } from '../../../functions/core/config/index.ts';
-import { freezePeriods } from '../../../functions/core/gates/freezes.ts';
+import { freezePeriods } from '../../../functions/core/calendars/freezes.ts';
 import { scheduledRequest } from '../../../functions/core/gates/state.ts';
 
 const MINUTE = 60_000;

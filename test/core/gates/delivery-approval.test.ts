@@ -3,7 +3,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { GateEventError, parseGateEvent } from '../../../functions/core/gates/event.ts';
-import { gateRequestDigest } from '../../../functions/core/gates/proof.ts';
+import { gateRequestDigest } from '../../../functions/core/access/proof.ts';
 import { handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { getStatus } from '../../../functions/core/store/status.ts';
 import { engineDeps, pushFiles, registerDelivery, run } from '../../support/deliveries.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AutomationDocument, SsmEndpoint } from '../../../dev/ssm-endpoint.ts';
 import type { TestIdentity } from '../../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../../functions/core/aws/ssm-automation.ts';
-import type { OverrideResult } from '../../../functions/core/gates/override-request.ts';
+import type { OverrideResult } from '../../../functions/core/break-glass/override-request.ts';
 import { gateStatus } from '../../../functions/core/gates/requests.ts';
 import { activeOverrides } from '../../../functions/core/store/gate-overrides.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';

@@ -2,7 +2,7 @@
 // GateState, the effective state, at each status read.
 import { describe, expect, it } from 'vitest';
 import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
-import type { OverrideResult } from '../../../functions/core/gates/override-request.ts';
+import type { OverrideResult } from '../../../functions/core/break-glass/override-request.ts';
 import { recordGateMetrics, recordOverrideMetrics } from '../../../functions/gate/metrics.ts';
 
 function recorder() {

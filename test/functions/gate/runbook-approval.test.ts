@@ -12,7 +12,7 @@ import type { TestIdentity } from '../../../dev/sigv4-identity.ts';
 import { ssmAutomationReader } from '../../../functions/core/aws/ssm-automation.ts';
 import type { Gate } from '../../../functions/core/config/index.ts';
 import type { GateRequestResult } from '../../../functions/core/gates/requests.ts';
-import { RUNBOOK_STEPS } from '../../../functions/core/gates/runbook-approval.ts';
+import { RUNBOOK_STEPS } from '../../../functions/core/approvals/runbook-approval.ts';
 import { getGateRequest, listGateAudit } from '../../../functions/core/store/gates.ts';
 import { gateHandler, handler as deployedHandler } from '../../../functions/gate/handler.ts';
 import { engineDeps, registerDelivery } from '../../support/deliveries.ts';

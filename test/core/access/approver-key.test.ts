@@ -1,6 +1,6 @@
 // Who an approval counts as: a key the approver cannot choose (pure logic).
 import { describe, expect, it } from 'vitest';
-import { approverKey } from '../../../functions/core/gates/approver-key.ts';
+import { approverKey } from '../../../functions/core/access/approver-key.ts';
 
 const LISTED = { sessionNamedRoles: ['arn:aws:iam::111111111111:role/teams/Approver'] };
 

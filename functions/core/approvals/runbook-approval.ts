@@ -1,15 +1,15 @@
 import { auditRefusal, getGate, getGateRequest, listGateNames, type GateRequest } from '../store/gates.ts';
 import { claimRunbookExecution } from '../store/runbook-executions.ts';
 import type { TableClient } from '../store/table-client.ts';
-import { GateEventError, parseGateEvent, type GateEvent } from './event.ts';
-import { gateStatus, handleGateEvent, type GateDeps, type GateRequestResult } from './requests.ts';
-import { ProofRefused } from './proof.ts';
-import { lastClosedAt } from './state.ts';
-import { datedPeriodsOf } from './conditions.ts';
-import { entryNameOf, gateAliasName, qualifierOf } from './entry.ts';
-import { authorizeSigner, SignerRefused } from './signers.ts';
+import { GateEventError, parseGateEvent, type GateEvent } from '../gates/event.ts';
+import { gateStatus, handleGateEvent, type GateDeps, type GateRequestResult } from '../gates/requests.ts';
+import { ProofRefused } from '../access/proof.ts';
+import { lastClosedAt } from '../gates/state.ts';
+import { datedPeriodsOf } from '../gates/conditions.ts';
+import { entryNameOf, gateAliasName, qualifierOf } from '../access/entry.ts';
+import { authorizeSigner, SignerRefused } from '../access/signers.ts';
 
-import { BREAK_GLASS_ALIAS, REFUSED_OUTCOME_MARK, RUNBOOK_STEPS, RUNBOOKS_ALIAS } from './contract.ts';
+import { BREAK_GLASS_ALIAS, REFUSED_OUTCOME_MARK, RUNBOOK_STEPS, RUNBOOKS_ALIAS } from '../gates/contract.ts';
 
 export { REFUSED_OUTCOME_MARK, RUNBOOK_STEPS };
 /** The runbook's parameters: what the requester asks for, read back from AWS's record. */

@@ -2,11 +2,11 @@
 // record is a plain value here; the whole path runs against the SSM stand-in in
 // test/functions/gate/break-glass-runbook.test.ts).
 import { describe, expect, it } from 'vitest';
-import type { AutomationRecord } from '../../../functions/core/gates/runbook-approval.ts';
+import type { AutomationRecord } from '../../../functions/core/approvals/runbook-approval.ts';
 import {
   MAX_BREAK_GLASS_EXECUTION_AGE_MS,
   verifyRunbookOverride,
-} from '../../../functions/core/gates/runbook-override.ts';
+} from '../../../functions/core/break-glass/runbook-override.ts';
 
 const ID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
 const RUNBOOK = 'sluice-break-glass-0123456789';

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseGate, type GateHolidays } from '../../../functions/core/config/index.ts';
 import { datedPeriodsOf } from '../../../functions/core/gates/conditions.ts';
-import { holidayPeriods } from '../../../functions/core/gates/holidays.ts';
+import { holidayPeriods } from '../../../functions/core/calendars/holidays.ts';
 import { gateStateAt } from '../../../functions/core/gates/state.ts';
 
 const SETS: readonly Record<string, string>[] = [

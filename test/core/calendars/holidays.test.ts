@@ -5,8 +5,8 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { parseGate } from '../../../functions/core/config/index.ts';
 import { datedPeriodsOf } from '../../../functions/core/gates/conditions.ts';
-import { DATE_HOLIDAYS_VERSION, HOLIDAY_LIBRARY } from '../../../functions/core/gates/holiday-dates.ts';
-import { holidayPeriods } from '../../../functions/core/gates/holidays.ts';
+import { DATE_HOLIDAYS_VERSION, HOLIDAY_LIBRARY } from '../../../functions/core/calendars/holiday-dates.ts';
+import { holidayPeriods } from '../../../functions/core/calendars/holidays.ts';
 import { gateStateAt, nextChange } from '../../../functions/core/gates/state.ts';
 
 const gateWith = (holidays: Record<string, unknown>) =>

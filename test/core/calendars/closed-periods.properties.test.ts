@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseGate, type Gate } from '../../../functions/core/config/index.ts';
-import { calendarPeriods } from '../../../functions/core/gates/calendars.ts';
-import type { ClosedPeriod } from '../../../functions/core/gates/closed-periods.ts';
-import { freezePeriods } from '../../../functions/core/gates/freezes.ts';
+import { calendarPeriods } from '../../../functions/core/calendars/calendars.ts';
+import type { ClosedPeriod } from '../../../functions/core/calendars/closed-periods.ts';
+import { freezePeriods } from '../../../functions/core/calendars/freezes.ts';
 import { gateStateAt, nextChange } from '../../../functions/core/gates/state.ts';
 import type { GateRequest } from '../../../functions/core/store/gates.ts';
 

@@ -7,8 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { TEST_IDENTITIES, type TestIdentity } from '../../../dev/sigv4-identity.ts';
 import { proveRequest } from '../../../bin/commands/signed-gate-request.ts';
 import { evaluateGates, verdictFor } from '../../../functions/core/gates/evaluate.ts';
-import { overrideRequestDigest, type OverrideFields } from '../../../functions/core/gates/override-event.ts';
-import type { OverrideResult } from '../../../functions/core/gates/override-request.ts';
+import {
+  overrideRequestDigest,
+  type OverrideFields,
+} from '../../../functions/core/break-glass/override-event.ts';
+import type { OverrideResult } from '../../../functions/core/break-glass/override-request.ts';
 import { gateStatus, handleGateEvent } from '../../../functions/core/gates/requests.ts';
 import { parseGateEvent } from '../../../functions/core/gates/event.ts';
 import { activeOverrides } from '../../../functions/core/store/gate-overrides.ts';

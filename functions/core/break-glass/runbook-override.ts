@@ -10,8 +10,8 @@ import {
   type RunbookExecutionUse,
 } from '../store/runbook-executions.ts';
 import { auditOverrideRefusal } from '../store/gate-overrides.ts';
-import { GateEventError } from './event.ts';
-import { BREAK_GLASS_ALIAS } from './override.ts';
+import { GateEventError } from '../gates/event.ts';
+import { BREAK_GLASS_ALIAS } from '../gates/override.ts';
 import { parseOverrideEvent, type OverrideEvent } from './override-event.ts';
 import {
   isBreakGlassEntry,
@@ -19,17 +19,17 @@ import {
   registeredTargets,
   type OverrideResult,
 } from './override-request.ts';
-import { ProofRefused } from './proof.ts';
-import type { GateDeps } from './requests.ts';
-import { authorizeSigner } from './signers.ts';
+import { ProofRefused } from '../access/proof.ts';
+import type { GateDeps } from '../gates/requests.ts';
+import { authorizeSigner } from '../access/signers.ts';
 import {
   readExecution,
   type AutomationRecord,
   type RunbookDeps,
   type RunbookEvent,
-} from './runbook-approval.ts';
+} from '../approvals/runbook-approval.ts';
 
-import { BREAK_GLASS_RUNBOOK_STEP } from './contract.ts';
+import { BREAK_GLASS_RUNBOOK_STEP } from '../gates/contract.ts';
 
 export { BREAK_GLASS_RUNBOOK_STEP };
 /** The runbook's single-value parameters, as the override request's fields. */

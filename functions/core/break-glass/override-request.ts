@@ -11,19 +11,24 @@ import { deliveriesUsingGate } from '../store/delivery-lookups.ts';
 import { putOverrides, type GateOverride, type PutInput } from '../store/gate-overrides.ts';
 import { getGate, listGateNames, type RequestSource } from '../store/gates.ts';
 import type { TableClient } from '../store/table-client.ts';
-import type { Caller } from './caller.ts';
-import { GateEventError } from './event.ts';
+import type { Caller } from '../access/caller.ts';
+import { GateEventError } from '../gates/event.ts';
 import {
   overrideRequestDigest,
   parseOverrideEvent,
   type OverrideEvent,
   type OverrideFields,
 } from './override-event.ts';
-import { BREAK_GLASS_ALIAS, GATE_OVERRIDE, overrideMessage, type GateOverrideEvent } from './override.ts';
-import { ProofRefused } from './proof.ts';
-import { provenPrincipal, type Transport } from './proven-request.ts';
-import type { GateDeps } from './requests.ts';
-import type { UrlCaller } from './signers.ts';
+import {
+  BREAK_GLASS_ALIAS,
+  GATE_OVERRIDE,
+  overrideMessage,
+  type GateOverrideEvent,
+} from '../gates/override.ts';
+import { ProofRefused } from '../access/proof.ts';
+import { provenPrincipal, type Transport } from '../gates/proven-request.ts';
+import type { GateDeps } from '../gates/requests.ts';
+import type { UrlCaller } from '../access/signers.ts';
 import { revisionText } from '../model/revision-text.ts';
 
 /** What making an override answers. */

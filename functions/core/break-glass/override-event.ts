@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import { formatDuration, parseDuration } from '../config/index.ts';
 import { MAX_OVERRIDE_LIMIT_MS } from '../config/defaults.ts';
-import { MAX_REASON_LENGTH } from './audit-text.ts';
-import { auditText, DELIVERY_NAME, GateEventError, optionalString } from './event.ts';
-import { isPinnableRevision } from './state.ts';
+import { MAX_REASON_LENGTH } from '../access/audit-text.ts';
+import { auditText, DELIVERY_NAME, GateEventError, optionalString } from '../gates/event.ts';
+import { isPinnableRevision } from '../gates/state.ts';
 
 /** How many gates one override request may name. */
 export const MAX_OVERRIDE_GATES = 20;

@@ -6,7 +6,7 @@ import {
   parseSignerRules,
   SignerRefused,
   type SignerRules,
-} from '../../../functions/core/gates/signers.ts';
+} from '../../../functions/core/access/signers.ts';
 
 const A = '123456789012';
 const rules = (grantees: string[], trusted = [A, '210987654321']): SignerRules => ({
