@@ -33,6 +33,7 @@ import {
   changeCalendarStatements,
   decryptionStatements,
   signatureKeyStatements,
+  signerRevocationStatements,
   ecrPullStatements,
   grantTableUse,
   invokeStatement,
@@ -178,6 +179,7 @@ export class Sluice extends Construct {
       ...clusterStatements(this, config.deliveries, clusters),
       ...decryptionStatements(config.deliveries),
       ...signatureKeyStatements([...config.deliveries, ...config.rollouts].map((owner) => owner.source)),
+      ...signerRevocationStatements([...config.deliveries, ...config.rollouts].map((owner) => owner.source)),
       // Gates with change calendars are evaluated by reconciles and by the gate function.
       ...changeCalendarStatements(this, config.gates),
     ]) {

@@ -68,9 +68,9 @@ describe('the reconcile bundle', () => {
     expect(onFirstUse).toContain('@aws-sdk/client-cloudwatch');
   });
 
-  it('loads Notation verification (jose, the ASN.1 reader, the AWS Signer client) only when a source verifies with Notation', async () => {
+  it('loads Notation verification (the ASN.1 reader, the AWS Signer client) only when a source verifies with Notation', async () => {
     const { atImport, onFirstUse } = await loads;
-    for (const name of ['jose', '@peculiar/asn1-x509', '@aws-sdk/client-signer']) {
+    for (const name of ['@peculiar/asn1-x509', '@aws-sdk/client-signer']) {
       expect(atImport).not.toContain(name);
       expect(onFirstUse).toContain(name);
     }
