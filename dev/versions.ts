@@ -20,3 +20,8 @@ export const LAMBDA_RIE_VERSION = 'v0.0.0-20261030222936-bef5c4ba774d';
  * the newest release for Node 20 (4.x wants Node 22 or later).
  */
 export const LAMBDA_RIC_PACKAGE = 'aws-lambda-ric@3.3.0';
+/**
+ * The notation CLI (github.com/notaryproject/notation) the Notation signature tests sign with,
+ * built from its Go module: the newest version the Go module proxy serves here.
+ */
+export const NOTATION_VERSION = 'v1.3.2';

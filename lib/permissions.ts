@@ -143,6 +143,19 @@ export function signatureKeyStatements(
 }
 
 /**
+ * AWS Signer revocation checks: `signer:GetRevocationStatus` when a delivery's or rollout's
+ * `verify.awsSigner` trusts AWS Signer signatures, and nothing otherwise. The action names no
+ * resource (IAM grants it on `*`): what is checked is the signature's own profile version and job.
+ */
+export function signerRevocationStatements(
+  sources: readonly { readonly verify?: DeliverySource['verify'] }[],
+): iam.PolicyStatement[] {
+  return sources.some((source) => source.verify && 'awsSigner' in source.verify)
+    ? [new iam.PolicyStatement({ actions: ['signer:GetRevocationStatus'], resources: ['*'] })]
+    : [];
+}
+
+/**
  * `ssm:GetCalendarState` on exactly the Change Calendars the gates name (a name is a document of
  * this stack's account and region; an ARN, one shared from another account, as it is).
  */

@@ -52,9 +52,12 @@ export interface SluiceSource {
   readonly verify?: SluiceSignatureVerification;
 }
 
-/** cosign signature verification of a delivery's artifacts: by PEM public keys or by one KMS key. */
+/**
+ * Signature verification of a delivery's artifacts: cosign (by PEM public keys or by one KMS key)
+ * or Notation (a trust policy and its trust stores, or AWS Signer signing profiles).
+ */
 export interface SluiceSignatureVerification {
-  readonly provider: 'cosign';
+  readonly provider: 'cosign' | 'notation';
   /**
    * PEM public keys (the contents of `cosign.pub`).
    * @default - none: set this or kmsKeyArn, not both
@@ -80,6 +83,42 @@ export interface SluiceSignatureVerification {
    * @default - the Sigstore public-good trusted root shipped with sluice
    */
   readonly trustedRoot?: string;
+  /**
+   * Notation: one trust policy statement for this source (signatureVerification.level strict or
+   * permissive, trustStores `ca:<name>`, trustedIdentities `x509.subject: …`).
+   * @default - none: with provider notation, set this (and trustStores) or awsSigner
+   */
+  readonly trustPolicy?: SluiceNotationTrustPolicy;
+  /**
+   * Notation: the trust stores the policy names, `<type>:<name>` → PEM CA certificates.
+   * @default - none
+   */
+  readonly trustStores?: Record<string, string[]>;
+  /**
+   * Notation: AWS Signer signatures by these signing profiles, chained to this root and checked
+   * with signer:GetRevocationStatus (the reconcile function is granted it).
+   * @default - none
+   */
+  readonly awsSigner?: SluiceAwsSignerVerification;
+}
+
+/** A Notation trust policy statement (the Notary Project's trust policy), for one source. */
+export interface SluiceNotationTrustPolicy {
+  /** @default - the policy's own name is not used */
+  readonly name?: string;
+  /** @default - the source's repository */
+  readonly registryScopes?: string[];
+  readonly signatureVerification: { readonly level: 'strict' | 'permissive' };
+  readonly trustStores: string[];
+  readonly trustedIdentities: string[];
+}
+
+/** AWS Signer signing profiles whose Notation signatures are trusted. */
+export interface SluiceAwsSignerVerification {
+  /** Signing profile ARNs, or profile version ARNs. */
+  readonly profileArns: string[];
+  /** AWS Signer's Notation root certificate(s), PEM, as AWS publishes them. */
+  readonly rootCertificates: string[];
 }
 
 /** Who a keyless signature's certificate must name: one of each pair (Flux's `matchOIDCIdentity`). */

@@ -40,6 +40,7 @@ import {
   changeCalendarStatements,
   decryptionStatements,
   signatureKeyStatements,
+  signerRevocationStatements,
   ecrPullStatements,
   grantTableUse,
   invokeStatement,
@@ -186,6 +187,7 @@ export class Sluice extends Construct {
       ...clusterStatements(this, config.deliveries, clusters),
       ...decryptionStatements(config.deliveries),
       ...signatureKeyStatements([...config.deliveries, ...config.rollouts].map((owner) => owner.source)),
+      ...signerRevocationStatements([...config.deliveries, ...config.rollouts].map((owner) => owner.source)),
       // Gates with change calendars (and live calendars) are evaluated by reconciles and by the gate function.
       ...changeCalendarStatements(this, config.gates),
       ...calendarObjectStatements(this, config.gates),

@@ -30,6 +30,7 @@ import { reusedConnections } from './kube/cluster-access.ts';
 import { ClusterSessions } from './kube/cluster-sessions.ts';
 import { ArtifactCache } from './oci/artifact-cache.ts';
 import { KmsPublicKeys, type GetKmsPublicKey } from './oci/kms-public-keys.ts';
+import type { GetRevocationStatus } from './oci/notation-aws-signer.ts';
 import { kubeConfigFor } from './kube/connection.ts';
 import {
   credentialsFor,
@@ -78,6 +79,30 @@ export function kmsPublicKeysFromEnvironment(): KmsPublicKeys {
       });
     return (await reader)(keyArn);
   });
+}
+
+/**
+ * signer:GetRevocationStatus for AWS Signer signatures, in each signing profile's Region
+ * (AWS_ENDPOINT_URL_SIGNER locally), the Signer client loaded on the first check, so functions
+ * whose sources use no awsSigner never load it.
+ */
+export function signerRevocationFromEnvironment(): GetRevocationStatus {
+  let reader: Promise<GetRevocationStatus> | undefined;
+  return async (query) => {
+    reader ??= import('./aws/signer-revocation.ts')
+      .then(async ({ signerGetRevocationStatus }) => {
+        const { SignerClient } = await import('@aws-sdk/client-signer');
+        // GetRevocationStatus goes to data-signer.<region>.amazonaws.com: the SDK prefixes the
+        // host with "data-", which a local endpoint (AWS_ENDPOINT_URL_SIGNER) does not have.
+        const local = process.env.AWS_ENDPOINT_URL_SIGNER !== undefined;
+        return signerGetRevocationStatus((region) => new SignerClient({ region, disableHostPrefix: local }));
+      })
+      .catch((error: unknown) => {
+        reader = undefined;
+        throw error;
+      });
+    return (await reader)(query);
+  };
 }
 
 /** The table named by SLUICE_TABLE, through the SDK's default endpoint resolution (AWS_ENDPOINT_URL_DYNAMODB locally). */
@@ -167,6 +192,7 @@ export function reconcileDepsFromEnvironment(options: {
     slotHints: new Map(),
     artifactCache: options.cacheArtifacts ? new ArtifactCache(join(tmpdir(), 'sluice')) : undefined,
     kmsPublicKeys: kmsPublicKeysFromEnvironment(),
+    notation: { now: () => clock.now(), revocation: signerRevocationFromEnvironment() },
     events: bus ? eventBridgeSink(new EventBridgeClient({}), bus) : undefined,
     runId: options.runId,
     log: options.log,

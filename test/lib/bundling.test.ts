@@ -68,6 +68,14 @@ describe('the reconcile bundle', () => {
     expect(onFirstUse).toContain('@aws-sdk/client-cloudwatch');
   });
 
+  it('loads Notation verification (the ASN.1 reader, the AWS Signer client) only when a source verifies with Notation', async () => {
+    const { atImport, onFirstUse } = await loads;
+    for (const name of ['@peculiar/asn1-x509', '@aws-sdk/client-signer']) {
+      expect(atImport).not.toContain(name);
+      expect(onFirstUse).toContain(name);
+    }
+  });
+
   it('loads the decryption code (KMS, Secrets Manager, age, sops) only when a delivery has decryption', async () => {
     const { atImport, onFirstUse } = await loads;
     for (const name of ['@aws-sdk/client-kms', '@aws-sdk/client-secrets-manager', 'age-encryption', 'sops']) {

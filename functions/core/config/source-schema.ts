@@ -8,6 +8,7 @@ import { kmsKeyArnProblem } from '../oci/kms-key-arn.ts';
 import { publicKeyProblem } from '../oci/verify.ts';
 import { trustedRootProblem } from '../oci/keyless.ts';
 import { keylessSchema } from './keyless-schema.ts';
+import { notationScopeProblem, notationVerifySchema, toNotationVerification } from './notation-schema.ts';
 import type { DeliverySource } from './types.ts';
 import {
   DIGEST,
@@ -71,45 +72,58 @@ export const sourceSchema = strict({
       ? undefined
       : `"${type}" is not a media type (e.g. application/vnd.cncf.flux.content.v1.tar+gzip)`,
   ).optional(),
-  verify: strict({
-    provider: z.literal('cosign', { error: 'the only provider is "cosign"' }),
-    publicKeys: z
-      .array(checked(publicKeyProblem))
-      .min(1, { error: 'name at least one public key (PEM, as cosign.pub)' })
-      .optional(),
-    kmsKeyArn: checked(kmsKeyArnProblem).optional(),
-    keyless: keylessSchema.optional(),
-    trustedRoot: checked(trustedRootProblem).optional(),
-  })
-    // One trust anchor per verify block: a pasted key beside a KMS key would keep the key nobody
-    // rotates trusted. To move to a KMS key, sign the running digest with it too (cosign adds a
-    // signature beside the old one), then name only the KMS key.
-    .superRefine(
-      (verify, ctx) => {
-        const set = (['publicKeys', 'kmsKeyArn', 'keyless'] as const).filter(
-          (key) => verify[key] !== undefined,
-        );
-        if (set.length !== 1)
-          ctx.addIssue({
-            code: 'custom',
-            message:
-              set.length === 0
-                ? 'name the signer: publicKeys (PEM public keys), kmsKeyArn (an AWS KMS key ARN) or keyless (the OIDC issuer and subject of a Fulcio certificate)'
-                : `set one of publicKeys, kmsKeyArn and keyless, not ${listing(set)}: one verify block trusts one kind of signer (to move to another, sign the running digest with it as well, then name only it)`,
-          });
-        if (verify.trustedRoot !== undefined && verify.keyless === undefined)
-          ctx.addIssue({
-            code: 'custom',
-            path: ['trustedRoot'],
-            message: 'a trusted root is for keyless signatures: set keyless, or remove trustedRoot',
-          });
+  verify: z
+    .discriminatedUnion(
+      'provider',
+      [
+        notationVerifySchema,
+        strict({
+          provider: z.literal('cosign', { error: 'provider is "cosign" or "notation"' }),
+          publicKeys: z
+            .array(checked(publicKeyProblem))
+            .min(1, { error: 'name at least one public key (PEM, as cosign.pub)' })
+            .optional(),
+          kmsKeyArn: checked(kmsKeyArnProblem).optional(),
+          keyless: keylessSchema.optional(),
+          trustedRoot: checked(trustedRootProblem).optional(),
+        })
+          // One trust anchor per verify block: a pasted key beside a KMS key would keep the key nobody
+          // rotates trusted. To move to a KMS key, sign the running digest with it too (cosign adds a
+          // signature beside the old one), then name only the KMS key.
+          .superRefine(
+            (verify, ctx) => {
+              const set = (['publicKeys', 'kmsKeyArn', 'keyless'] as const).filter(
+                (key) => verify[key] !== undefined,
+              );
+              if (set.length !== 1)
+                ctx.addIssue({
+                  code: 'custom',
+                  message:
+                    set.length === 0
+                      ? 'name the signer: publicKeys (PEM public keys), kmsKeyArn (an AWS KMS key ARN) or keyless (the OIDC issuer and subject of a Fulcio certificate)'
+                      : `set one of publicKeys, kmsKeyArn and keyless, not ${listing(set)}: one verify block trusts one kind of signer (to move to another, sign the running digest with it as well, then name only it)`,
+                });
+              if (verify.trustedRoot !== undefined && verify.keyless === undefined)
+                ctx.addIssue({
+                  code: 'custom',
+                  path: ['trustedRoot'],
+                  message: 'a trusted root is for keyless signatures: set keyless, or remove trustedRoot',
+                });
+            },
+            { when: (payload) => isRecord(payload.value) },
+          ),
+      ],
+      {
+        error: (issue) => (issue.code === 'invalid_union' ? 'provider is "cosign" or "notation"' : undefined),
       },
-      { when: (payload) => isRecord(payload.value) },
     )
     .optional(),
 })
   .superRefine(
     (source, ctx) => {
+      const scope = notationScopeProblem(source.url, source.verify);
+      if (scope)
+        ctx.addIssue({ code: 'custom', path: ['verify', 'trustPolicy', 'registryScopes'], message: scope });
       const set = (['tag', 'semver', 'digest'] as const).filter((key) => source[key] !== undefined);
       if (set.length > 1) {
         ctx.addIssue({
@@ -132,14 +146,16 @@ export const sourceSchema = strict({
     ...(source.layerMediaType !== undefined && { layerMediaType: source.layerMediaType }),
     ...(source.verify !== undefined && {
       verify:
-        source.verify.kmsKeyArn !== undefined
-          ? { provider: source.verify.provider, kmsKeyArn: source.verify.kmsKeyArn }
-          : source.verify.keyless !== undefined
-            ? {
-                provider: source.verify.provider,
-                keyless: source.verify.keyless,
-                ...(source.verify.trustedRoot !== undefined && { trustedRoot: source.verify.trustedRoot }),
-              }
+        source.verify.provider === 'notation'
+          ? toNotationVerification(source.verify)
+          : source.verify.kmsKeyArn !== undefined
+            ? { provider: source.verify.provider, kmsKeyArn: source.verify.kmsKeyArn }
+            : source.verify.keyless !== undefined
+              ? {
+                  provider: source.verify.provider,
+                  keyless: source.verify.keyless,
+                  ...(source.verify.trustedRoot !== undefined && { trustedRoot: source.verify.trustedRoot }),
+                }
             : { provider: source.verify.provider, publicKeys: source.verify.publicKeys ?? [] },
     }),
   }));

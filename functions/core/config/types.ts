@@ -1,5 +1,7 @@
 /** The parsed, normalised configuration: defaults filled in, durations in milliseconds. */
 
+import type { NotationVerification } from '../oci/notation-policy.ts';
+
 export type GateState = 'open' | 'closed';
 export type GateAction = 'open' | 'close';
 
@@ -155,7 +157,8 @@ export interface DeliverySource {
         keyless: { issuer?: string; issuerRegExp?: string; subject?: string; subjectRegExp?: string };
         /** Sigstore's TrustedRoot JSON; the public-good root shipped with sluice when unset. */
         trustedRoot?: string;
-      };
+      }
+    | NotationVerification;
 }
 
 export interface EksClusterTarget {

@@ -21,6 +21,7 @@ import {
 } from './source.ts';
 import type { KmsPublicKeys } from './kms-public-keys.ts';
 import { verifyCosignSignature } from './verify.ts';
+import type { NotationDeps, TargetDescriptor } from './notation-verify.ts';
 import { DEFAULT_UNPACK_LIMITS, packDirectory, unpackArtifact, type UnpackLimits } from './tarball.ts';
 
 /** An artifact's content and where it came from. */
@@ -52,6 +53,8 @@ export interface ArtifactDeps {
    * @default none: an artifact to verify against a KMS key is refused
    */
   readonly kmsPublicKeys?: KmsPublicKeys;
+  /** The clock and signer:GetRevocationStatus for `verify.provider: notation`. @default the system clock, no AWS Signer client */
+  readonly notation?: NotationDeps;
 }
 
 interface Descriptor {
@@ -135,13 +138,36 @@ export async function verifyResolved(
   if (!isDigest(resolved.digest))
     throw artifactError(`source ${source.url}: "${resolved.digest}" is not a digest`);
   const { host, repository } = parseReference(source.url);
-  return verifyCosignSignature(
-    clientFor(host, deps, source.insecure),
-    repository,
-    resolved.digest,
-    source.verify,
-    deps.kmsPublicKeys,
-  );
+  const client = clientFor(host, deps, source.insecure);
+  if (source.verify.provider === 'notation') {
+    const manifest = await client.getManifest(repository, resolved.digest);
+    if (manifest.digest !== resolved.digest)
+      throw artifactError(
+        `source ${source.url}: the registry served a manifest whose sha256 is ${manifest.digest}`,
+      );
+    return verifyNotationSignature(client, repository, targetOf(manifest), source.verify, deps.notation);
+  }
+  return verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys);
+}
+
+/**
+ * Notation verification, loaded on first use (jose, the ASN.1 reader and, for AWS Signer, the
+ * Signer client stay out of runs whose sources do not use Notation).
+ */
+async function verifyNotationSignature(
+  client: RegistryClient,
+  repository: string,
+  target: TargetDescriptor,
+  verification: Extract<OciSource['verify'], { provider: 'notation' }>,
+  deps: NotationDeps | undefined,
+): Promise<SignedBy> {
+  const notation = await import('./notation-verify.ts');
+  return notation.verifyNotationSignature(client, repository, target, verification, deps);
+}
+
+/** A manifest as the descriptor Notation signs. */
+function targetOf(manifest: { digest: string; mediaType: string; body: Buffer }) {
+  return { mediaType: manifest.mediaType, digest: manifest.digest, size: manifest.body.length };
 }
 
 async function pullFrom(
@@ -162,9 +188,12 @@ async function pullFrom(
   if (manifest.mediaType === OCI_INDEX_MEDIA_TYPE || manifest.mediaType === DOCKER_LIST_MEDIA_TYPE) {
     throw artifactError(`${label}: is an image index (${manifest.mediaType}), not an artifact manifest`);
   }
-  const signedBy = source.verify
-    ? await verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys)
-    : undefined;
+  const signedBy =
+    source.verify?.provider === 'notation'
+      ? await verifyNotationSignature(client, repository, targetOf(manifest), source.verify, deps.notation)
+      : source.verify
+        ? await verifyCosignSignature(client, repository, resolved.digest, source.verify, deps.kmsPublicKeys)
+        : undefined;
   let parsed: ImageManifest;
   try {
     parsed = JSON.parse(manifest.body.toString('utf8')) as ImageManifest;

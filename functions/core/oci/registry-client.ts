@@ -128,6 +128,25 @@ export class RegistryClient {
     return readCapped(response, { maxBytes, label, what: 'blob', limitName });
   }
 
+  /**
+   * The first page of the OCI 1.1 referrers of `digest` (an image index), asked filtered to
+   * `artifactType`; undefined when the registry does not serve the referrers API (404), where a
+   * client reads the referrers tag schema (`sha256-<hex>`) instead.
+   */
+  async getReferrers(repository: string, digest: string, artifactType: string): Promise<Buffer | undefined> {
+    const label = describeReference(this.host, repository, digest);
+    const path = `${this.#path(repository, 'referrers', digest)}?artifactType=${encodeURIComponent(artifactType)}`;
+    const response = await this.#send('GET', repository, path, label, {
+      headers: { accept: OCI_INDEX_MEDIA_TYPE },
+    });
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return undefined;
+    }
+    if (!response.ok) return this.#fail(response, label, 'manifest');
+    return readCapped(response, { maxBytes: MAX_MANIFEST_BYTES, label, what: 'referrers index' });
+  }
+
   /** Every tag of the repository, following `Link` pagination. */
   async listTags(repository: string): Promise<string[]> {
     const label = describeReference(this.host, repository);

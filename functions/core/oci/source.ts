@@ -1,3 +1,5 @@
+import type { NotationVerification } from './notation-policy.ts';
+
 /** Where a delivery's artifact comes from: Flux's OCIRepository `spec.url` + `spec.ref`, in one. */
 export interface OciSource {
   /** `oci://host[:port]/repository/path`, without a tag or digest. */
@@ -39,7 +41,8 @@ export type SignatureVerification =
       readonly keyless: KeylessIdentity;
       /** Sigstore's TrustedRoot JSON; the public-good root shipped with sluice without it. */
       readonly trustedRoot?: string;
-    };
+    }
+  | NotationVerification;
 
 /** Flux's `matchOIDCIdentity`: one of each pair; a pattern (Go RE2) matches the whole value. */
 export interface KeylessIdentity {

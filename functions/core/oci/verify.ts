@@ -80,7 +80,7 @@ export function keyFingerprint(key: KeyObject): string {
  * not one cosign signs with refuses the artifact, naming the key and the artifact.
  */
 async function signersOf(
-  verification: Exclude<SignatureVerification, { keyless: unknown }>,
+  verification: Exclude<Extract<SignatureVerification, { provider: 'cosign' }>, { keyless: unknown }>,
   label: string,
   kmsKeys: KmsPublicKeys | undefined,
 ): Promise<Signers> {
@@ -120,7 +120,7 @@ export async function verifyCosignSignature(
   client: RegistryClient,
   repository: string,
   digest: string,
-  verification: SignatureVerification,
+  verification: Extract<SignatureVerification, { provider: 'cosign' }>,
   kmsKeys?: KmsPublicKeys,
 ): Promise<SignedBy> {
   const label = describeReference(client.host, repository, digest);

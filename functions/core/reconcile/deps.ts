@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { ClusterSessions } from '../kube/cluster-sessions.ts';
 import type { ArtifactCache } from '../oci/artifact-cache.ts';
 import type { KmsPublicKeys } from '../oci/kms-public-keys.ts';
+import type { NotationDeps } from '../oci/notation-verify.ts';
 import type { Delivery } from '../config/index.ts';
 import type { ArtifactLimits } from '../limits.ts';
 import type { GateConditionReaders } from '../gates/conditions.ts';
@@ -37,6 +38,8 @@ export interface ReconcileDeps extends GateConditionReaders {
    * across the runs of one warm container. @default none: a source verified against a KMS key fails
    */
   readonly kmsPublicKeys?: KmsPublicKeys;
+  /** The clock and signer:GetRevocationStatus for sources verified with Notation. @default the system clock, no AWS Signer client */
+  readonly notation?: NotationDeps;
   /**
    * Per cluster, the slot this container held last, tried first next time (one table request
    * instead of a look at every slot, then a take). @default none

@@ -52,6 +52,7 @@ export async function rememberHeldRevision(run: RunWrites, resolved?: Resolved):
           limits: deps.limits,
           cache: deps.artifactCache,
           kmsPublicKeys: deps.kmsPublicKeys,
+          notation: deps.notation,
         })
       : await pullRevision(delivery, deps);
     const desired = await settleRevision(await buildRevision(delivery, artifact, deps), kube, delivery);

@@ -24,6 +24,7 @@ type PlanDeps = Pick<
   | 'taint'
   | 'artifactCache'
   | 'kmsPublicKeys'
+  | 'notation'
 >;
 
 /** What a delivery's source holds now, built and settled against its cluster. */
@@ -59,6 +60,7 @@ export async function pullRevision(delivery: Delivery, deps: PlanDeps, revision?
       limits: deps.limits,
       cache: deps.artifactCache,
       kmsPublicKeys: deps.kmsPublicKeys,
+      notation: deps.notation,
     }),
   );
 }

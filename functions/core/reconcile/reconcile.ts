@@ -184,6 +184,7 @@ async function reconcileHeld(
         limits: deps.limits,
         cache: deps.artifactCache,
         kmsPublicKeys: deps.kmsPublicKeys,
+        notation: deps.notation,
       }),
     );
     revision = artifact.revision;

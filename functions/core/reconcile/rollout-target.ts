@@ -286,6 +286,7 @@ export async function rolloutTarget(
           credentials,
           cache: deps.artifactCache,
           kmsPublicKeys: deps.kmsPublicKeys,
+          notation: deps.notation,
         });
       return found;
     })
