@@ -156,6 +156,6 @@ export const sourceSchema = strict({
                   keyless: source.verify.keyless,
                   ...(source.verify.trustedRoot !== undefined && { trustedRoot: source.verify.trustedRoot }),
                 }
-            : { provider: source.verify.provider, publicKeys: source.verify.publicKeys ?? [] },
+              : { provider: source.verify.provider, publicKeys: source.verify.publicKeys ?? [] },
     }),
   }));

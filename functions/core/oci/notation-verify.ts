@@ -39,7 +39,6 @@ const MAX_SIGNATURES = 32;
 const MAX_ENVELOPE_BYTES = 256 * 1024;
 const VERIFICATION_PLUGIN_MIN_VERSION = 'io.cncf.notary.verificationPluginMinVersion';
 
-
 /** The artifact's manifest as Notation signs it: the descriptor in the payload's targetArtifact. */
 export interface TargetDescriptor {
   readonly mediaType: string;
