@@ -1,8 +1,7 @@
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { urlEntry } from './function-entry.ts';
-import { Construct } from 'constructs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
 import { ROLLOUTS_ALIAS } from '../functions/core/gates/contract.ts';
+import { SignedEntry } from './signed-entry.ts';
 
 export interface RolloutControlProps {
   readonly gateFunction: lambda.Function;
@@ -13,23 +12,8 @@ export interface RolloutControlProps {
  * decides who may halt, resume and roll back rollouts (`sluice rollout halt|resume|rollback
  * --function`), apart from who may open or close gates. Made on the first grantRolloutControl.
  */
-export class RolloutControl extends Construct {
-  readonly alias: lambda.Alias;
-  readonly url: lambda.FunctionUrl;
-
+export class RolloutControl extends SignedEntry {
   constructor(scope: Construct, id: string, props: RolloutControlProps) {
-    super(scope, id);
-    ({ alias: this.alias, url: this.url } = urlEntry(this, 'Alias', props.gateFunction, ROLLOUTS_ALIAS));
-  }
-
-  /** Lets `grantee` send signed rollout actions: invoke the entry's URL, and look it up. */
-  grant(grantee: iam.IGrantable): iam.Grant {
-    return this.url.grantInvokeUrl(grantee).combine(
-      iam.Grant.addToPrincipal({
-        grantee,
-        actions: ['lambda:GetFunctionUrlConfig'],
-        resourceArns: [this.alias.functionArn],
-      }),
-    );
+    super(scope, id, props.gateFunction, ROLLOUTS_ALIAS);
   }
 }
