@@ -3,7 +3,7 @@
 // and --certificate-identity[-regexp]. A pattern is Go's RE2 and matches the WHOLE value
 // (`^(?:pattern)$`): cosign and Flux match anywhere, which lets `github.com/org/` match a subject
 // on another host; a pattern written for them with ^ and $ means the same here.
-import { identityPatternProblem } from '../oci/keyless.ts';
+import { identityPatternProblem } from '../oci/keyless-rules.ts';
 import { isRecord } from './issues.ts';
 import { checked, strict } from './fields.ts';
 

@@ -6,7 +6,7 @@ import { isRecord } from './issues.ts';
 import { isEcrHost } from '../oci/ecr-host.ts';
 import { kmsKeyArnProblem } from '../oci/kms-key-arn.ts';
 import { publicKeyProblem } from '../oci/verify.ts';
-import { trustedRootProblem } from '../oci/keyless.ts';
+import { trustedRootShapeProblem } from '../oci/keyless-rules.ts';
 import { keylessSchema } from './keyless-schema.ts';
 import { notationScopeProblem, notationVerifySchema, toNotationVerification } from './notation-schema.ts';
 import type { DeliverySource } from './types.ts';
@@ -85,7 +85,7 @@ export const sourceSchema = strict({
             .optional(),
           kmsKeyArn: checked(kmsKeyArnProblem).optional(),
           keyless: keylessSchema.optional(),
-          trustedRoot: checked(trustedRootProblem).optional(),
+          trustedRoot: checked(trustedRootShapeProblem).optional(),
         })
           // One trust anchor per verify block: a pasted key beside a KMS key would keep the key nobody
           // rotates trusted. To move to a KMS key, sign the running digest with it too (cosign adds a

@@ -12,28 +12,13 @@ import { createHash } from 'node:crypto';
 import { bundleFromJSON } from '@sigstore/bundle';
 import { TrustedRoot } from '@sigstore/protobuf-specs';
 import { toSignedEntity, toTrustMaterial, Verifier } from '@sigstore/verify';
-import { compileGoRegexp, GoRegexpError } from '../go-regexp.ts';
+import { compileGoRegexp } from '../go-regexp.ts';
+import { anchored } from './keyless-rules.ts';
 import type { KeylessIdentity } from './source.ts';
 import { PUBLIC_GOOD_TRUSTED_ROOT } from './sigstore-trusted-root.ts';
 
 export const COSIGN_CERTIFICATE_ANNOTATION = 'dev.sigstore.cosign/certificate';
 export const COSIGN_BUNDLE_ANNOTATION = 'dev.sigstore.cosign/bundle';
-
-/** A pattern matches the whole string, as `^(?:pattern)$` (cosign's own regexp flags match anywhere). */
-export function anchored(pattern: string): string {
-  return `^(?:${pattern})$`;
-}
-
-/** What is wrong with a keyless identity pattern, or undefined when RE2 (Go's dialect) compiles it. */
-export function identityPatternProblem(pattern: string): string | undefined {
-  try {
-    compileGoRegexp(anchored(pattern));
-    return undefined;
-  } catch (error) {
-    if (error instanceof GoRegexpError) return `is not a usable Go regular expression: ${error.message}`;
-    throw error;
-  }
-}
 
 /** What is wrong with a trusted root (Sigstore's TrustedRoot JSON), or undefined when it can be used. */
 export function trustedRootProblem(json: string): string | undefined {

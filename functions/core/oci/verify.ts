@@ -4,7 +4,6 @@ import { describeReference } from './reference.ts';
 import { artifactError, RegistryError } from './errors.ts';
 import type { KmsPublicKeys } from './kms-public-keys.ts';
 import type { RegistryClient } from './registry-client.ts';
-import { verifyKeylessLayer } from './keyless.ts';
 import type { SignatureVerification, SignedBy } from './source.ts';
 
 /** The layer annotation holding the base64 signature of the layer's payload. */
@@ -175,6 +174,7 @@ export async function verifyCosignSignature(
       }
     } else {
       const { keyless, trustedRoot } = verification as Extract<SignatureVerification, { keyless: unknown }>;
+      const { verifyKeylessLayer } = await import('./keyless.ts');
       const outcome = verifyKeylessLayer(annotations, payload, encoded, keyless, trustedRoot);
       if ('problem' in outcome) {
         problems.push(`${what}: ${outcome.problem}`);
