@@ -22,3 +22,4 @@ export { gateSchema } from './gate-schema.ts';
 export { rolloutSchema, matchesPattern } from './rollout-schema.ts';
 export { defaultProvider } from './source-schema.ts';
 export type * from './types.ts';
+export type { NotationLevel, NotationTrustPolicy, NotationVerification } from '../oci/notation-policy.ts';
